@@ -1,0 +1,219 @@
+/**
+ * WebAuthn assertion verification for the `Passkey` signature kind (CONTRACT §4,
+ * WebAuthn Level 3 §7.2 "Verifying an Authentication Assertion", the parts that
+ * apply to a signature over caller-chosen bytes).
+ *
+ * Pure: bytes and a policy in, a verdict out. Failures carry a reason that names
+ * the failed check and never echoes the input.
+ * @module
+ */
+
+import { base64urlnopad } from "@scure/base";
+import { parseDerEcdsaSignature } from "../crypto/der.ts";
+import { verifyP256 } from "../crypto/p256.ts";
+
+/** Which relying parties and origins are accepted, and whether user verification is required. */
+export interface PasskeyPolicy {
+  /** Relying-party ids whose SHA-256 may start the authenticator data. */
+  rpIds: readonly string[];
+  /** Exact origins accepted in the client data. */
+  origins: readonly string[];
+  /** Whether the user-verified flag (0x04) must be set. */
+  requireUserVerification: boolean;
+}
+
+/** One decoded WebAuthn assertion. */
+export interface PasskeyAssertion {
+  /** Authenticator data: rpIdHash (32) ‖ flags (1) ‖ signCount (4) ‖ extensions. */
+  authenticatorData: Uint8Array;
+  /** The client data JSON text, exactly as the client sent it. */
+  clientData: string;
+  /** SEC1 P-256 public key, compressed or uncompressed. */
+  publicKey: Uint8Array;
+  /** ECDSA signature in ASN.1 DER. */
+  signature: Uint8Array;
+}
+
+/** The outcome of {@link verifyPasskey}; `reason` is safe to show to the client. */
+export type PasskeyVerdict = { ok: true } | { ok: false; reason: string };
+
+/** WebAuthn §6.1: rpIdHash (32 bytes) ‖ flags (1 byte) ‖ signCount (4 bytes). */
+const MIN_AUTHENTICATOR_DATA = 37;
+const FLAGS_INDEX = 32;
+const FLAG_USER_PRESENT = 0x01;
+const FLAG_USER_VERIFIED = 0x04;
+
+/** Policies are few and long-lived; the bound only stops a caller that builds one per request. */
+const RP_HASH_CACHE_LIMIT = 64;
+const rpIdHashCache = new Map<string, Promise<Uint8Array[]>>();
+
+const encoder = new TextEncoder();
+
+async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
+}
+
+/** SHA-256 of each accepted rp id, computed once per distinct list. */
+function rpIdHashes(rpIds: readonly string[]): Promise<Uint8Array[]> {
+  const id = JSON.stringify(rpIds);
+  let hashes = rpIdHashCache.get(id);
+  if (!hashes) {
+    hashes = Promise.all(rpIds.map((rpId) => sha256(encoder.encode(rpId))));
+    rpIdHashCache.set(id, hashes);
+    if (rpIdHashCache.size > RP_HASH_CACHE_LIMIT) {
+      rpIdHashCache.delete(rpIdHashCache.keys().next().value!);
+    }
+  }
+  return hashes;
+}
+
+function startsWith(data: Uint8Array, prefix: Uint8Array): boolean {
+  for (let i = 0; i < prefix.length; i++) {
+    if (data[i] !== prefix[i]) return false;
+  }
+  return true;
+}
+
+function fail(reason: string): PasskeyVerdict {
+  return { ok: false, reason };
+}
+
+/**
+ * The challenge a client must ask the authenticator to sign for `signedBytes`:
+ * base64url without padding of SHA-256(signedBytes).
+ *
+ * @param signedBytes the bytes being authorised (UTF-8 of the JCS text).
+ * @returns the challenge text, as it appears in the client data.
+ *
+ * @example
+ * ```ts
+ * const challenge = await passkeyChallenge(new TextEncoder().encode('{"id":"a"}'));
+ * ```
+ */
+export async function passkeyChallenge(signedBytes: Uint8Array): Promise<string> {
+  return base64urlnopad.encode(await sha256(signedBytes));
+}
+
+/** Checks the client data members; returns a failure reason or `null`. */
+function checkClientData(
+  clientData: string,
+  challenge: string,
+  policy: PasskeyPolicy,
+): string | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(clientData);
+  } catch {
+    return "client data is not JSON";
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return "client data is not a JSON object";
+  }
+  const data = parsed as Record<string, unknown>;
+  if (data.type !== "webauthn.get") return "client data type is not webauthn.get";
+  if (data.challenge !== challenge) return "client data challenge does not match the signed bytes";
+  if (typeof data.origin !== "string" || !policy.origins.includes(data.origin)) {
+    return "client data origin is not accepted";
+  }
+  // Absent and false mean a same-origin ceremony; anything else is not accepted.
+  if (Object.hasOwn(data, "crossOrigin")) {
+    if (typeof data.crossOrigin !== "boolean") return "client data crossOrigin is not a boolean";
+    if (data.crossOrigin) return "client data crossOrigin is true";
+  }
+  return null;
+}
+
+/**
+ * Verifies a WebAuthn assertion over `signedBytes`.
+ *
+ * Checks, in order: the shapes of the inputs; authenticator data length,
+ * rpIdHash, user-present and (when required) user-verified flags; client data
+ * `type`, `challenge`, `origin` and `crossOrigin`; the public key; strict DER;
+ * and the ECDSA P-256 / SHA-256 signature over
+ * `authenticatorData ‖ SHA-256(UTF-8 of clientData)`. High-S signatures are accepted.
+ *
+ * The client data is hashed as the exact bytes received, never re-serialised, so
+ * members a browser adds (e.g. `other_keys_can_be_added_here`) do not matter.
+ *
+ * @param assertion the decoded assertion.
+ * @param signedBytes the bytes the client signed (UTF-8 of the JCS text).
+ * @param policy accepted rp ids and origins, and whether user verification is required.
+ * @returns `{ ok: true }`, or `{ ok: false, reason }` naming the failed check. Never throws
+ * for hostile input.
+ *
+ * @example
+ * ```ts
+ * const verdict = await verifyPasskey(assertion, signedBytes, policy);
+ * if (!verdict.ok) throw badRequest("invalid_signature", `passkey: ${verdict.reason}`);
+ * ```
+ */
+export async function verifyPasskey(
+  assertion: PasskeyAssertion,
+  signedBytes: Uint8Array,
+  policy: PasskeyPolicy,
+): Promise<PasskeyVerdict> {
+  try {
+    return await verifyChecked(assertion, signedBytes, policy);
+  } catch {
+    // Every expected failure returns a reason below; this only keeps the "never throws" promise.
+    return fail("passkey assertion could not be verified");
+  }
+}
+
+async function verifyChecked(
+  assertion: PasskeyAssertion,
+  signedBytes: Uint8Array,
+  policy: PasskeyPolicy,
+): Promise<PasskeyVerdict> {
+  const { authenticatorData, clientData, publicKey, signature } = assertion ?? {};
+  if (!(authenticatorData instanceof Uint8Array)) return fail("authenticator data is not bytes");
+  if (typeof clientData !== "string") return fail("client data is not a string");
+  if (!(publicKey instanceof Uint8Array)) return fail("public key is not bytes");
+  if (!(signature instanceof Uint8Array)) return fail("signature is not bytes");
+  if (!(signedBytes instanceof Uint8Array)) return fail("signed bytes are not bytes");
+
+  if (authenticatorData.length < MIN_AUTHENTICATOR_DATA) {
+    return fail("authenticator data is shorter than 37 bytes");
+  }
+  const hashes = await rpIdHashes(policy.rpIds);
+  if (!hashes.some((hash) => startsWith(authenticatorData, hash))) {
+    return fail("authenticator data rpIdHash matches no accepted relying party");
+  }
+  const flags = authenticatorData[FLAGS_INDEX];
+  if ((flags & FLAG_USER_PRESENT) === 0) return fail("user presence flag is not set");
+  if (policy.requireUserVerification && (flags & FLAG_USER_VERIFIED) === 0) {
+    return fail("user verification flag is not set");
+  }
+
+  const clientDataFailure = checkClientData(
+    clientData,
+    await passkeyChallenge(signedBytes),
+    policy,
+  );
+  if (clientDataFailure) return fail(clientDataFailure);
+
+  try {
+    parseDerEcdsaSignature(signature);
+  } catch (error) {
+    return fail(
+      error instanceof RangeError
+        ? "signature r or s is out of range"
+        : "signature is not strict DER",
+    );
+  }
+
+  // WebAuthn §7.2 steps 19–20: the signature covers authData ‖ SHA-256(clientDataJSON bytes).
+  const clientDataHash = await sha256(encoder.encode(clientData));
+  const message = new Uint8Array(authenticatorData.length + clientDataHash.length);
+  message.set(authenticatorData, 0);
+  message.set(clientDataHash, authenticatorData.length);
+  let verified: boolean;
+  try {
+    verified = await verifyP256(publicKey, message, signature);
+  } catch (error) {
+    // verifyP256 throws only for an invalid key; it decodes once and then serves from its cache.
+    if (error instanceof RangeError) return fail("public key is not a valid P-256 point");
+    throw error;
+  }
+  return verified ? { ok: true } : fail("signature does not verify");
+}
