@@ -128,8 +128,8 @@ function checkClientData(
  *
  * Checks, in order: the shapes of the inputs; authenticator data length,
  * rpIdHash, user-present and (when required) user-verified flags; client data
- * `type`, `challenge`, `origin` and `crossOrigin`; the public key; strict DER;
- * and the ECDSA P-256 / SHA-256 signature over
+ * `type`, `challenge`, `origin` and `crossOrigin`; strict DER with `r`, `s` in
+ * range; the public key; and the ECDSA P-256 / SHA-256 signature over
  * `authenticatorData ‖ SHA-256(UTF-8 of clientData)`. High-S signatures are accepted.
  *
  * The client data is hashed as the exact bytes received, never re-serialised, so
