@@ -1,0 +1,375 @@
+/**
+ * Client library for the intent submission service: keys, signing (Variant A
+ * and B, Ed25519, passkey, multisig) and typed calls. It runs in Deno, Node
+ * and browsers: it uses Web Crypto, `fetch` and small pure npm packages only.
+ *
+ * It signs exactly the bytes the server verifies: UTF-8 of the RFC 8785 (JCS)
+ * text of `payload` (Variant A) or `intent` (Variant B), canonicalized by the
+ * same module the server uses.
+ *
+ * @example
+ * ```ts
+ * import { generateEd25519Key, signVariantB, IntentsClient } from "./client/mod.ts";
+ * const key = generateEd25519Key();
+ * const body = signVariantB({ id: crypto.randomUUID(), policy_id: policyId }, key);
+ * const record = await new IntentsClient({ url: "http://localhost:8000" }).submit(body);
+ * ```
+ * @module
+ */
+
+import { ed25519 } from "@noble/curves/ed25519.js";
+import { base58, base64urlnopad } from "@scure/base";
+import { canonicalBytes } from "../src/domain/jcs.ts";
+
+export { canonicalBytes };
+
+/** An Ed25519 key pair; `secretKey` is the 32-byte seed. */
+export interface Ed25519Key {
+  secretKey: Uint8Array;
+  publicKey: Uint8Array;
+}
+
+/** A key file as the CLI writes it: base58 seed and public key. */
+export interface Ed25519KeyFile {
+  kind: "Ed25519";
+  secret_key: string;
+  public_key: string;
+}
+
+/** Variant A payload. */
+export interface Payload {
+  id: string;
+  template_id: string;
+  attrs?: { fields: Record<string, unknown> };
+}
+
+/** Variant B intent. */
+export interface Intent {
+  id: string;
+  policy_id: string;
+  attrs?: { fields: Record<string, unknown> };
+}
+
+/** `{"Ed25519": {...}}`. */
+export interface Ed25519Signature {
+  Ed25519: { pub_key: string; signature: string };
+}
+
+/** `{"Passkey": {...}}`. */
+export interface PasskeySignature {
+  Passkey: { authenticator_data: string; client_data: string; pub_key: string; signature: string };
+}
+
+/** `{"Multisig": {...}}`. */
+export interface MultisigSignature {
+  Multisig: {
+    pub_key: { signers: Record<string, number>; threshold: number };
+    signatures: (Ed25519Signature | PasskeySignature)[];
+  };
+}
+
+/** Any signature kind. */
+export type Signature = Ed25519Signature | PasskeySignature | MultisigSignature;
+
+/** Variant A request body. */
+export interface VariantABody {
+  payload: Payload;
+  signature: Signature;
+}
+
+/** Variant B request body. */
+export interface VariantBBody {
+  authorship: "Unsigned" | { Signed: Signature };
+  intent: Intent;
+}
+
+/** A stored intent as the service returns it. */
+export interface IntentRecord {
+  id: string;
+  variant: "A" | "B";
+  template_id?: string;
+  policy_id?: string;
+  attrs?: { fields: Record<string, unknown> };
+  authorship: { kind: "Ed25519" | "Passkey" | "Multisig" | "Unsigned"; signers: string[] };
+  received_at: string;
+  request: VariantABody | VariantBBody;
+}
+
+/** The runtime configuration. */
+export interface RuntimeConfig {
+  evidence_extractor_url: string;
+  effective_url: string;
+  updated_at: string | null;
+}
+
+/** Makes a new Ed25519 key pair. */
+export function generateEd25519Key(): Ed25519Key {
+  const secretKey = ed25519.utils.randomSecretKey();
+  return { secretKey, publicKey: ed25519.getPublicKey(secretKey) };
+}
+
+/** Rebuilds a key pair from its 32-byte seed. */
+export function ed25519KeyFromSecret(secretKey: Uint8Array): Ed25519Key {
+  if (secretKey.length !== 32) throw new RangeError("an Ed25519 secret key is 32 bytes");
+  return { secretKey, publicKey: ed25519.getPublicKey(secretKey) };
+}
+
+/** The key file form of a key pair. */
+export function toKeyFile(key: Ed25519Key): Ed25519KeyFile {
+  return {
+    kind: "Ed25519",
+    secret_key: base58.encode(key.secretKey),
+    public_key: base58.encode(key.publicKey),
+  };
+}
+
+/** Reads a key file; throws TypeError when it is not one. */
+export function fromKeyFile(file: unknown): Ed25519Key {
+  const f = file as Partial<Ed25519KeyFile>;
+  if (typeof f !== "object" || f === null || typeof f.secret_key !== "string") {
+    throw new TypeError("not a key file: expected {kind, secret_key, public_key}");
+  }
+  const key = ed25519KeyFromSecret(base58.decode(f.secret_key));
+  if (f.public_key !== undefined && f.public_key !== base58.encode(key.publicKey)) {
+    throw new TypeError("key file: public_key does not belong to secret_key");
+  }
+  return key;
+}
+
+/** The bytes a client signs for a payload or intent: UTF-8 of its JCS text. */
+export function signedBytes(value: Payload | Intent): Uint8Array {
+  return canonicalBytes(value);
+}
+
+/** An Ed25519 signature member over `value`. */
+export function ed25519Signature(value: Payload | Intent, key: Ed25519Key): Ed25519Signature {
+  const signature = ed25519.sign(signedBytes(value), key.secretKey);
+  return {
+    Ed25519: { pub_key: base58.encode(key.publicKey), signature: base58.encode(signature) },
+  };
+}
+
+/** A Variant A body signed with an Ed25519 key. */
+export function signVariantA(payload: Payload, key: Ed25519Key): VariantABody {
+  return { payload, signature: ed25519Signature(payload, key) };
+}
+
+/** A Variant B body signed with an Ed25519 key. */
+export function signVariantB(intent: Intent, key: Ed25519Key): VariantBBody {
+  return { authorship: { Signed: ed25519Signature(intent, key) }, intent };
+}
+
+/** A Variant B body with `Unsigned` authorship (accepted only where the operator allows it). */
+export function unsignedVariantB(intent: Intent): VariantBBody {
+  return { authorship: "Unsigned", intent };
+}
+
+/**
+ * The WebAuthn challenge for a payload or intent: base64url without padding of
+ * SHA-256 of the signed bytes. Pass its bytes as `challenge` to
+ * `navigator.credentials.get`.
+ */
+export async function passkeyChallenge(value: Payload | Intent): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    signedBytes(value) as Uint8Array<ArrayBuffer>,
+  );
+  return base64urlnopad.encode(new Uint8Array(digest));
+}
+
+/** The raw challenge bytes (what `navigator.credentials.get` takes). */
+export async function passkeyChallengeBytes(value: Payload | Intent): Promise<Uint8Array> {
+  return base64urlnopad.decode(await passkeyChallenge(value));
+}
+
+// DER prefix of a P-256 SubjectPublicKeyInfo (RFC 5480): what
+// AuthenticatorAttestationResponse.getPublicKey() returns, followed by the 65-byte point.
+const P256_SPKI_PREFIX = "3059301306072a8648ce3d020106082a8648ce3d030107034200";
+
+function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The SEC1 uncompressed point of a P-256 SPKI public key (from `getPublicKey()`). */
+export function p256PointFromSpki(spki: Uint8Array): Uint8Array {
+  if (spki.length !== 91 || toHex(spki.subarray(0, 26)) !== P256_SPKI_PREFIX) {
+    throw new TypeError("expected a P-256 SubjectPublicKeyInfo (91 bytes)");
+  }
+  return spki.slice(26);
+}
+
+/** What a WebAuthn assertion gives: `AuthenticatorAssertionResponse` fields, as bytes. */
+export interface WebAuthnAssertion {
+  authenticatorData: Uint8Array;
+  clientDataJSON: Uint8Array;
+  /** The DER signature, as the authenticator emitted it. */
+  signature: Uint8Array;
+  /** The credential's public key: SPKI (from registration's `getPublicKey()`) or a SEC1 point. */
+  publicKey: Uint8Array;
+}
+
+/** Assembles a Passkey signature member from a WebAuthn assertion. */
+export function passkeySignature(assertion: WebAuthnAssertion): PasskeySignature {
+  const key = assertion.publicKey.length === 91
+    ? p256PointFromSpki(assertion.publicKey)
+    : assertion.publicKey;
+  return {
+    Passkey: {
+      authenticator_data: base58.encode(assertion.authenticatorData),
+      client_data: new TextDecoder("utf-8", { fatal: true }).decode(assertion.clientDataJSON),
+      pub_key: base58.encode(key),
+      signature: base58.encode(assertion.signature),
+    },
+  };
+}
+
+/**
+ * Assembles a Multisig signature.
+ *
+ * @param options.signers base58 public keys with their weights.
+ * @param options.threshold the weight the signers who signed must reach.
+ * @param options.signatures Ed25519 or Passkey signatures over the same bytes.
+ */
+export function multisigSignature(options: {
+  signers: Record<string, number>;
+  threshold: number;
+  signatures: (Ed25519Signature | PasskeySignature)[];
+}): MultisigSignature {
+  return {
+    Multisig: {
+      pub_key: { signers: options.signers, threshold: options.threshold },
+      signatures: options.signatures,
+    },
+  };
+}
+
+/** An error answer of the service, with its stable `code`. */
+export class IntentsError extends Error {
+  override name = "IntentsError";
+  /**
+   * @param status the HTTP status.
+   * @param code the service's error code (e.g. `intent_exists`), or `network` / `bad_response`.
+   */
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+/** Options of {@link IntentsClient}. */
+export interface ClientOptions {
+  /** Base URL, e.g. `http://localhost:8000`. */
+  url: string;
+  /** Admin bearer token, for admin calls. */
+  token?: string;
+  fetch?: typeof fetch;
+}
+
+/** Typed calls to the service. Every failure is an {@link IntentsError}. */
+export class IntentsClient {
+  readonly #base: string;
+  readonly #token?: string;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: ClientOptions) {
+    this.#base = options.url.replace(/\/+$/, "");
+    this.#token = options.token;
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  async #call(
+    method: string,
+    path: string,
+    options: { body?: BodyInit; type?: string; admin?: boolean; headers?: HeadersInit } = {},
+  ): Promise<Response> {
+    const headers = new Headers(options.headers);
+    if (options.type) headers.set("content-type", options.type);
+    if (options.admin && this.#token) headers.set("authorization", `Bearer ${this.#token}`);
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.#base}${path}`, { method, headers, body: options.body });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new IntentsError(0, "network", `cannot reach ${this.#base}: ${reason}`);
+    }
+    if (response.ok) return response;
+    let code = "bad_response";
+    let message = `HTTP ${response.status}`;
+    try {
+      const body = await response.json();
+      if (typeof body?.code === "string") code = body.code;
+      if (typeof body?.message === "string") message = body.message;
+    } catch {
+      // Not our error body: keep the status line.
+    }
+    throw new IntentsError(response.status, code, message);
+  }
+
+  async #json<T>(method: string, path: string, options = {}): Promise<T> {
+    const response = await this.#call(method, path, options);
+    return await response.json() as T;
+  }
+
+  /** `POST /intents`: the stored record. Accepts a body object or its exact JSON text. */
+  submit(body: VariantABody | VariantBBody | string): Promise<IntentRecord> {
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    return this.#json("POST", "/intents", { body: text, type: "application/json" });
+  }
+
+  /** `GET /intents/{id}` (admin). */
+  getIntent(id: string): Promise<IntentRecord> {
+    return this.#json("GET", `/intents/${encodeURIComponent(id)}`, { admin: true });
+  }
+
+  /** `GET /intents` (admin): newest first. */
+  listIntents(
+    options: { limit?: number; cursor?: string } = {},
+  ): Promise<{ items: IntentRecord[]; cursor: string | null }> {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set("limit", String(options.limit));
+    if (options.cursor) query.set("cursor", options.cursor);
+    const suffix = query.size > 0 ? `?${query}` : "";
+    return this.#json("GET", `/intents${suffix}`, { admin: true });
+  }
+
+  async #addDocument(
+    path: string,
+    document: Uint8Array | string,
+    contentType: string,
+  ): Promise<{ id: string; created: boolean }> {
+    const body = typeof document === "string" ? document : document as Uint8Array<ArrayBuffer>;
+    const response = await this.#call("POST", path, { body, type: contentType, admin: true });
+    const { id } = await response.json() as { id: string };
+    return { id, created: response.status === 201 };
+  }
+
+  /** `POST /templates` (admin): the content address of the document. */
+  addTemplate(document: Uint8Array | string, contentType = "application/json") {
+    return this.#addDocument("/templates", document, contentType);
+  }
+
+  /** `POST /policies` (admin): the content address of the document. */
+  addPolicy(document: Uint8Array | string, contentType = "application/json") {
+    return this.#addDocument("/policies", document, contentType);
+  }
+
+  /** `GET /config` (admin), with its ETag. */
+  async getConfig(): Promise<RuntimeConfig & { etag: string | null }> {
+    const response = await this.#call("GET", "/config", { admin: true });
+    return { ...(await response.json()), etag: response.headers.get("etag") };
+  }
+
+  /** `PUT /config` (admin); `ifMatch` makes it conditional. */
+  async setConfig(
+    url: string,
+    options: { ifMatch?: string } = {},
+  ): Promise<RuntimeConfig & { etag: string | null }> {
+    const headers: HeadersInit = options.ifMatch ? { "if-match": options.ifMatch } : {};
+    const response = await this.#call("PUT", "/config", {
+      body: JSON.stringify({ evidence_extractor_url: url }),
+      type: "application/json",
+      admin: true,
+      headers,
+    });
+    return { ...(await response.json()), etag: response.headers.get("etag") };
+  }
+}

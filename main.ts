@@ -1,0 +1,72 @@
+/**
+ * Starts the intent submission service: reads and validates the environment,
+ * opens Deno KV, serves.
+ *
+ * `deno task start` passes `--default-kv-path=./data/intents.kv`, used when
+ * `KV_PATH` is unset; without it, `Deno.openKv()`'s default applies (the
+ * managed KV on Deno Deploy).
+ * @module
+ */
+
+import { dirname } from "node:path";
+import { readSettings, SettingsError } from "./src/settings.ts";
+import { createApp } from "./src/http/app.ts";
+import { createWriter } from "./src/storage/writer.ts";
+
+function defaultKvPath(args: string[]): string | undefined {
+  const flag = args.find((a) => a.startsWith("--default-kv-path="));
+  return flag?.slice("--default-kv-path=".length) || undefined;
+}
+
+async function openKv(path: string | undefined): Promise<Deno.Kv> {
+  if (path === undefined) return await Deno.openKv();
+  const isFile = path !== ":memory:" && !/^https?:\/\//.test(path);
+  if (isFile) await Deno.mkdir(dirname(path), { recursive: true });
+  return await Deno.openKv(path);
+}
+
+async function main(): Promise<void> {
+  let settings;
+  try {
+    settings = readSettings(Deno.env.toObject());
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      console.error(`intents: ${error.message}`);
+      Deno.exit(2);
+    }
+    throw error;
+  }
+  const kvPath = settings.kvPath ?? defaultKvPath(Deno.args);
+  let kv: Deno.Kv;
+  try {
+    kv = await openKv(kvPath);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+    console.error(`intents: KV_PATH: cannot open ${kvPath ?? "the default KV"}: ${reason}`);
+    Deno.exit(2);
+  }
+  if (settings.adminTokenGenerated) {
+    console.error(
+      `intents: ADMIN_TOKEN is not set; this run's admin token is ${settings.adminToken}`,
+    );
+  }
+  const writer = createWriter(kv, { batchMax: settings.commitBatchMax });
+  const app = createApp({ kv, settings, writer });
+  const server = Deno.serve({
+    port: settings.port,
+    hostname: settings.hostname,
+    onListen: ({ hostname, port }) => {
+      console.error(`intents: listening on http://${hostname}:${port}`);
+    },
+  }, app.handler);
+
+  const shutdown = async () => {
+    await server.shutdown();
+    kv.close();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", shutdown);
+  Deno.addSignalListener("SIGTERM", shutdown);
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,98 @@
+/**
+ * Reads a parsed `POST /intents` body into a submission: which variant, which
+ * id, which template or policy, what was signed and by what. Shape and
+ * encoding problems are 400s; nothing is verified here.
+ * @module
+ */
+
+import { badRequest } from "../errors.ts";
+import { AuthorshipSchema, IntentSchema, PayloadSchema } from "./schemas.ts";
+import { type DecodedSignature, decodeSignature } from "./signature.ts";
+import { validate } from "./validate.ts";
+import type { DocumentKind } from "../storage/store.ts";
+
+/** A well-formed submission, ready for verification. */
+export interface Submission {
+  variant: "A" | "B";
+  /** The intent id as stored (UUIDs lower-cased). */
+  id: string;
+  refKind: DocumentKind;
+  refId: string;
+  /** The JSON value whose JCS bytes are signed: `payload` (A) or `intent` (B). */
+  signed: Record<string, unknown>;
+  /** The signature, or null for Variant B `Unsigned`. */
+  signature: DecodedSignature | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The id under which an intent is stored and looked up: UUIDs are
+ * lower-cased so that ids differing only in case are the same intent.
+ */
+export function normalizeIntentId(id: string): string {
+  return UUID.test(id) ? id.toLowerCase() : id;
+}
+
+function hasExactly(members: string[], a: string, b: string): boolean {
+  return members.length === 2 && members.includes(a) && members.includes(b);
+}
+
+/**
+ * Detects the variant by the top-level members and validates the body.
+ *
+ * @param body the parsed JSON body.
+ * @param options.allowUnsigned whether Variant B `Unsigned` is permitted.
+ * @throws {ServiceError} 400 `invalid_body` or `unsigned_not_permitted`.
+ */
+export function readSubmission(body: unknown, options: { allowUnsigned: boolean }): Submission {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw badRequest("invalid_body", "body: expected a JSON object");
+  }
+  const obj = body as Record<string, unknown>;
+  const members = Object.keys(obj);
+  if (hasExactly(members, "payload", "signature")) {
+    const payload = validate(PayloadSchema, obj.payload, "payload");
+    return {
+      variant: "A",
+      id: normalizeIntentId(payload.id),
+      refKind: "template",
+      refId: payload.template_id,
+      signed: obj.payload as Record<string, unknown>,
+      signature: decodeSignature(obj.signature, "signature"),
+    };
+  }
+  if (hasExactly(members, "authorship", "intent")) {
+    const intent = validate(IntentSchema, obj.intent, "intent");
+    const authorship = obj.authorship;
+    let signature: DecodedSignature | null = null;
+    if (authorship === "Unsigned") {
+      if (!options.allowUnsigned) {
+        throw badRequest(
+          "unsigned_not_permitted",
+          "authorship: Unsigned intents are not permitted",
+        );
+      }
+    } else if (
+      typeof authorship === "object" && authorship !== null && !Array.isArray(authorship) &&
+      Object.keys(authorship).length === 1 && "Signed" in authorship
+    ) {
+      signature = decodeSignature((authorship as { Signed: unknown }).Signed, "authorship.Signed");
+    } else {
+      validate(AuthorshipSchema, authorship, "authorship");
+      throw badRequest("invalid_body", 'authorship: expected "Unsigned" or {"Signed": …}');
+    }
+    return {
+      variant: "B",
+      id: normalizeIntentId(intent.id),
+      refKind: "policy",
+      refId: intent.policy_id,
+      signed: obj.intent as Record<string, unknown>,
+      signature,
+    };
+  }
+  throw badRequest(
+    "invalid_body",
+    "body: expected exactly the members payload and signature (Variant A) or authorship and intent (Variant B)",
+  );
+}

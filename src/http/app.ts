@@ -1,0 +1,204 @@
+/**
+ * The HTTP edge: routing, the one error mapper, request ids and the log line.
+ * Built by one `createApp(deps)` call so tests run the whole stack in-process.
+ * @module
+ */
+
+import { ServiceError } from "../errors.ts";
+import type { Settings } from "../settings.ts";
+import { Store } from "../storage/store.ts";
+import type { IntentWriter } from "../domain/submit.ts";
+import type { AppContext, Handler } from "./context.ts";
+import { errorResponse, internalErrorResponse, json } from "./respond.ts";
+import { getIntent, listIntents, postIntent } from "./routes/intents.ts";
+import { getDocument, postDocument } from "./routes/documents.ts";
+import { getConfig, putConfig } from "./routes/config.ts";
+
+/** One line of the request log. */
+export interface RequestLogLine {
+  time: string;
+  request_id: string;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  /** Present on 500s only: the cause, for operators (never sent to the client). */
+  error?: string;
+}
+
+/** Called once per finished request, e.g. for metrics. */
+export type RequestObserver = (event: {
+  route: string;
+  method: string;
+  status: number;
+  durationMs: number;
+  code?: string;
+}) => void;
+
+/** What `createApp` needs. */
+export interface AppDeps {
+  kv: Deno.Kv;
+  settings: Settings;
+  /** Defaults to one commit per insert. */
+  writer?: IntentWriter;
+  /** Defaults to the system clock. */
+  now?: () => Date;
+  /** Defaults to one JSON line on stdout. */
+  log?: (line: RequestLogLine) => void;
+  observers?: RequestObserver[];
+}
+
+/** A route: a path pattern with capture groups, and handlers by method. */
+export interface Route {
+  name: string;
+  pattern: RegExp;
+  methods: Record<string, Handler>;
+}
+
+/** The routes of the service, in match order. */
+export function buildRoutes(): Route[] {
+  return [
+    { name: "/intents", pattern: /^\/intents$/, methods: { POST: postIntent, GET: listIntents } },
+    { name: "/intents/{id}", pattern: /^\/intents\/([^/]+)$/, methods: { GET: getIntent } },
+    { name: "/templates", pattern: /^\/templates$/, methods: { POST: postDocument("template") } },
+    {
+      name: "/templates/{id}",
+      pattern: /^\/templates\/([^/]+)$/,
+      methods: { GET: getDocument("template") },
+    },
+    { name: "/policies", pattern: /^\/policies$/, methods: { POST: postDocument("policy") } },
+    {
+      name: "/policies/{id}",
+      pattern: /^\/policies\/([^/]+)$/,
+      methods: { GET: getDocument("policy") },
+    },
+    { name: "/config", pattern: /^\/config$/, methods: { GET: getConfig, PUT: putConfig } },
+    { name: "/healthz", pattern: /^\/healthz$/, methods: { GET: healthz } },
+  ];
+}
+
+async function healthz(_request: Request, ctx: AppContext): Promise<Response> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let ok = false;
+  try {
+    ok = await Promise.race([
+      ctx.store.ping(),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), 2000);
+      }),
+    ]);
+  } catch {
+    ok = false;
+  } finally {
+    clearTimeout(timer);
+  }
+  return ok
+    ? json(200, { status: "ok" })
+    : json(503, { message: "storage is not answering", code: "unavailable" });
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The running app: a fetch handler and the routes it serves. */
+export interface App {
+  handler: (request: Request) => Promise<Response>;
+  routes: Route[];
+  context: AppContext;
+}
+
+/**
+ * Builds the app from its dependencies.
+ *
+ * @example
+ * ```ts
+ * const app = createApp({ kv: await Deno.openKv(":memory:"), settings });
+ * const res = await app.handler(new Request("http://x/healthz"));
+ * ```
+ */
+export function createApp(deps: AppDeps): App {
+  const store = new Store(deps.kv);
+  const context: AppContext = {
+    settings: deps.settings,
+    store,
+    writer: deps.writer ?? { insert: (pending) => store.insertIntent(pending) },
+    passkey: {
+      rpIds: deps.settings.passkeyRpIds,
+      origins: deps.settings.passkeyOrigins,
+      requireUserVerification: deps.settings.passkeyRequireUv,
+    },
+    now: deps.now ?? (() => new Date()),
+  };
+  const routes = buildRoutes();
+  const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
+  const observers = deps.observers ?? [];
+
+  /** Finds the route and handler for a request, or throws 404/405. */
+  function resolve(
+    request: Request,
+    path: string,
+  ): { route: Route; handler: Handler; params: string[] } {
+    for (const route of routes) {
+      const match = route.pattern.exec(path);
+      if (!match) continue;
+      const method = request.method === "HEAD" ? "GET" : request.method;
+      const handler = route.methods[method];
+      if (!handler) {
+        const allow = Object.keys(route.methods);
+        if (allow.includes("GET")) allow.push("HEAD");
+        throw new ServiceError(405, "method_not_allowed", `${request.method} is not allowed here`, {
+          allow: allow.join(", "),
+        });
+      }
+      return { route, handler, params: match.slice(1) };
+    }
+    throw new ServiceError(404, "not_found", "no such resource");
+  }
+
+  async function handler(request: Request): Promise<Response> {
+    const started = performance.now();
+    const given = request.headers.get("x-request-id");
+    const requestId = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    const path = new URL(request.url).pathname;
+    let response: Response;
+    let route = "unmatched";
+    let cause: unknown;
+    let code: string | undefined;
+    try {
+      const found = resolve(request, path);
+      route = found.route.name;
+      response = await found.handler(request, context, found.params);
+    } catch (error) {
+      if (error instanceof ServiceError) {
+        response = errorResponse(error);
+        code = error.code;
+      } else {
+        cause = error;
+        code = "internal";
+        response = internalErrorResponse();
+      }
+    }
+    if (request.method === "HEAD") {
+      response = new Response(null, { status: response.status, headers: response.headers });
+    }
+    response.headers.set("x-request-id", requestId);
+    const durationMs = performance.now() - started;
+    const line: RequestLogLine = {
+      time: new Date().toISOString(),
+      request_id: requestId,
+      method: request.method,
+      path,
+      status: response.status,
+      duration_ms: Math.round(durationMs * 1000) / 1000,
+    };
+    if (cause !== undefined) {
+      line.error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    }
+    log(line);
+    for (const observe of observers) {
+      observe({ route, method: request.method, status: response.status, durationMs, code });
+    }
+    return response;
+  }
+
+  return { handler, routes, context };
+}

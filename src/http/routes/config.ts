@@ -1,0 +1,78 @@
+/**
+ * `GET /config` and `PUT /config` (admin): the runtime configuration, with
+ * `ETag` and `If-Match`.
+ * @module
+ */
+
+import { badRequest, ServiceError } from "../../errors.ts";
+import { checkExtractorUrl } from "../../domain/extractor_url.ts";
+import { ConfigBodySchema } from "../../domain/schemas.ts";
+import { validate } from "../../domain/validate.ts";
+import type { StoredConfig } from "../../storage/store.ts";
+import { requireBearer } from "../auth.ts";
+import { json } from "../respond.ts";
+import { type AppContext, readJsonBody } from "../context.ts";
+
+// The ETag of the configuration before it was ever set.
+const UNSET_TAG = "default";
+
+function etagOf(versionstamp: string | null): string {
+  return `"${versionstamp ?? UNSET_TAG}"`;
+}
+
+function render(ctx: AppContext, value: StoredConfig | null, versionstamp: string | null) {
+  const url = value?.evidence_extractor_url ?? "";
+  return json(200, {
+    evidence_extractor_url: url,
+    effective_url: url === "" ? ctx.settings.evidenceExtractorUrl : url,
+    updated_at: value?.updated_at ?? null,
+  }, { etag: etagOf(versionstamp) });
+}
+
+/**
+ * The versionstamps an `If-Match` header accepts: undefined for "any"
+ * (header absent or `*`), else the list (`null` = never set). Weak tags never
+ * match: If-Match uses strong comparison (RFC 9110 §13.1.1).
+ */
+function parseIfMatch(header: string | null): (string | null)[] | undefined {
+  if (header === null || header.trim() === "*") return undefined;
+  const tags: (string | null)[] = [];
+  for (const part of header.split(",")) {
+    const match = /^\s*"([^"]*)"\s*$/.exec(part);
+    if (!match) continue;
+    tags.push(match[1] === UNSET_TAG ? null : match[1]);
+  }
+  return tags;
+}
+
+/** `GET /config`. */
+export async function getConfig(request: Request, ctx: AppContext): Promise<Response> {
+  requireBearer(request, [ctx.settings.adminToken]);
+  const { value, versionstamp } = await ctx.store.getConfig();
+  return render(ctx, value, versionstamp);
+}
+
+/** `PUT /config`: 200 with the new configuration; 412 when `If-Match` does not match. */
+export async function putConfig(request: Request, ctx: AppContext): Promise<Response> {
+  requireBearer(request, [ctx.settings.adminToken]);
+  const { value } = await readJsonBody(request, ctx);
+  const body = validate(ConfigBodySchema, value, "");
+  const url = body.evidence_extractor_url;
+  const problem = url === "" ? null : checkExtractorUrl(url);
+  if (problem) {
+    throw badRequest("invalid_evidence_extractor_url", `evidence_extractor_url: ${problem}`);
+  }
+  const stored: StoredConfig = { evidence_extractor_url: url, updated_at: ctx.now().toISOString() };
+  const versionstamp = await ctx.store.setConfig(
+    stored,
+    parseIfMatch(request.headers.get("if-match")),
+  );
+  if (versionstamp === null) {
+    throw new ServiceError(
+      412,
+      "precondition_failed",
+      "If-Match does not match the current configuration's ETag",
+    );
+  }
+  return render(ctx, stored, versionstamp);
+}

@@ -1,0 +1,65 @@
+/**
+ * Templates and policies: content-addressed, immutable documents.
+ * `POST /templates|/policies` (admin) and `GET /templates|/policies/{id}` (public).
+ * @module
+ */
+
+import { base58 } from "@scure/base";
+import { badRequest, ServiceError } from "../../errors.ts";
+import type { DocumentKind } from "../../storage/store.ts";
+import { requireBearer } from "../auth.ts";
+import { readBody } from "../read_body.ts";
+import { json } from "../respond.ts";
+import type { AppContext } from "../context.ts";
+
+const DEFAULT_TYPE = "application/octet-stream";
+
+/** The content type to store: the request's, when it is a sane header value. */
+function storedContentType(request: Request): string {
+  const type = request.headers.get("content-type");
+  if (type === null || type.trim() === "") return DEFAULT_TYPE;
+  if (type.length > 256 || !/^[\x20-\x7e]+$/.test(type)) {
+    throw badRequest("invalid_body", "Content-Type: must be at most 256 printable characters");
+  }
+  return type.trim();
+}
+
+/** `POST /templates` or `POST /policies`: 201 `{id}` when new, 200 `{id}` when stored already. */
+export function postDocument(kind: DocumentKind) {
+  return async (request: Request, ctx: AppContext): Promise<Response> => {
+    requireBearer(request, [ctx.settings.adminToken]);
+    const contentType = storedContentType(request);
+    const bytes = await readBody(request, {
+      maxBytes: ctx.settings.maxBodyBytes,
+      timeoutMs: ctx.settings.bodyTimeoutMs,
+    });
+    if (bytes.length === 0) throw badRequest("invalid_body", `body: the ${kind} must not be empty`);
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    const id = base58.encode(digest);
+    const outcome = await ctx.store.putDocument(kind, id, { contentType, bytes });
+    const path = kind === "template" ? "templates" : "policies";
+    return json(outcome === "created" ? 201 : 200, { id }, { location: `/${path}/${id}` });
+  };
+}
+
+/** `GET /templates/{id}` or `GET /policies/{id}`: the exact bytes, or 404. */
+export function getDocument(kind: DocumentKind) {
+  return async (_request: Request, ctx: AppContext, [id]: string[]): Promise<Response> => {
+    const found = /^[1-9A-HJ-NP-Za-km-z]{1,64}$/.test(id)
+      ? await ctx.store.getDocument(kind, id)
+      : null;
+    if (!found) throw new ServiceError(404, "not_found", `no such ${kind}`);
+    return new Response(found.doc.bytes as Uint8Array<ArrayBuffer>, {
+      status: 200,
+      headers: {
+        "content-type": found.doc.contentType,
+        // Immutable: the id is the hash of these bytes.
+        "cache-control": "public, max-age=31536000, immutable",
+        "etag": `"${id}"`,
+        "x-content-type-options": "nosniff",
+        // Documents are data, never active content on this origin.
+        "content-security-policy": "default-src 'none'; sandbox",
+      },
+    });
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * Operator settings read from the environment. Every setting is validated at
+ * boot; a malformed one stops the server with a one-line message naming it.
+ * @module
+ */
+
+import { checkExtractorUrl } from "./domain/extractor_url.ts";
+
+/** The validated settings the service runs with. */
+export interface Settings {
+  port: number;
+  hostname: string;
+  /** KV location: a file path, `:memory:`, a KV Connect URL, or undefined for `Deno.openKv()`'s default. */
+  kvPath: string | undefined;
+  adminToken: string;
+  /** True when the token was generated at boot (it is then printed once). */
+  adminTokenGenerated: boolean;
+  allowUnsigned: boolean;
+  evidenceExtractorUrl: string;
+  passkeyRpIds: string[];
+  passkeyOrigins: string[];
+  passkeyRequireUv: boolean;
+  maxBodyBytes: number;
+  /** How long a client may take to send its whole body. */
+  bodyTimeoutMs: number;
+  /** Bearer token for `GET /metrics` besides the admin token; undefined: admin only. */
+  metricsToken: string | undefined;
+  /** Concurrent submissions grouped into one KV commit at most; 1 disables grouping. */
+  commitBatchMax: number;
+}
+
+/** Thrown for a malformed setting; the message is one line naming the variable. */
+export class SettingsError extends Error {
+  override name = "SettingsError";
+}
+
+/**
+ * The largest body accepted: an intent record stores the body as received, and
+ * a Deno KV value holds at most 64 KiB, so some room is kept for the record's
+ * other fields.
+ */
+export const MAX_BODY_BYTES_LIMIT = 61_440;
+
+type Env = Record<string, string | undefined>;
+
+function parseIntSetting(env: Env, name: string, fallback: number, min: number, max: number) {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^[0-9]+$/.test(raw)) {
+    throw new SettingsError(`${name} must be a whole number from ${min} to ${max}`);
+  }
+  const value = Number(raw);
+  if (value < min || value > max) {
+    throw new SettingsError(`${name} must be a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function parseBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  throw new SettingsError(`${name} must be "true" or "false"`);
+}
+
+function parseList(env: Env, name: string, fallback: string[]): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const items = raw.split(",").map((s) => s.trim());
+  if (items.some((s) => s === "" || /[\s\p{Cc}]/u.test(s))) {
+    throw new SettingsError(`${name} must be a comma-separated list of non-empty values`);
+  }
+  return items;
+}
+
+function parseToken(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  if (raw.length < 16 || !/^[\x21-\x7e]+$/.test(raw)) {
+    throw new SettingsError(`${name} must be at least 16 printable ASCII characters`);
+  }
+  return raw;
+}
+
+function randomToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Reads the settings from an environment map.
+ *
+ * @param env variables, e.g. `Deno.env.toObject()`.
+ * @returns validated settings with defaults applied.
+ * @throws {SettingsError} naming the first malformed variable.
+ */
+export function readSettings(env: Env): Settings {
+  const port = parseIntSetting(env, "PORT", 8000, 0, 65535);
+  const hostname = env.HOSTNAME || "0.0.0.0";
+  if (/[\s\p{Cc}/]/u.test(hostname)) {
+    throw new SettingsError("HOSTNAME must be a host name or address");
+  }
+
+  const kvPath = env.KV_PATH === "" ? undefined : env.KV_PATH;
+  const given = parseToken(env, "ADMIN_TOKEN");
+  const evidenceExtractorUrl = env.EVIDENCE_EXTRACTOR_URL ?? "http://localhost:8081";
+  const urlProblem = evidenceExtractorUrl === ""
+    ? "must not be empty"
+    : checkExtractorUrl(evidenceExtractorUrl);
+  if (urlProblem) throw new SettingsError(`EVIDENCE_EXTRACTOR_URL ${urlProblem}`);
+
+  const origins = parseList(env, "PASSKEY_ORIGINS", [`http://localhost:${port}`]);
+  for (const origin of origins) {
+    let ok = false;
+    try {
+      ok = new URL(origin).origin === origin;
+    } catch {
+      ok = false;
+    }
+    if (!ok) {
+      throw new SettingsError(
+        "PASSKEY_ORIGINS must list origins such as https://example.com (scheme, host, optional port)",
+      );
+    }
+  }
+
+  return {
+    port,
+    hostname,
+    kvPath,
+    adminToken: given ?? randomToken(),
+    adminTokenGenerated: given === undefined,
+    allowUnsigned: parseBool(env, "ALLOW_UNSIGNED", false),
+    evidenceExtractorUrl,
+    passkeyRpIds: parseList(env, "PASSKEY_RP_IDS", ["localhost"]),
+    passkeyOrigins: origins,
+    passkeyRequireUv: parseBool(env, "PASSKEY_REQUIRE_UV", false),
+    maxBodyBytes: parseIntSetting(env, "MAX_BODY_BYTES", 32_768, 1_024, MAX_BODY_BYTES_LIMIT),
+    bodyTimeoutMs: parseIntSetting(env, "BODY_TIMEOUT_MS", 10_000, 100, 600_000),
+    metricsToken: parseToken(env, "METRICS_TOKEN"),
+    commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 1, 1, 64),
+  };
+}

@@ -1,0 +1,256 @@
+/**
+ * The one module that owns every Deno KV key and every atomic commit.
+ * It is handed an open `Deno.Kv`; it never opens one itself.
+ *
+ * Keys:
+ * - `["intents", id]` → {@link StoredIntent}
+ * - `["intents_by_time", receivedAtMs, id]` → id (index, newest first by reverse listing)
+ * - `["templates", id]`, `["policies", id]` → {@link StoredDocument}
+ * - `["config", "runtime"]` → {@link StoredConfig}
+ * @module
+ */
+
+/** Kinds of content-addressed documents. */
+export type DocumentKind = "template" | "policy";
+
+/** A stored template or policy: the exact bytes and the content type they came with. */
+export interface StoredDocument {
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+/** Who authorized an intent. */
+export interface Authorship {
+  kind: "Ed25519" | "Passkey" | "Multisig" | "Unsigned";
+  signers: string[];
+}
+
+/** An accepted intent as kept in KV. The request body is kept as the exact bytes received. */
+export interface StoredIntent {
+  id: string;
+  variant: "A" | "B";
+  /** The template id (Variant A) or policy id (Variant B). */
+  refId: string;
+  authorship: Authorship;
+  /** RFC 3339 time of acceptance. */
+  receivedAt: string;
+  /** Milliseconds since the epoch of `receivedAt`; orders the index. */
+  receivedAtMs: number;
+  body: Uint8Array;
+}
+
+/** The runtime configuration as kept in KV. */
+export interface StoredConfig {
+  evidence_extractor_url: string;
+  updated_at: string;
+}
+
+/** A read document together with the versionstamp its commit must check. */
+export interface DocumentRef {
+  key: Deno.KvKey;
+  versionstamp: string;
+}
+
+/** Outcome of an intent insert. */
+export type InsertOutcome = "created" | "exists" | "reference_changed";
+
+/** An insert waiting to be committed: the record and the template/policy read it depends on. */
+export interface PendingInsert {
+  record: StoredIntent;
+  ref: DocumentRef;
+}
+
+/** Every KV key the service uses, built in one place. */
+export const keys = {
+  intent: (id: string): Deno.KvKey => ["intents", id],
+  intentIndex: (receivedAtMs: number, id: string): Deno.KvKey => [
+    "intents_by_time",
+    receivedAtMs,
+    id,
+  ],
+  intentIndexPrefix: ["intents_by_time"] as Deno.KvKey,
+  document: (kind: DocumentKind, id: string): Deno.KvKey => [
+    kind === "template" ? "templates" : "policies",
+    id,
+  ],
+  config: ["config", "runtime"] as Deno.KvKey,
+  health: ["health"] as Deno.KvKey,
+};
+
+/** Thrown when a list cursor is not one this store handed out. */
+export class InvalidCursorError extends Error {
+  override name = "InvalidCursorError";
+}
+
+/** Data functions over one `Deno.Kv`. */
+export class Store {
+  /** @param kv an open KV handle; the caller closes it. */
+  constructor(readonly kv: Deno.Kv) {}
+
+  /** Reads a template or policy with the versionstamp a later commit checks. */
+  async getDocument(
+    kind: DocumentKind,
+    id: string,
+  ): Promise<{ doc: StoredDocument; ref: DocumentRef } | null> {
+    const entry = await this.kv.get<StoredDocument>(keys.document(kind, id));
+    if (entry.versionstamp === null) return null;
+    return { doc: entry.value, ref: { key: entry.key, versionstamp: entry.versionstamp } };
+  }
+
+  /** Stores a document under its id unless present: documents are immutable. */
+  async putDocument(
+    kind: DocumentKind,
+    id: string,
+    doc: StoredDocument,
+  ): Promise<"created" | "exists"> {
+    const key = keys.document(kind, id);
+    const result = await this.kv.atomic().check({ key, versionstamp: null }).set(key, doc).commit();
+    return result.ok ? "created" : "exists";
+  }
+
+  /** Reads one intent. */
+  async getIntent(id: string): Promise<StoredIntent | null> {
+    const entry = await this.kv.get<StoredIntent>(keys.intent(id));
+    return entry.value;
+  }
+
+  /**
+   * Inserts one intent in a single atomic commit: the id is new, the
+   * template/policy read is unchanged, and the record and its index entry are
+   * written together.
+   */
+  async insertIntent(pending: PendingInsert): Promise<InsertOutcome> {
+    const [outcome] = await this.insertIntents([pending]);
+    return outcome;
+  }
+
+  /**
+   * Inserts several intents with distinct ids in one atomic commit when they
+   * all can be; when the shared commit fails, finds out which check failed
+   * for which intent and commits the rest again, so that one intent's
+   * conflict never fails another's. Ids within `batch` must be distinct.
+   *
+   * @returns one outcome per input, in order; "created" only after its commit succeeded.
+   */
+  async insertIntents(batch: readonly PendingInsert[]): Promise<InsertOutcome[]> {
+    const outcomes: (InsertOutcome | undefined)[] = new Array(batch.length);
+    let open = batch.map((_, i) => i);
+    let stalls = 0;
+    while (open.length > 0) {
+      const op = this.kv.atomic();
+      const checkedRefs = new Set<string>();
+      for (const i of open) {
+        const { record, ref } = batch[i];
+        const key = keys.intent(record.id);
+        op.check({ key, versionstamp: null });
+        // Many intents of a batch name the same template: check it once.
+        const refId = `${String(ref.key[0])}/${String(ref.key[1])}@${ref.versionstamp}`;
+        if (!checkedRefs.has(refId)) {
+          checkedRefs.add(refId);
+          op.check(ref);
+        }
+        op.set(key, record)
+          .set(keys.intentIndex(record.receivedAtMs, record.id), record.id);
+      }
+      const result = await op.commit();
+      if (result.ok) {
+        for (const i of open) outcomes[i] = "created";
+        break;
+      }
+      // Some check failed: learn which, settle those, and retry the others.
+      const still: number[] = [];
+      for (const i of open) {
+        const { record, ref } = batch[i];
+        const [existing, doc] = await this.kv.getMany([keys.intent(record.id), ref.key]);
+        if (existing.versionstamp !== null) outcomes[i] = "exists";
+        else if (doc.versionstamp !== ref.versionstamp) outcomes[i] = "reference_changed";
+        else still.push(i);
+      }
+      if (still.length === open.length && ++stalls > 3) {
+        // Every check passes on reading yet the commit keeps failing: give up
+        // rather than spin; the callers answer 500 and store nothing.
+        throw new Error("atomic commit keeps failing with passing checks");
+      }
+      open = still;
+    }
+    return outcomes as InsertOutcome[];
+  }
+
+  /**
+   * Lists intents newest first.
+   *
+   * @param options.limit page size (1–100).
+   * @param options.cursor the `cursor` of the previous page.
+   * @throws {InvalidCursorError} when the cursor is not valid.
+   */
+  async listIntents(
+    options: { limit: number; cursor?: string },
+  ): Promise<{ items: StoredIntent[]; cursor: string | null }> {
+    const ids: string[] = [];
+    let next: string | null = null;
+    try {
+      const iter = this.kv.list<string>({ prefix: keys.intentIndexPrefix }, {
+        reverse: true,
+        limit: options.limit,
+        cursor: options.cursor,
+      });
+      for await (const entry of iter) ids.push(entry.value);
+      if (ids.length === options.limit) {
+        const cursor = iter.cursor;
+        const peek = this.kv.list({ prefix: keys.intentIndexPrefix }, {
+          reverse: true,
+          limit: 1,
+          cursor,
+        });
+        for await (const _ of peek) next = cursor;
+      }
+    } catch (error) {
+      if (options.cursor !== undefined && error instanceof TypeError) {
+        throw new InvalidCursorError("cursor is not valid");
+      }
+      throw error;
+    }
+    const items: StoredIntent[] = [];
+    for (let i = 0; i < ids.length; i += 10) {
+      // getMany reads at most 10 keys at a time.
+      const chunk = ids.slice(i, i + 10).map((id) => keys.intent(id));
+      for (const entry of await this.kv.getMany<StoredIntent[]>(chunk)) {
+        if (entry.value) items.push(entry.value);
+      }
+    }
+    return { items, cursor: next };
+  }
+
+  /** Reads the runtime configuration and its versionstamp (null when never set). */
+  async getConfig(): Promise<{ value: StoredConfig | null; versionstamp: string | null }> {
+    const entry = await this.kv.get<StoredConfig>(keys.config);
+    return { value: entry.value, versionstamp: entry.versionstamp };
+  }
+
+  /**
+   * Writes the runtime configuration.
+   *
+   * @param expected when given, the write happens only if the current
+   *   versionstamp is one of these (`null` standing for "never set").
+   * @returns the new versionstamp, or null when `expected` did not match.
+   */
+  async setConfig(
+    value: StoredConfig,
+    expected?: readonly (string | null)[],
+  ): Promise<string | null> {
+    if (expected === undefined) {
+      const result = await this.kv.set(keys.config, value);
+      return result.versionstamp;
+    }
+    const current = await this.kv.get(keys.config);
+    if (!expected.includes(current.versionstamp)) return null;
+    const result = await this.kv.atomic().check(current).set(keys.config, value).commit();
+    return result.ok ? result.versionstamp : null;
+  }
+
+  /** True when KV answers a read. */
+  async ping(): Promise<boolean> {
+    await this.kv.get(keys.health);
+    return true;
+  }
+}
