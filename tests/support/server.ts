@@ -15,6 +15,8 @@ export interface TestServer {
   port: number;
   adminToken: string;
   kvPath: string;
+  /** The server process id (e.g. to read its memory use from /proc). */
+  pid: number;
   /** Everything the process wrote to stdout so far (the request log). */
   stdout(): string;
   /** Stops the process (SIGTERM, or SIGKILL with `kill: true`) and waits for it. */
@@ -96,6 +98,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     port,
     adminToken,
     kvPath,
+    pid: child.pid,
     stdout: () => out,
     async stop({ kill = false } = {}) {
       if (!stopped) {
