@@ -420,6 +420,5 @@ Deno.test("both backends agree on random and mutated inputs", async () => {
     }),
     { numRuns: 3000 },
   );
-  console.log(JSON.stringify(verdicts));
   assert.ok(verdicts.true > 100 && verdicts.false > 100, JSON.stringify(verdicts));
 });
