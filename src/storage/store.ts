@@ -128,11 +128,22 @@ export class Store {
    * Inserts several intents with distinct ids in one atomic commit when they
    * all can be; when the shared commit fails, finds out which check failed
    * for which intent and commits the rest again, so that one intent's
-   * conflict never fails another's. Ids within `batch` must be distinct.
+   * conflict never fails another's. The caller keeps the batch within Deno
+   * KV's per-commit limits (see `group_commit.ts`).
    *
    * @returns one outcome per input, in order; "created" only after its commit succeeded.
+   * @throws {RangeError} when two inserts share an id: checks see the state
+   *   before the commit, so both would pass and both would claim "created".
+   * @throws the KV error of a failed commit or read; nothing of the call is then written.
    */
   async insertIntents(batch: readonly PendingInsert[]): Promise<InsertOutcome[]> {
+    if (batch.length > 1) {
+      const ids = new Set<string>();
+      for (const { record } of batch) {
+        if (ids.has(record.id)) throw new RangeError("a batch must not repeat an intent id");
+        ids.add(record.id);
+      }
+    }
     const outcomes: (InsertOutcome | undefined)[] = new Array(batch.length);
     let open = batch.map((_, i) => i);
     let stalls = 0;
@@ -158,14 +169,25 @@ export class Store {
         break;
       }
       // Some check failed: learn which, settle those, and retry the others.
-      const still: number[] = [];
-      for (const i of open) {
-        const { record, ref } = batch[i];
-        const [existing, doc] = await this.kv.getMany([keys.intent(record.id), ref.key]);
-        if (existing.versionstamp !== null) outcomes[i] = "exists";
-        else if (doc.versionstamp !== ref.versionstamp) outcomes[i] = "reference_changed";
-        else still.push(i);
+      // getMany reads at most 10 keys: five intents (id and reference) per read,
+      // all reads at once.
+      const reads: Promise<Deno.KvEntryMaybe<unknown>[]>[] = [];
+      for (let j = 0; j < open.length; j += 5) {
+        const readKeys: Deno.KvKey[] = [];
+        for (const i of open.slice(j, j + 5)) {
+          readKeys.push(keys.intent(batch[i].record.id), batch[i].ref.key);
+        }
+        reads.push(this.kv.getMany(readKeys));
       }
+      const entries = (await Promise.all(reads)).flat();
+      const still: number[] = [];
+      open.forEach((i, k) => {
+        const [existing, doc] = [entries[2 * k], entries[2 * k + 1]];
+        // CONTRACT §4 orders a missing template/policy (400) before an existing id (409).
+        if (doc.versionstamp !== batch[i].ref.versionstamp) outcomes[i] = "reference_changed";
+        else if (existing.versionstamp !== null) outcomes[i] = "exists";
+        else still.push(i);
+      });
       if (still.length === open.length && ++stalls > 3) {
         // Every check passes on reading yet the commit keeps failing: give up
         // rather than spin; the callers answer 500 and store nothing.
