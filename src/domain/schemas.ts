@@ -17,10 +17,17 @@ const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
 // Control characters (C0, DEL, C1) are refused in ids: they break logs and terminals.
 const CONTROL = /\p{Cc}/u;
 
-/** A JSON object that is not an array. */
+/**
+ * A JSON object that is not an array. The array check runs before `v.record`,
+ * which accepts an array and outputs `{}`, so a check after it never sees one.
+ */
 const jsonObject = v.pipe(
+  v.unknown(),
+  v.check(
+    (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+    "expected an object",
+  ),
   v.record(v.string(), v.unknown(), "expected an object"),
-  v.check((value) => !Array.isArray(value), "expected an object"),
 );
 
 /** A base58 string of at most `max` characters. */
