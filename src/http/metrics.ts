@@ -1,0 +1,191 @@
+/**
+ * Prometheus metrics of one server process, fed by the app's request observer
+ * and served at `GET /metrics` (admin token or `METRICS_TOKEN`) in the text
+ * exposition format 0.0.4.
+ *
+ * Counts are per process: with several processes, Prometheus scrapes each and
+ * sums. Every label value comes from a bounded set (route names, known
+ * methods, status codes, error codes, variants, signature kinds), so a client
+ * cannot grow the registry.
+ * @module
+ */
+
+import type { RequestObserver } from "./app.ts";
+import type { AppContext } from "./context.ts";
+import { requireBearer } from "./auth.ts";
+
+/** Upper bounds of the latency histogram, in seconds. */
+export const LATENCY_BUCKETS = [
+  0.001,
+  0.0025,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
+] as const;
+
+const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]);
+
+/** The observer event, as `createApp` reports it. */
+export type RequestEvent = Parameters<RequestObserver>[0];
+
+/** Escapes a label value (exposition format: backslash, quote, newline). */
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+function labelText(names: readonly string[], values: readonly string[]): string {
+  if (names.length === 0) return "";
+  return `{${names.map((n, i) => `${n}="${escapeLabel(values[i])}"`).join(",")}}`;
+}
+
+/** Renders a float the way Prometheus parses it. */
+function number(value: number): string {
+  if (value === Infinity) return "+Inf";
+  return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(15)));
+}
+
+class Counter {
+  readonly #values = new Map<string, { labels: string[]; value: number }>();
+  constructor(readonly name: string, readonly help: string, readonly labelNames: string[]) {}
+
+  inc(labels: string[], by = 1): void {
+    const key = JSON.stringify(labels);
+    const entry = this.#values.get(key);
+    if (entry) entry.value += by;
+    else this.#values.set(key, { labels, value: by });
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const { labels, value } of this.#values.values()) {
+      lines.push(`${this.name}${labelText(this.labelNames, labels)} ${number(value)}`);
+    }
+    return lines;
+  }
+}
+
+class Histogram {
+  readonly #series = new Map<string, { labels: string[]; counts: number[]; sum: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: string[],
+    readonly buckets: readonly number[],
+  ) {}
+
+  observe(labels: string[], value: number): void {
+    const key = JSON.stringify(labels);
+    let series = this.#series.get(key);
+    if (!series) {
+      series = { labels, counts: new Array(this.buckets.length + 1).fill(0), sum: 0 };
+      this.#series.set(key, series);
+    }
+    let i = this.buckets.findIndex((bound) => value <= bound);
+    if (i === -1) i = this.buckets.length;
+    series.counts[i]++;
+    series.sum += value;
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    const names = [...this.labelNames, "le"];
+    for (const { labels, counts, sum } of this.#series.values()) {
+      // Buckets are cumulative in the exposition format.
+      let cumulative = 0;
+      const bounds = [...this.buckets, Infinity];
+      bounds.forEach((bound, i) => {
+        cumulative += counts[i];
+        const text = labelText(names, [...labels, number(bound)]);
+        lines.push(`${this.name}_bucket${text} ${cumulative}`);
+      });
+      const text = labelText(this.labelNames, labels);
+      lines.push(`${this.name}_sum${text} ${number(sum)}`);
+      lines.push(`${this.name}_count${text} ${cumulative}`);
+    }
+    return lines;
+  }
+}
+
+/**
+ * The metrics of one process.
+ *
+ * @example
+ * ```ts
+ * const metrics = new MetricsRegistry();
+ * const app = createApp({ kv, settings, metrics });
+ * ```
+ */
+export class MetricsRegistry {
+  readonly #requests = new Counter(
+    "intents_http_requests_total",
+    "HTTP requests by route, method and status.",
+    ["route", "method", "status"],
+  );
+  readonly #latency = new Histogram(
+    "intents_http_request_duration_seconds",
+    "Time from request arrival to response, by route.",
+    ["route"],
+    LATENCY_BUCKETS,
+  );
+  readonly #accepted = new Counter(
+    "intents_accepted_total",
+    "Intents stored, by variant and signature kind.",
+    ["variant", "kind"],
+  );
+  readonly #rejections = new Counter(
+    "intents_rejections_total",
+    "Error responses by route and error code.",
+    ["route", "code"],
+  );
+
+  /** The observer to pass to `createApp`; records one finished request. */
+  readonly observe: RequestObserver = (event) => this.record(event);
+
+  /** Records one finished request. */
+  record(event: RequestEvent): void {
+    const method = KNOWN_METHODS.has(event.method) ? event.method : "OTHER";
+    this.#requests.inc([event.route, method, String(event.status)]);
+    this.#latency.observe([event.route], event.durationMs / 1000);
+    if (event.code !== undefined) this.#rejections.inc([event.route, event.code]);
+    if (event.accepted) this.#accepted.inc([event.accepted.variant, event.accepted.kind]);
+  }
+
+  /** The registry in the Prometheus text format. */
+  render(): string {
+    return [
+      ...this.#requests.render(),
+      ...this.#latency.render(),
+      ...this.#accepted.render(),
+      ...this.#rejections.render(),
+    ].join("\n") + "\n";
+  }
+}
+
+/** Media type of the text exposition format. */
+export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/**
+ * The `GET /metrics` handler: 401 unless the request carries the admin token
+ * or `METRICS_TOKEN`.
+ */
+export function metricsHandler(metrics: MetricsRegistry) {
+  return (request: Request, ctx: AppContext): Response => {
+    requireBearer(request, [ctx.settings.adminToken, ctx.settings.metricsToken]);
+    return new Response(metrics.render(), {
+      status: 200,
+      headers: {
+        "content-type": METRICS_CONTENT_TYPE,
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      },
+    });
+  };
+}

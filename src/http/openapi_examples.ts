@@ -1,0 +1,183 @@
+/**
+ * Examples for the OpenAPI document, made from real signatures: fixed keys
+ * sign fixed payloads when the document is built, so every example request
+ * verifies against the server (a test submits each one and expects 201).
+ *
+ * Ed25519 signatures are deterministic (RFC 8032) and the P-256 signatures use
+ * RFC 6979 nonces without extra entropy, so the document is the same on every
+ * build.
+ * @module
+ */
+
+import { ed25519 } from "@noble/curves/ed25519.js";
+import { p256 } from "@noble/curves/nist.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { base58, base64urlnopad } from "@scure/base";
+import { canonicalBytes } from "../domain/jcs.ts";
+
+const utf8 = new TextEncoder();
+
+/** The origin and relying-party id the passkey examples were made for (`deno task start`'s defaults). */
+export const EXAMPLE_PASSKEY_ORIGIN = "http://localhost:8000";
+/** Relying-party id hashed into the example authenticator data. */
+export const EXAMPLE_PASSKEY_RP_ID = "localhost";
+
+/** A document to store as a template or policy, with its content address. */
+export interface ExampleDocument {
+  contentType: string;
+  text: string;
+  id: string;
+}
+
+/** One example request body for `POST /intents`, with a summary. */
+export interface ExampleIntent {
+  summary: string;
+  body: Record<string, unknown>;
+  /** What the server stores and returns for it (with a fixed `received_at`). */
+  record: Record<string, unknown>;
+}
+
+/** Everything the document shows as examples. */
+export interface OpenApiExamples {
+  template: ExampleDocument;
+  policy: ExampleDocument;
+  /** Keyed by a stable example name. */
+  intents: Record<string, ExampleIntent>;
+  /** Base58 public keys of the fixed example signers. */
+  keys: { ed25519: string; passkey: string };
+}
+
+function document(text: string): ExampleDocument {
+  return { contentType: "application/json", text, id: base58.encode(sha256(utf8.encode(text))) };
+}
+
+/** A 32-byte secret derived from a label, so the examples need no stored secret. */
+function fixedSecret(label: string): Uint8Array {
+  return sha256(utf8.encode(`intents openapi example: ${label}`));
+}
+
+function ed25519Member(signed: unknown, secret: Uint8Array) {
+  return {
+    Ed25519: {
+      pub_key: base58.encode(ed25519.getPublicKey(secret)),
+      signature: base58.encode(ed25519.sign(canonicalBytes(signed), secret)),
+    },
+  };
+}
+
+/** A passkey assertion as a browser and authenticator would make it. */
+function passkeyMember(signed: unknown, secret: Uint8Array) {
+  const clientData = JSON.stringify({
+    type: "webauthn.get",
+    challenge: base64urlnopad.encode(sha256(canonicalBytes(signed))),
+    origin: EXAMPLE_PASSKEY_ORIGIN,
+    crossOrigin: false,
+  });
+  const authenticatorData = new Uint8Array(37);
+  authenticatorData.set(sha256(utf8.encode(EXAMPLE_PASSKEY_RP_ID)), 0);
+  authenticatorData[32] = 0x05; // user present and user verified
+  const message = new Uint8Array(37 + 32);
+  message.set(authenticatorData, 0);
+  message.set(sha256(utf8.encode(clientData)), 37);
+  const signature = p256.sign(message, secret, {
+    prehash: true, // WebAuthn signs SHA-256(authenticatorData || SHA-256(clientData))
+    lowS: false, // authenticators do not normalise s; the server accepts either half
+    format: "der", // what authenticators emit
+    extraEntropy: false, // RFC 6979 nonce only, so the example is reproducible
+  });
+  return {
+    Passkey: {
+      authenticator_data: base58.encode(authenticatorData),
+      client_data: clientData,
+      pub_key: base58.encode(p256.getPublicKey(secret, true)),
+      signature: base58.encode(signature),
+    },
+  };
+}
+
+function record(
+  body: Record<string, unknown>,
+  head: Record<string, unknown>,
+  authorship: { kind: string; signers: string[] },
+): Record<string, unknown> {
+  return { ...head, authorship, received_at: "2026-01-01T12:00:00.000Z", request: body };
+}
+
+let cached: OpenApiExamples | undefined;
+
+/** Builds (once) the example documents and signed requests. */
+export function openApiExamples(): OpenApiExamples {
+  if (cached) return cached;
+  const edSecret = fixedSecret("ed25519");
+  const pkSecret = fixedSecret("passkey");
+  const edKey = base58.encode(ed25519.getPublicKey(edSecret));
+  const pkKey = base58.encode(p256.getPublicKey(pkSecret, true));
+  const template = document('{"name":"payment","fields":{"amount":"decimal","to":"account"}}');
+  const policy = document('{"name":"two-person rule","threshold":2}');
+  const attrs = { fields: { amount: "12.50", to: "acct-42" } };
+
+  const payloadEd = { id: "order-2026-0001", template_id: template.id, attrs };
+  const bodyAEd = { payload: payloadEd, signature: ed25519Member(payloadEd, edSecret) };
+
+  const payloadPk = { id: "order-2026-0002", template_id: template.id };
+  const bodyAPk = { payload: payloadPk, signature: passkeyMember(payloadPk, pkSecret) };
+
+  const intentEd = { id: "6f1d2c3b-4a59-4e6f-8a7b-9c0d1e2f3a4b", policy_id: policy.id, attrs };
+  const bodyBEd = { authorship: { Signed: ed25519Member(intentEd, edSecret) }, intent: intentEd };
+
+  const intentMs = { id: "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", policy_id: policy.id, attrs };
+  const multisig = {
+    Multisig: {
+      pub_key: { signers: { [edKey]: 1, [pkKey]: 1 }, threshold: 2 },
+      signatures: [ed25519Member(intentMs, edSecret), passkeyMember(intentMs, pkSecret)],
+    },
+  };
+  const bodyBMs = { authorship: { Signed: multisig }, intent: intentMs };
+
+  cached = {
+    template,
+    policy,
+    keys: { ed25519: edKey, passkey: pkKey },
+    intents: {
+      variant_a_ed25519: {
+        summary: "Variant A signed with Ed25519",
+        body: bodyAEd,
+        record: record(bodyAEd, {
+          id: payloadEd.id,
+          variant: "A",
+          template_id: template.id,
+          attrs,
+        }, { kind: "Ed25519", signers: [edKey] }),
+      },
+      variant_a_passkey: {
+        summary: "Variant A signed with a passkey (WebAuthn assertion)",
+        body: bodyAPk,
+        record: record(bodyAPk, { id: payloadPk.id, variant: "A", template_id: template.id }, {
+          kind: "Passkey",
+          signers: [pkKey],
+        }),
+      },
+      variant_b_ed25519: {
+        summary: "Variant B signed with Ed25519",
+        body: bodyBEd,
+        record: record(bodyBEd, {
+          id: intentEd.id,
+          variant: "B",
+          policy_id: policy.id,
+          attrs,
+        }, { kind: "Ed25519", signers: [edKey] }),
+      },
+      variant_b_multisig: {
+        summary: "Variant B signed by a 2-of-2 multisig (Ed25519 key and passkey)",
+        body: bodyBMs,
+        record: record(bodyBMs, {
+          id: intentMs.id,
+          variant: "B",
+          policy_id: policy.id,
+          attrs,
+        }, { kind: "Multisig", signers: [edKey, pkKey] }),
+      },
+    },
+  };
+  return cached;
+}
