@@ -10,9 +10,12 @@ import { Store } from "../storage/store.ts";
 import type { IntentWriter } from "../domain/submit.ts";
 import type { AppContext, Handler } from "./context.ts";
 import { errorResponse, internalErrorResponse, json } from "./respond.ts";
-import { getIntent, listIntents, postIntent } from "./routes/intents.ts";
+import { acceptedIntentOf, getIntent, listIntents, postIntent } from "./routes/intents.ts";
 import { getDocument, postDocument } from "./routes/documents.ts";
 import { getConfig, putConfig } from "./routes/config.ts";
+import { getPage, getStatic } from "./routes/static.ts";
+import { openApiHandler } from "./openapi.ts";
+import { metricsHandler, MetricsRegistry } from "./metrics.ts";
 
 /** One line of the request log. */
 export interface RequestLogLine {
@@ -33,6 +36,8 @@ export type RequestObserver = (event: {
   status: number;
   durationMs: number;
   code?: string;
+  /** Set when `POST /intents` stored an intent. */
+  accepted?: { variant: "A" | "B"; kind: string };
 }) => void;
 
 /** What `createApp` needs. */
@@ -46,6 +51,8 @@ export interface AppDeps {
   /** Defaults to one JSON line on stdout. */
   log?: (line: RequestLogLine) => void;
   observers?: RequestObserver[];
+  /** The registry `GET /metrics` serves; defaults to a new one. */
+  metrics?: MetricsRegistry;
 }
 
 /** A route: a path pattern with capture groups, and handlers by method. */
@@ -56,8 +63,8 @@ export interface Route {
 }
 
 /** The routes of the service, in match order. */
-export function buildRoutes(): Route[] {
-  return [
+export function buildRoutes(options: { metrics?: MetricsRegistry } = {}): Route[] {
+  const routes: Route[] = [
     { name: "/intents", pattern: /^\/intents$/, methods: { POST: postIntent, GET: listIntents } },
     { name: "/intents/{id}", pattern: /^\/intents\/([^/]+)$/, methods: { GET: getIntent } },
     { name: "/templates", pattern: /^\/templates$/, methods: { POST: postDocument("template") } },
@@ -74,7 +81,21 @@ export function buildRoutes(): Route[] {
     },
     { name: "/config", pattern: /^\/config$/, methods: { GET: getConfig, PUT: putConfig } },
     { name: "/healthz", pattern: /^\/healthz$/, methods: { GET: healthz } },
+    { name: "/", pattern: /^\/$/, methods: { GET: getPage } },
+    { name: "/static/{name}", pattern: /^\/static\/([^/]+)$/, methods: { GET: getStatic } },
+    {
+      name: "/metrics",
+      pattern: /^\/metrics$/,
+      methods: { GET: metricsHandler(options.metrics ?? new MetricsRegistry()) },
+    },
   ];
+  // The document describes the table it is served from.
+  routes.push({
+    name: "/openapi.json",
+    pattern: /^\/openapi\.json$/,
+    methods: { GET: openApiHandler(routes) },
+  });
+  return routes;
 }
 
 async function healthz(_request: Request, ctx: AppContext): Promise<Response> {
@@ -104,6 +125,7 @@ export interface App {
   handler: (request: Request) => Promise<Response>;
   routes: Route[];
   context: AppContext;
+  metrics: MetricsRegistry;
 }
 
 /**
@@ -128,9 +150,10 @@ export function createApp(deps: AppDeps): App {
     },
     now: deps.now ?? (() => new Date()),
   };
-  const routes = buildRoutes();
+  const metrics = deps.metrics ?? new MetricsRegistry();
+  const routes = buildRoutes({ metrics });
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
-  const observers = deps.observers ?? [];
+  const observers = [metrics.observe, ...(deps.observers ?? [])];
 
   /** Finds the route and handler for a request, or throws 404/405. */
   function resolve(
@@ -194,11 +217,19 @@ export function createApp(deps: AppDeps): App {
       line.error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
     }
     log(line);
+    const accepted = acceptedIntentOf(request);
     for (const observe of observers) {
-      observe({ route, method: request.method, status: response.status, durationMs, code });
+      observe({
+        route,
+        method: request.method,
+        status: response.status,
+        durationMs,
+        code,
+        accepted,
+      });
     }
     return response;
   }
 
-  return { handler, routes, context };
+  return { handler, routes, context, metrics };
 }

@@ -12,6 +12,20 @@ import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
 import { type AppContext, readJsonBody } from "../context.ts";
 
+/** What `POST /intents` stored, for the request observers (metrics). */
+export interface AcceptedIntent {
+  variant: "A" | "B";
+  kind: string;
+}
+
+// Keyed by request, so the entry goes when the request does.
+const accepted = new WeakMap<Request, AcceptedIntent>();
+
+/** The variant and signature kind of the intent `request` stored, if it stored one. */
+export function acceptedIntentOf(request: Request): AcceptedIntent | undefined {
+  return accepted.get(request);
+}
+
 /** `POST /intents`: 201 with the stored record and its `Location`. */
 export async function postIntent(request: Request, ctx: AppContext): Promise<Response> {
   const { bytes, value } = await readJsonBody(request, ctx);
@@ -26,6 +40,7 @@ export async function postIntent(request: Request, ctx: AppContext): Promise<Res
     bytes,
     value,
   );
+  accepted.set(request, { variant: record.variant, kind: record.authorship.kind });
   return json(201, renderIntent(record, value), {
     location: `/intents/${encodeURIComponent(record.id)}`,
   });
