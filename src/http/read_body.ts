@@ -42,7 +42,10 @@ function tooLarge(maxBytes: number): ServiceError {
  * const bytes = await readBody(request, { maxBytes: 32768, timeoutMs: 10_000 });
  * ```
  */
-export async function readBody(request: Request, options: ReadBodyOptions): Promise<Uint8Array> {
+export async function readBody(
+  request: Request,
+  options: ReadBodyOptions,
+): Promise<Uint8Array<ArrayBuffer>> {
   const { maxBytes, timeoutMs } = options;
   const declared = request.headers.get("content-length");
   let expected: number | undefined;
@@ -56,7 +59,7 @@ export async function readBody(request: Request, options: ReadBodyOptions): Prom
   if (request.body === null) return new Uint8Array(0);
 
   const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let total = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<"timeout">((resolve) => {
@@ -64,7 +67,7 @@ export async function readBody(request: Request, options: ReadBodyOptions): Prom
   });
   try {
     for (;;) {
-      let result: ReadableStreamReadResult<Uint8Array> | "timeout";
+      let result: ReadableStreamReadResult<Uint8Array<ArrayBuffer>> | "timeout";
       try {
         result = await Promise.race([reader.read(), timedOut]);
       } catch {
