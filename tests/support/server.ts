@@ -65,8 +65,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const outDone = (async () => {
     for await (const chunk of child.stdout) out += decoder.decode(chunk, { stream: true });
   })();
-  let resolveListen: (port: number) => void;
-  let rejectListen: (error: Error) => void;
+  let resolveListen!: (port: number) => void;
+  let rejectListen!: (error: Error) => void;
   const listening = new Promise<number>((resolve, reject) => {
     resolveListen = resolve;
     rejectListen = reject;
