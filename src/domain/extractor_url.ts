@@ -33,6 +33,8 @@ export function checkExtractorUrl(url: string): string | null {
   if (url.includes("#")) return "must not have a fragment";
   const authority = url.slice(scheme[0].length).split("/", 1)[0];
   if (authority.includes("@")) return "must not contain user info";
+  // WHATWG parsing skips extra slashes ("https:///x" gets host "x"); RFC 3986 sees no host.
+  if (authority === "") return "must have a host";
   let parsed: URL;
   try {
     parsed = new URL(url);
