@@ -123,13 +123,26 @@ export function toKeyFile(key: Ed25519Key): Ed25519KeyFile {
   };
 }
 
-/** Reads a key file; throws TypeError when it is not one. */
+/**
+ * Reads a key file.
+ *
+ * @throws {TypeError} when it is not an Ed25519 key file or its keys do not match.
+ */
 export function fromKeyFile(file: unknown): Ed25519Key {
   const f = file as Partial<Ed25519KeyFile>;
   if (typeof f !== "object" || f === null || typeof f.secret_key !== "string") {
     throw new TypeError("not a key file: expected {kind, secret_key, public_key}");
   }
-  const key = ed25519KeyFromSecret(base58.decode(f.secret_key));
+  if (f.kind !== undefined && f.kind !== "Ed25519") {
+    throw new TypeError("key file: kind must be Ed25519");
+  }
+  let secret: Uint8Array;
+  try {
+    secret = base58.decode(f.secret_key);
+  } catch {
+    throw new TypeError("key file: secret_key is not base58");
+  }
+  const key = ed25519KeyFromSecret(secret);
   if (f.public_key !== undefined && f.public_key !== base58.encode(key.publicKey)) {
     throw new TypeError("key file: public_key does not belong to secret_key");
   }
@@ -157,6 +170,16 @@ export function signVariantA(payload: Payload, key: Ed25519Key): VariantABody {
 /** A Variant B body signed with an Ed25519 key. */
 export function signVariantB(intent: Intent, key: Ed25519Key): VariantBBody {
   return { authorship: { Signed: ed25519Signature(intent, key) }, intent };
+}
+
+/** A Variant A body from a payload and any signature (e.g. a passkey or multisig). */
+export function variantABody(payload: Payload, signature: Signature): VariantABody {
+  return { payload, signature };
+}
+
+/** A Variant B body from an intent and any signature (e.g. a passkey or multisig). */
+export function variantBBody(intent: Intent, signature: Signature): VariantBBody {
+  return { authorship: { Signed: signature }, intent };
 }
 
 /** A Variant B body with `Unsigned` authorship (accepted only where the operator allows it). */
@@ -192,7 +215,8 @@ function toHex(bytes: Uint8Array): string {
 
 /** The SEC1 uncompressed point of a P-256 SPKI public key (from `getPublicKey()`). */
 export function p256PointFromSpki(spki: Uint8Array): Uint8Array {
-  if (spki.length !== 91 || toHex(spki.subarray(0, 26)) !== P256_SPKI_PREFIX) {
+  // The point after the prefix must be uncompressed (0x04), as SPKI from WebAuthn always is.
+  if (spki.length !== 91 || toHex(spki.subarray(0, 26)) !== P256_SPKI_PREFIX || spki[26] !== 4) {
     throw new TypeError("expected a P-256 SubjectPublicKeyInfo (91 bytes)");
   }
   return spki.slice(26);
@@ -304,15 +328,28 @@ export class IntentsClient {
     throw new IntentsError(response.status, code, message);
   }
 
-  async #json<T>(method: string, path: string, options = {}): Promise<T> {
+  async #json<T>(
+    method: string,
+    path: string,
+    options: { body?: BodyInit; type?: string; admin?: boolean } = {},
+  ): Promise<T> {
     const response = await this.#call(method, path, options);
     return await response.json() as T;
   }
 
-  /** `POST /intents`: the stored record. Accepts a body object or its exact JSON text. */
-  submit(body: VariantABody | VariantBBody | string): Promise<IntentRecord> {
-    const text = typeof body === "string" ? body : JSON.stringify(body);
-    return this.#json("POST", "/intents", { body: text, type: "application/json" });
+  /**
+   * `POST /intents`: the stored record. Accepts a body object, or its exact
+   * JSON text or bytes (sent unchanged, so what was signed is what is sent).
+   *
+   * @throws {IntentsError} with the server's `code`, e.g. `intent_exists`.
+   */
+  submit(body: VariantABody | VariantBBody | string | Uint8Array): Promise<IntentRecord> {
+    const sent: BodyInit = typeof body === "string"
+      ? body
+      : body instanceof Uint8Array
+      ? body as Uint8Array<ArrayBuffer>
+      : JSON.stringify(body);
+    return this.#json("POST", "/intents", { body: sent, type: "application/json" });
   }
 
   /** `GET /intents/{id}` (admin). */
@@ -340,6 +377,29 @@ export class IntentsClient {
     const response = await this.#call("POST", path, { body, type: contentType, admin: true });
     const { id } = await response.json() as { id: string };
     return { id, created: response.status === 201 };
+  }
+
+  async #getDocument(path: string): Promise<{ bytes: Uint8Array; contentType: string }> {
+    const response = await this.#call("GET", path);
+    return {
+      bytes: new Uint8Array(await response.arrayBuffer()),
+      contentType: response.headers.get("content-type") ?? "application/octet-stream",
+    };
+  }
+
+  /** `GET /templates/{id}`: the stored bytes and content type. */
+  getTemplate(id: string): Promise<{ bytes: Uint8Array; contentType: string }> {
+    return this.#getDocument(`/templates/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /policies/{id}`: the stored bytes and content type. */
+  getPolicy(id: string): Promise<{ bytes: Uint8Array; contentType: string }> {
+    return this.#getDocument(`/policies/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /healthz`: resolves when the service and its storage answer. */
+  health(): Promise<{ status: "ok" }> {
+    return this.#json("GET", "/healthz");
   }
 
   /** `POST /templates` (admin): the content address of the document. */
