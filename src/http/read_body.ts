@@ -93,7 +93,14 @@ export async function readBody(
   } finally {
     clearTimeout(timer);
   }
-  if (chunks.length === 1) return chunks[0];
+  if (chunks.length === 1) {
+    const [only] = chunks;
+    // A chunk may be a view into a larger read buffer; stored as is, Deno KV
+    // would serialize that whole buffer (a 64 KiB buffer fails the value limit).
+    return only.byteOffset === 0 && only.byteLength === only.buffer.byteLength
+      ? only
+      : only.slice();
+  }
   const bytes = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {
