@@ -1,7 +1,9 @@
 /**
- * RFC 8785 JSON Canonicalization Scheme: the bytes that Variant A and Variant B
- * signatures cover. The server, the client library and the passkey page all
- * canonicalize through this one module.
+ * RFC 8785 JSON Canonicalization Scheme (JCS): the exact text a client signs
+ * (CONTRACT §3). Serialisation is done by the `canonicalize` package; this
+ * module first checks that the value is plain JSON, because `canonicalize`
+ * (like `JSON.stringify`) silently drops or rewrites what JSON cannot hold,
+ * and a signature must never cover a silently altered value.
  * @module
  */
 
@@ -10,25 +12,99 @@ import canonicalize from "canonicalize";
 const encoder = new TextEncoder();
 
 /**
- * UTF-8 of the JCS text of a JSON value.
+ * The RFC 8785 canonical JSON text of a JSON value: members sorted by UTF-16
+ * code units, no white space, ECMAScript number and string serialisation.
  *
- * @param value a JSON value (as parsed from a request, or built by a client).
- * @returns the canonical bytes.
- * @throws {TypeError} when the value has no JSON text (e.g. `undefined`), or it
- *   holds a non-finite number or a lone surrogate.
+ * @param value null, a boolean, a finite number, a well-formed string, or an
+ *   array or plain object of such values.
+ * @returns the canonical JSON text.
+ * @throws {TypeError} for anything JSON cannot represent exactly: non-finite
+ *   numbers, `undefined`, functions, symbols, bigints, strings with lone
+ *   surrogates, sparse arrays, objects that are not plain, and cycles.
  *
  * @example
  * ```ts
- * new TextDecoder().decode(canonicalBytes({ b: 1, a: "x" })); // '{"a":"x","b":1}'
+ * canonicalJson({ b: [1e21, -0], a: "€" }); // '{"a":"€","b":[1e+21,0]}'
+ * ```
+ */
+export function canonicalJson(value: unknown): string {
+  assertJsonValue(value);
+  const text = canonicalize(value);
+  // Unreachable after the check above; kept so the return type is honest.
+  if (text === undefined) throw new TypeError("value has no JSON representation");
+  return text;
+}
+
+/**
+ * The UTF-8 bytes of {@link canonicalJson}: the bytes a client signs.
+ *
+ * @param value a JSON value, as for {@link canonicalJson}.
+ * @returns UTF-8 of the canonical JSON text.
+ * @throws {TypeError} as {@link canonicalJson}.
+ *
+ * @example
+ * ```ts
+ * canonicalBytes({ a: 1 }); // Uint8Array of '{"a":1}'
  * ```
  */
 export function canonicalBytes(value: unknown): Uint8Array {
-  let text: string | undefined;
-  try {
-    text = canonicalize(value);
-  } catch (error) {
-    throw new TypeError(`Cannot canonicalize value: ${(error as Error).message}`);
+  return encoder.encode(canonicalJson(value));
+}
+
+/**
+ * Walks the value with an explicit stack (no recursion, so any depth is
+ * safe) and throws TypeError at the first part JSON cannot represent.
+ * `open` holds the containers on the current path, to detect cycles while
+ * still allowing the same object to appear twice side by side.
+ */
+function assertJsonValue(root: unknown): void {
+  const open = new Set<object>();
+  // A container is pushed once to enter it and once more (as `exit`) to
+  // leave it, so `open` holds exactly the path from the root.
+  const work: { value: unknown; exit: boolean }[] = [{ value: root, exit: false }];
+  while (work.length > 0) {
+    const { value, exit } = work.pop()!;
+    if (exit) {
+      open.delete(value as object);
+      continue;
+    }
+    switch (typeof value) {
+      case "boolean":
+        continue;
+      case "number":
+        if (!Number.isFinite(value)) throw new TypeError("JSON cannot represent a non-finite number");
+        continue;
+      case "string":
+        if (!value.isWellFormed()) throw new TypeError("JSON text may not hold a lone surrogate");
+        continue;
+      case "object":
+        break;
+      default:
+        throw new TypeError(`JSON cannot represent a value of type ${typeof value}`);
+    }
+    if (value === null) continue;
+    if (open.has(value)) throw new TypeError("JSON cannot represent a cyclic value");
+    open.add(value);
+    work.push({ value, exit: true });
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) {
+        if (!(i in value)) throw new TypeError("JSON cannot represent a sparse array");
+        work.push({ value: value[i], exit: false });
+      }
+      continue;
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) {
+      // Dates, Maps, class instances and boxed primitives would be
+      // serialised through toJSON or dropped to `{}`.
+      throw new TypeError("JSON cannot represent an object that is not a plain object");
+    }
+    if (Object.getOwnPropertySymbols(value).length > 0) {
+      throw new TypeError("JSON cannot represent a symbol-keyed member");
+    }
+    for (const key of Object.keys(value)) {
+      work.push({ value: (value as Record<string, unknown>)[key], exit: false });
+      if (!key.isWellFormed()) throw new TypeError("JSON text may not hold a lone surrogate");
+    }
   }
-  if (text === undefined) throw new TypeError("Cannot canonicalize value: it has no JSON text");
-  return encoder.encode(text);
 }

@@ -1,18 +1,85 @@
 /**
- * Reads a request body with a size cap and a time limit, so that a client can
- * neither make the server buffer more than the limit nor hold a request open
- * by trickling bytes.
+ * Reads a request body as a stream with a size cap and a deadline, so a
+ * client can neither make the server buffer more than `maxBytes` nor hold a
+ * request open by trickling its body forever.
  * @module
  */
 
 import { ServiceError } from "../errors.ts";
 
-/** Options of {@link readBody}. */
-export interface ReadBodyOptions {
-  /** Largest body accepted, in bytes; more is a 413. */
-  maxBytes: number;
-  /** Time allowed for the whole body, from the first read; past it, a 408. */
-  timeoutMs: number;
+/** Default time allowed for the whole body to arrive. */
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/**
+ * Reads the request body as a stream, at most `maxBytes`.
+ *
+ * @param request the incoming request; its body is consumed.
+ * @param options `maxBytes`: the largest accepted body; `timeoutMs`: time
+ *   allowed for the whole body to arrive (default 10 000).
+ * @returns the body bytes; an absent body is an empty array.
+ * @throws {ServiceError} 413 `payload_too_large` as soon as Content-Length
+ *   or the bytes read exceed `maxBytes` (the stream is cancelled and read no
+ *   further); 408 `request_timeout` when the body has not fully arrived
+ *   within `timeoutMs` (the stream is cancelled).
+ * @throws {TypeError} when the body was already used, or a chunk is not bytes.
+ *
+ * @example
+ * ```ts
+ * const bytes = await readBody(request, { maxBytes: 32_768 });
+ * ```
+ */
+export async function readBody(
+  request: Request,
+  options: { maxBytes: number; timeoutMs?: number },
+): Promise<Uint8Array> {
+  const { maxBytes, timeoutMs = DEFAULT_TIMEOUT_MS } = options;
+  const body = request.body;
+  if (body === null) return new Uint8Array(0);
+
+  // Content-Length is only trusted to reject early; the streamed count below
+  // is what enforces the limit, whatever the header says.
+  const declared = parseContentLength(request.headers.get("content-length"));
+  if (declared !== null && declared > maxBytes) {
+    body.cancel().catch(() => {});
+    throw tooLarge(maxBytes);
+  }
+
+  const reader = body.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), timeoutMs);
+  });
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const result = await Promise.race([reader.read(), deadline]);
+      if (result === "timeout") {
+        // Not awaited: a stalled source may never finish cancelling.
+        reader.cancel().catch(() => {});
+        throw new ServiceError(
+          408,
+          "request_timeout",
+          `request body did not arrive within ${timeoutMs} ms`,
+        );
+      }
+      if (result.done) break;
+      const chunk: unknown = result.value;
+      if (!(chunk instanceof Uint8Array)) {
+        reader.cancel().catch(() => {});
+        throw new TypeError("request body stream yielded a chunk that is not bytes");
+      }
+      total += chunk.byteLength;
+      if (total > maxBytes) {
+        reader.cancel().catch(() => {});
+        throw tooLarge(maxBytes);
+      }
+      chunks.push(chunk);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return concat(chunks, total);
 }
 
 function tooLarge(maxBytes: number): ServiceError {
@@ -20,92 +87,22 @@ function tooLarge(maxBytes: number): ServiceError {
     413,
     "payload_too_large",
     `request body is larger than ${maxBytes} bytes`,
-    // The rest of the body is not read: the connection cannot be reused.
-    { connection: "close" },
   );
 }
 
-/**
- * Reads the whole body of `request`.
- *
- * A `Content-Length` above the limit is refused before anything is read; a
- * body without one (chunked) is cut off as soon as it passes the limit, so at
- * most `maxBytes` plus one chunk is ever held.
- *
- * @returns the exact body bytes (empty when there is no body).
- * @throws {ServiceError} 413 `payload_too_large` past `maxBytes`, 408
- *   `request_timeout` when the body takes longer than `timeoutMs`, 400
- *   `invalid_body` when the stream fails (e.g. the client went away).
- *
- * @example
- * ```ts
- * const bytes = await readBody(request, { maxBytes: 32768, timeoutMs: 10_000 });
- * ```
- */
-export async function readBody(
-  request: Request,
-  options: ReadBodyOptions,
-): Promise<Uint8Array<ArrayBuffer>> {
-  const { maxBytes, timeoutMs } = options;
-  const declared = request.headers.get("content-length");
-  let expected: number | undefined;
-  if (declared !== null) {
-    if (!/^[0-9]{1,15}$/.test(declared.trim())) {
-      throw new ServiceError(400, "invalid_body", "Content-Length: must be a whole number");
-    }
-    expected = Number(declared.trim());
-    if (expected > maxBytes) throw tooLarge(maxBytes);
-  }
-  if (request.body === null) return new Uint8Array(0);
+/** The header's value when it is a plain decimal length, else null. */
+function parseContentLength(value: string | null): number | null {
+  if (value === null || !/^[0-9]+$/.test(value.trim())) return null;
+  return Number(value.trim());
+}
 
-  const reader = request.body.getReader();
-  const chunks: Uint8Array<ArrayBuffer>[] = [];
-  let total = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), timeoutMs);
-  });
-  try {
-    for (;;) {
-      let result: ReadableStreamReadResult<Uint8Array<ArrayBuffer>> | "timeout";
-      try {
-        result = await Promise.race([reader.read(), timedOut]);
-      } catch {
-        throw new ServiceError(400, "invalid_body", "request body could not be read");
-      }
-      if (result === "timeout") {
-        throw new ServiceError(
-          408,
-          "request_timeout",
-          `request body was not received within ${timeoutMs} ms`,
-          { connection: "close" },
-        );
-      }
-      if (result.done) break;
-      total += result.value.length;
-      if (total > maxBytes) throw tooLarge(maxBytes);
-      chunks.push(result.value);
-    }
-  } catch (error) {
-    // Stop receiving: whatever else the client sends is dropped, not buffered.
-    reader.cancel().catch(() => {});
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-  if (chunks.length === 1) {
-    const [only] = chunks;
-    // A chunk may be a view into a larger read buffer; stored as is, Deno KV
-    // would serialize that whole buffer (a 64 KiB buffer fails the value limit).
-    return only.byteOffset === 0 && only.byteLength === only.buffer.byteLength
-      ? only
-      : only.slice();
-  }
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0];
   const bytes = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, offset);
-    offset += chunk.length;
+    offset += chunk.byteLength;
   }
   return bytes;
 }
