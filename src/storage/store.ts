@@ -77,6 +77,17 @@ export const keys = {
   health: ["health"] as Deno.KvKey,
 };
 
+/**
+ * The record with a body that owns exactly its bytes: Deno KV serializes a
+ * typed array's whole underlying buffer, so a view into a larger buffer would
+ * store (and count against the 64 KiB value limit) more than the body.
+ */
+function exactBody(record: StoredIntent): StoredIntent {
+  const { body } = record;
+  if (body.byteOffset === 0 && body.byteLength === body.buffer.byteLength) return record;
+  return { ...record, body: body.slice() };
+}
+
 /** Thrown when a list cursor is not one this store handed out. */
 export class InvalidCursorError extends Error {
   override name = "InvalidCursorError";
@@ -160,7 +171,7 @@ export class Store {
           checkedRefs.add(refId);
           op.check(ref);
         }
-        op.set(key, record)
+        op.set(key, exactBody(record))
           .set(keys.intentIndex(record.receivedAtMs, record.id), record.id);
       }
       const result = await op.commit();

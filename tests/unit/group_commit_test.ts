@@ -354,3 +354,25 @@ Deno.test("createWriter commits one insert per commit at batchMax 1 and groups a
     await close();
   }
 });
+
+Deno.test("stores only the body's bytes when the body is a view into a larger buffer", async () => {
+  const { kv, close } = await openKv("memory");
+  try {
+    const store = new Store(kv);
+    const ref = await addTemplate(store, "tpl");
+    const pending = pendingInsert("view", ref);
+    const big = new Uint8Array(70_000);
+    big.set(pending.record.body, 1000);
+    const view = big.subarray(1000, 1000 + pending.record.body.length);
+    const outcome = await store.insertIntent({
+      ...pending,
+      record: { ...pending.record, body: view },
+    });
+    assert.equal(outcome, "created");
+    const stored = await store.getIntent("view");
+    assert.deepEqual(stored?.body, pending.record.body);
+    assert.equal(stored?.body.buffer.byteLength, pending.record.body.length);
+  } finally {
+    await close();
+  }
+});

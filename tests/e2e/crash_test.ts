@@ -1,0 +1,184 @@
+/**
+ * Crash: submissions stream at a server, which is killed with SIGKILL while
+ * requests are in flight, then restarted on the same KV file, twice over.
+ * Every intent answered 201 is there and intact, the server starts cleanly,
+ * and nothing is half-written: every record has its index entry and every
+ * index entry its record. Both writer modes.
+ */
+
+import assert from "node:assert/strict";
+import { dirname } from "node:path";
+import {
+  type Ed25519Key,
+  generateEd25519Key,
+  IntentsClient,
+  signVariantA,
+  signVariantB,
+} from "../../client/mod.ts";
+import { keys, type StoredIntent } from "../../src/storage/store.ts";
+import { startServer, type TestServer } from "../support/server.ts";
+
+const KILLS = 2;
+const WORKERS = 32;
+const BODIES_PER_ROUND = 1200;
+/** The kill comes once this many submissions of the round were accepted. */
+const KILL_AFTER = 300;
+
+const signers: Ed25519Key[] = Array.from({ length: 4 }, () => generateEd25519Key());
+
+function freshBodies(templateId: string, policyId: string): { id: string; body: string }[] {
+  return Array.from({ length: BODIES_PER_ROUND }, (_, i) => {
+    const id = crypto.randomUUID();
+    const key = signers[i % signers.length];
+    const attrs = { fields: { n: i, memo: "x".repeat(i % 200) } };
+    const body = i % 2 === 0
+      ? signVariantB({ id, policy_id: policyId, attrs }, key)
+      : signVariantA({ id, template_id: templateId, attrs }, key);
+    return { id, body: JSON.stringify(body) };
+  });
+}
+
+/**
+ * Streams `bodies` at the server from {@link WORKERS} connections and kills
+ * the server with SIGKILL after {@link KILL_AFTER} acceptances.
+ *
+ * @returns the accepted records' texts by id, and how many requests were in flight at the kill.
+ */
+async function streamAndKill(
+  server: TestServer,
+  bodies: { id: string; body: string }[],
+): Promise<{ accepted: Map<string, string>; inFlightAtKill: number }> {
+  const http = Deno.createHttpClient({});
+  const accepted = new Map<string, string>();
+  let next = 0;
+  let inFlight = 0;
+  let inFlightAtKill = -1;
+  let killing: Promise<void> | undefined;
+  const worker = async () => {
+    while (next < bodies.length && killing === undefined) {
+      const { id, body } = bodies[next++];
+      inFlight++;
+      try {
+        const response = await fetch(`${server.url}/intents`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+          client: http,
+        });
+        const text = await response.text();
+        assert.equal(response.status, 201, text);
+        accepted.set(id, text);
+        if (accepted.size >= KILL_AFTER && killing === undefined) {
+          inFlightAtKill = inFlight - 1;
+          killing = server.stop({ kill: true });
+        }
+      } catch (error) {
+        // A request cut by the kill has no answer; anything else is a failure.
+        if (killing === undefined || error instanceof assert.AssertionError) throw error;
+      } finally {
+        inFlight--;
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: WORKERS }, worker));
+    assert.ok(killing, "the stream ended before the kill");
+    await killing;
+  } finally {
+    http.close();
+  }
+  return { accepted, inFlightAtKill };
+}
+
+/** Every record has its index entry and every index entry its record; returns the ids. */
+async function assertNothingHalfWritten(kvPath: string): Promise<Set<string>> {
+  const kv = await Deno.openKv(kvPath);
+  try {
+    const indexed = new Map<string, number>();
+    for await (const entry of kv.list<string>({ prefix: keys.intentIndexPrefix })) {
+      assert.equal(entry.key[2], entry.value);
+      indexed.set(entry.value, entry.key[1] as number);
+    }
+    const ids = new Set<string>();
+    for await (const entry of kv.list<StoredIntent>({ prefix: ["intents"] })) {
+      const record = entry.value;
+      assert.equal(entry.key[1], record.id);
+      assert.equal(indexed.get(record.id), record.receivedAtMs, `index of ${record.id}`);
+      JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(record.body));
+      ids.add(record.id);
+    }
+    assert.equal(ids.size, indexed.size, "index entries without records");
+    return ids;
+  } finally {
+    kv.close();
+  }
+}
+
+async function crashAndRecover(batchMax: number): Promise<void> {
+  const env = { COMMIT_BATCH_MAX: String(batchMax) };
+  let server = await startServer({ env });
+  const kvPath = server.kvPath;
+  const accepted = new Map<string, string>();
+  const sent = new Set<string>();
+  try {
+    const admin = new IntentsClient({ url: server.url, token: server.adminToken });
+    const templateId = (await admin.addTemplate(`{"crash":"template"}`)).id;
+    const policyId = (await admin.addPolicy(`{"crash":"policy"}`)).id;
+
+    for (let round = 0; round < KILLS; round++) {
+      const bodies = freshBodies(templateId, policyId);
+      for (const { id } of bodies) sent.add(id);
+      const result = await streamAndKill(server, bodies);
+      assert.ok(result.inFlightAtKill > 0, "no request was in flight at the kill");
+      for (const [id, text] of result.accepted) accepted.set(id, text);
+
+      server = await startServer({ env, kvPath });
+      const health = await fetch(`${server.url}/healthz`);
+      assert.equal(health.status, 200, await health.text());
+    }
+
+    const stored = await assertNothingHalfWritten(kvPath);
+    for (const id of stored) assert.ok(sent.has(id), `stored ${id} was never sent`);
+    for (const id of accepted.keys()) assert.ok(stored.has(id), `accepted ${id} is missing`);
+
+    const http = Deno.createHttpClient({});
+    try {
+      const ids = [...accepted.keys()];
+      for (let i = 0; i < ids.length; i += 50) {
+        await Promise.all(
+          ids.slice(i, i + 50).map(async (id) => {
+            const response = await fetch(`${server.url}/intents/${id}`, {
+              headers: { authorization: `Bearer ${server.adminToken}` },
+              client: http,
+            });
+            assert.equal(response.status, 200);
+            assert.deepEqual(await response.json(), JSON.parse(accepted.get(id)!));
+          }),
+        );
+      }
+      // The restarted server still refuses an accepted id.
+      const first = JSON.parse(accepted.get(ids[0])!);
+      const again = await fetch(`${server.url}/intents`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(first.request),
+        client: http,
+      });
+      assert.equal(again.status, 409, await again.text());
+    } finally {
+      http.close();
+    }
+  } finally {
+    await server.stop();
+    await Deno.remove(dirname(kvPath), { recursive: true });
+  }
+}
+
+for (const batchMax of [1, 32]) {
+  Deno.test(
+    `keeps every accepted intent intact across SIGKILL (COMMIT_BATCH_MAX=${batchMax})`,
+    async () => {
+      await crashAndRecover(batchMax);
+    },
+  );
+}

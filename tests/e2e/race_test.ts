@@ -1,0 +1,115 @@
+/**
+ * Races: 200 concurrent submissions of one id, in both variants and from
+ * several signers (so the bodies differ), against one server and against two
+ * server processes sharing one KV file, in both writer modes. Exactly one
+ * answer is 201, every other is 409 `intent_exists`, and the stored record is
+ * the one the 201 returned.
+ */
+
+import assert from "node:assert/strict";
+import { dirname } from "node:path";
+import {
+  type Ed25519Key,
+  generateEd25519Key,
+  IntentsClient,
+  signVariantA,
+  signVariantB,
+} from "../../client/mod.ts";
+import { startServer, type TestServer } from "../support/server.ts";
+
+const RACERS = 200;
+const ROUNDS = 3;
+const IDS_AT_ONCE = 2;
+const SIGNERS = 5;
+
+const signers: Ed25519Key[] = Array.from({ length: SIGNERS }, () => generateEd25519Key());
+
+/** 200 different bodies claiming one UUID: Variant A and B, five signers, mixed case. */
+function racingBodies(id: string, templateId: string, policyId: string): string[] {
+  const bodies: string[] = [];
+  for (let i = 0; i < RACERS; i++) {
+    const key = signers[i % SIGNERS];
+    const fields = { racer: i };
+    // Ids differing only in case are one intent: some racers send it upper-cased.
+    const claimed = i % 3 === 2 ? id.toUpperCase() : id;
+    const body = i % 2 === 0
+      ? signVariantA({ id: claimed, template_id: templateId, attrs: { fields } }, key)
+      : signVariantB({ id: claimed, policy_id: policyId, attrs: { fields } }, key);
+    bodies.push(JSON.stringify(body));
+  }
+  return bodies;
+}
+
+async function race(options: { batchMax: number; processes: 1 | 2 }): Promise<void> {
+  const env = { COMMIT_BATCH_MAX: String(options.batchMax) };
+  const servers: TestServer[] = [await startServer({ env })];
+  const http = Deno.createHttpClient({});
+  try {
+    if (options.processes === 2) {
+      servers.push(await startServer({ env, kvPath: servers[0].kvPath }));
+    }
+    const admin = new IntentsClient({ url: servers[0].url, token: servers[0].adminToken });
+    const templateId = (await admin.addTemplate(`{"race":"template"}`)).id;
+    const policyId = (await admin.addPolicy(`{"race":"policy"}`)).id;
+
+    for (let round = 0; round < ROUNDS; round++) {
+      // Two ids race at once, interleaved, so grouped commits mix conflicts of both.
+      const ids = Array.from({ length: IDS_AT_ONCE }, () => crypto.randomUUID());
+      const perId = ids.map((id) => racingBodies(id, templateId, policyId));
+      const sends: { id: string; body: string }[] = [];
+      for (let i = 0; i < RACERS; i++) {
+        ids.forEach((id, k) => sends.push({ id, body: perId[k][i] }));
+      }
+      const answers = await Promise.all(sends.map(async ({ id, body }, i) => {
+        const server = servers[i % servers.length];
+        const response = await fetch(`${server.url}/intents`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+          client: http,
+        });
+        return { id, status: response.status, text: await response.text() };
+      }));
+
+      for (const id of ids) {
+        const mine = answers.filter((a) => a.id === id);
+        const created = mine.filter((a) => a.status === 201);
+        const tally = JSON.stringify(Object.groupBy(mine, (a) => a.status));
+        assert.equal(created.length, 1, `round ${round}: ${created.length} were 201: ${tally}`);
+        for (const answer of mine) {
+          if (answer.status === 201) continue;
+          assert.equal(answer.status, 409, answer.text);
+          assert.equal(JSON.parse(answer.text).code, "intent_exists");
+        }
+        const winner = JSON.parse(created[0].text);
+        assert.equal(winner.id, id);
+        // Every process reads back exactly the record the 201 returned.
+        for (const server of servers) {
+          const response = await fetch(`${server.url}/intents/${id}`, {
+            headers: { authorization: `Bearer ${server.adminToken}` },
+            client: http,
+          });
+          assert.equal(response.status, 200);
+          assert.deepEqual(await response.json(), winner);
+        }
+      }
+    }
+  } finally {
+    http.close();
+    for (const server of servers) await server.stop();
+    await Deno.remove(dirname(servers[0].kvPath), { recursive: true });
+  }
+}
+
+for (const batchMax of [1, 32]) {
+  Deno.test(`one 201 among 200 racers on one server (COMMIT_BATCH_MAX=${batchMax})`, async () => {
+    await race({ batchMax, processes: 1 });
+  });
+
+  Deno.test(
+    `one 201 among 200 racers on two processes sharing a KV file (COMMIT_BATCH_MAX=${batchMax})`,
+    async () => {
+      await race({ batchMax, processes: 2 });
+    },
+  );
+}
