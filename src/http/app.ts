@@ -155,7 +155,7 @@ export function createApp(deps: AppDeps): App {
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
   const observers = [metrics.observe, ...(deps.observers ?? [])];
 
-  /** Finds the route and handler for a request, or throws 404/405. */
+  /** Finds the route and handler for a request (a 405 handler for a method it lacks), or throws 404. */
   function resolve(
     request: Request,
     path: string,
@@ -168,9 +168,18 @@ export function createApp(deps: AppDeps): App {
       if (!handler) {
         const allow = Object.keys(route.methods);
         if (allow.includes("GET")) allow.push("HEAD");
-        throw new ServiceError(405, "method_not_allowed", `${request.method} is not allowed here`, {
-          allow: allow.join(", "),
-        });
+        // Resolved to its route (for the log and metrics); answering is the 405.
+        const refuse = () => {
+          throw new ServiceError(
+            405,
+            "method_not_allowed",
+            `${request.method} is not allowed here`,
+            {
+              allow: allow.join(", "),
+            },
+          );
+        };
+        return { route, handler: refuse, params: [] };
       }
       return { route, handler, params: match.slice(1) };
     }
