@@ -1,0 +1,117 @@
+/**
+ * The committed browser bundle of the client library (`static/client.js`) is
+ * fresh, self-contained and computes the same bytes as the library itself.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  bundleInputs,
+  digestInputs,
+  OUTPUT,
+  recordedDigest,
+  ROOT,
+} from "../../tools/bundle_client.ts";
+import * as library from "../../client/mod.ts";
+
+const bundlePath = join(ROOT, OUTPUT);
+const bundleText = await Deno.readTextFile(bundlePath);
+
+Deno.test("static/client.js records the digest of its current inputs (else run `deno task bundle`)", async () => {
+  const recorded = recordedDigest(bundleText);
+  assert.ok(recorded, `${OUTPUT} has no "// inputs-sha256:" header`);
+  const inputs = await bundleInputs();
+  const names = inputs.map((i) => i.name);
+  for (const expected of ["client/browser.ts", "client/mod.ts", "src/domain/jcs.ts"]) {
+    assert.ok(names.includes(expected), `${expected} is an input of the bundle`);
+  }
+  assert.ok(
+    names.includes("npm:canonicalize@5.1.0") ||
+      names.some((n) => n.startsWith("npm:canonicalize@")),
+  );
+  assert.equal(
+    recorded,
+    await digestInputs(inputs),
+    `${OUTPUT} is stale: its inputs changed since it was built; run \`deno task bundle\``,
+  );
+});
+
+Deno.test("the inputs digest changes when a file's bytes, a file's name or a locked package changes", async () => {
+  const encoder = new TextEncoder();
+  const base = [
+    { name: "client/mod.ts", bytes: encoder.encode("export const a = 1;\n") },
+    { name: "npm:canonicalize@5.1.0", bytes: encoder.encode("sha512-abc") },
+  ];
+  const digest = await digestInputs(base);
+  assert.match(digest, /^[0-9a-f]{64}$/);
+  assert.equal(await digestInputs([...base].reverse()), digest, "input order does not matter");
+  assert.notEqual(
+    await digestInputs([base[0], { ...base[1], bytes: encoder.encode("sha512-abd") }]),
+    digest,
+  );
+  assert.notEqual(
+    await digestInputs([{ ...base[0], name: "client/mod2.ts" }, base[1]]),
+    digest,
+  );
+  assert.notEqual(
+    await digestInputs([{ ...base[0], bytes: encoder.encode("export const a = 2;\n") }, base[1]]),
+    digest,
+  );
+  // Moving bytes from one name to the next is a different input set.
+  assert.notEqual(
+    await digestInputs([
+      { name: "a", bytes: encoder.encode("xy") },
+      { name: "b", bytes: encoder.encode("") },
+    ]),
+    await digestInputs([
+      { name: "a", bytes: encoder.encode("x") },
+      { name: "b", bytes: encoder.encode("y") },
+    ]),
+  );
+});
+
+Deno.test("static/client.js imports nothing and leaves Ed25519 out", () => {
+  const code = bundleText.split("\n").filter((line) => !line.startsWith("//")).join("\n");
+  assert.doesNotMatch(code, /^\s*import[\s{*]/m, "a browser cannot resolve bare imports");
+  assert.doesNotMatch(code, /\bimport\s*\(/, "no dynamic imports");
+  assert.doesNotMatch(code, /ed25519|twistedEdwards/i, "the page needs no Ed25519");
+  assert.doesNotMatch(code, /\/root\/|\.cache\/deno/, "no machine-specific paths");
+});
+
+Deno.test("static/client.js computes the same signed bytes, challenge and signature members as client/mod.ts", async () => {
+  const bundled = await import(new URL(`file://${bundlePath}`).href);
+  const payload: library.Payload = {
+    template_id: "tmpl",
+    id: "é-😀-\u2028",
+    attrs: { fields: { z: 1e21, a: [true, null, 0.1], "\u00e9": "x" } },
+  };
+  assert.deepEqual(bundled.signedBytes(payload), library.signedBytes(payload));
+  assert.equal(await bundled.passkeyChallenge(payload), await library.passkeyChallenge(payload));
+  assert.deepEqual(
+    await bundled.passkeyChallengeBytes(payload),
+    await library.passkeyChallengeBytes(payload),
+  );
+
+  const spki = new Uint8Array(91);
+  spki.set(
+    Uint8Array.from(
+      "3059301306072a8648ce3d020106082a8648ce3d030107034200".match(/../g)!,
+      (h) => parseInt(h, 16),
+    ),
+  );
+  spki[26] = 4;
+  const assertion = {
+    authenticatorData: new Uint8Array(37).fill(7),
+    clientDataJSON: new TextEncoder().encode('{"type":"webauthn.get"}'),
+    signature: new Uint8Array([0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01]),
+    publicKey: spki,
+  };
+  const passkey = bundled.passkeySignature(assertion);
+  assert.deepEqual(passkey, library.passkeySignature(assertion));
+  const options = {
+    signers: { [passkey.Passkey.pub_key]: 1 },
+    threshold: 1,
+    signatures: [passkey],
+  };
+  assert.deepEqual(bundled.multisigSignature(options), library.multisigSignature(options));
+});
