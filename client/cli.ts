@@ -271,7 +271,7 @@ async function readKey(path: string) {
 }
 
 async function sign({ values, io }: Ctx): Promise<void> {
-  const key = await readKey(requireArg(values.key, "--key"));
+  const keyPath = requireArg(values.key, "--key");
   let body: unknown;
   if (values.payload !== undefined) {
     if (values.template || values.policy || values.id || values.fields || values["fields-file"]) {
@@ -280,6 +280,7 @@ async function sign({ values, io }: Ctx): Promise<void> {
     const text = new TextDecoder().decode(await readInput(values.payload, io));
     const value = parseJsonText(text, "--payload");
     if (!isPlainObject(value)) throw new UsageError("--payload must hold a JSON object");
+    const key = await readKey(keyPath);
     if ("template_id" in value) body = signVariantA(value as unknown as Payload, key);
     else if ("policy_id" in value) body = signVariantB(value as unknown as Intent, key);
     else throw new UsageError("--payload needs template_id (Variant A) or policy_id (Variant B)");
@@ -301,6 +302,7 @@ async function sign({ values, io }: Ctx): Promise<void> {
     if (fields !== undefined && !isPlainObject(fields)) {
       throw new UsageError("--fields must be a JSON object");
     }
+    const key = await readKey(keyPath);
     const id = values.id ?? crypto.randomUUID();
     const attrs = fields === undefined ? {} : { attrs: { fields } };
     if (values.template) {
