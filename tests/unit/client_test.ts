@@ -1,0 +1,294 @@
+import assert from "node:assert/strict";
+import { base58 } from "@scure/base";
+import {
+  ed25519KeyFromSecret,
+  ed25519Signature,
+  fromKeyFile,
+  generateEd25519Key,
+  IntentsClient,
+  IntentsError,
+  multisigSignature,
+  p256PointFromSpki,
+  passkeyChallenge,
+  passkeySignature,
+  signedBytes,
+  signVariantA,
+  signVariantB,
+  toKeyFile,
+  unsignedVariantB,
+  variantABody,
+  variantBBody,
+} from "../../client/mod.ts";
+import { createApp } from "../../src/http/app.ts";
+import { readSettings } from "../../src/settings.ts";
+import { canonicalBytes } from "../../src/domain/jcs.ts";
+import { passkeyChallenge as serverChallenge } from "../../src/domain/passkey.ts";
+import { verifyEd25519 } from "../../src/crypto/ed25519.ts";
+import { SoftwarePasskey } from "../support/authenticator.ts";
+
+const ADMIN_TOKEN = "client-test-admin-token-0123";
+const ORIGIN = "http://localhost:8000";
+const SPKI_PREFIX = Uint8Array.from(
+  "3059301306072a8648ce3d020106082a8648ce3d030107034200".match(/../g)!,
+  (h) => parseInt(h, 16),
+);
+
+/** The whole server stack in-process, reached through the client's `fetch` option. */
+async function withService(
+  fn: (client: IntentsClient, ids: { template: string; policy: string }) => Promise<void>,
+  env: Record<string, string> = {},
+) {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const settings = readSettings({ ADMIN_TOKEN, PASSKEY_ORIGINS: ORIGIN, ...env });
+    const app = createApp({ kv, settings, log: () => {} });
+    const client = new IntentsClient({
+      url: "http://service.test/",
+      token: ADMIN_TOKEN,
+      fetch: (input, init) => app.handler(new Request(input, init)),
+    });
+    const template = (await client.addTemplate('{"t":1}')).id;
+    const policy = (await client.addPolicy('{"p":1}')).id;
+    await fn(client, { template, policy });
+  } finally {
+    kv.close();
+  }
+}
+
+/** An assertion as `navigator.credentials.get` returns it, from the software passkey. */
+async function webAuthnAssertion(passkey: SoftwarePasskey, bytes: Uint8Array) {
+  const body = await passkey.assert(bytes, { origin: ORIGIN });
+  const spki = new Uint8Array(91);
+  spki.set(SPKI_PREFIX, 0);
+  spki.set(passkey.publicKey, 26);
+  return {
+    body,
+    assertion: {
+      authenticatorData: base58.decode(body.authenticator_data),
+      clientDataJSON: new TextEncoder().encode(body.client_data),
+      signature: base58.decode(body.signature),
+      publicKey: spki,
+    },
+  };
+}
+
+Deno.test("a key file round-trips and names matching keys", () => {
+  const key = generateEd25519Key();
+  const file = toKeyFile(key);
+  assert.equal(file.kind, "Ed25519");
+  const back = fromKeyFile(JSON.parse(JSON.stringify(file)));
+  assert.deepEqual(back.secretKey, key.secretKey);
+  assert.deepEqual(back.publicKey, key.publicKey);
+  assert.deepEqual(ed25519KeyFromSecret(key.secretKey).publicKey, key.publicKey);
+});
+
+Deno.test("a key file whose public key belongs to another secret is refused", () => {
+  const file = toKeyFile(generateEd25519Key());
+  file.public_key = toKeyFile(generateEd25519Key()).public_key;
+  assert.throws(() => fromKeyFile(file), TypeError);
+  assert.throws(() => fromKeyFile({ ...toKeyFile(generateEd25519Key()), kind: "P256" }), TypeError);
+  assert.throws(() => fromKeyFile({ secret_key: "0OIl" }), TypeError);
+  assert.throws(() => fromKeyFile(null), TypeError);
+  assert.throws(() => ed25519KeyFromSecret(new Uint8Array(31)), RangeError);
+});
+
+Deno.test("signed bytes are the server's JCS bytes", () => {
+  const payload = { template_id: "t", id: "é", attrs: { fields: { b: 1e21, a: [1, "x"] } } };
+  assert.deepEqual(signedBytes(payload), canonicalBytes(payload));
+  assert.equal(
+    new TextDecoder().decode(signedBytes(payload)),
+    '{"attrs":{"fields":{"a":[1,"x"],"b":1e+21}},"id":"é","template_id":"t"}',
+  );
+});
+
+Deno.test("a Variant A signature verifies with the server's strict verifier", async () => {
+  const key = generateEd25519Key();
+  const body = signVariantA({ id: "a", template_id: "t" }, key);
+  const sig = body.signature as { Ed25519: { pub_key: string; signature: string } };
+  const bytes = canonicalBytes(body.payload);
+  assert.equal(
+    await verifyEd25519(
+      base58.decode(sig.Ed25519.pub_key),
+      bytes,
+      base58.decode(sig.Ed25519.signature),
+    ),
+    true,
+  );
+  const other = canonicalBytes({ ...body.payload, id: "b" });
+  assert.equal(
+    await verifyEd25519(
+      base58.decode(sig.Ed25519.pub_key),
+      other,
+      base58.decode(sig.Ed25519.signature),
+    ),
+    false,
+  );
+});
+
+Deno.test("the passkey challenge is the server's challenge for the same payload", async () => {
+  const intent = { id: crypto.randomUUID(), policy_id: "p" };
+  assert.equal(await passkeyChallenge(intent), await serverChallenge(canonicalBytes(intent)));
+});
+
+Deno.test("the SEC1 point is taken from a P-256 SubjectPublicKeyInfo", async () => {
+  const passkey = await SoftwarePasskey.create();
+  const spki = new Uint8Array(91);
+  spki.set(SPKI_PREFIX, 0);
+  spki.set(passkey.publicKey, 26);
+  assert.deepEqual(p256PointFromSpki(spki), passkey.publicKey);
+  const wrongCurve = spki.slice();
+  wrongCurve[20] ^= 1;
+  assert.throws(() => p256PointFromSpki(wrongCurve), TypeError);
+  assert.throws(() => p256PointFromSpki(spki.subarray(0, 90)), TypeError);
+});
+
+Deno.test("submit and get return typed records for every signature kind", async () => {
+  await withService(async (client, ids) => {
+    const key = generateEd25519Key();
+    const a = await client.submit(signVariantA({ id: "a-1", template_id: ids.template }, key));
+    assert.equal(a.variant, "A");
+    assert.equal(a.template_id, ids.template);
+    assert.deepEqual(a.authorship, { kind: "Ed25519", signers: [base58.encode(key.publicKey)] });
+    assert.deepEqual(await client.getIntent("a-1"), a);
+
+    const intent = { id: crypto.randomUUID(), policy_id: ids.policy, attrs: { fields: { x: 1 } } };
+    const b = await client.submit(signVariantB(intent, key));
+    assert.equal(b.variant, "B");
+    assert.deepEqual(b.attrs, { fields: { x: 1 } });
+
+    // A passkey assertion assembled from what the browser hands back.
+    const passkey = await SoftwarePasskey.create();
+    const payload = { id: "a-passkey", template_id: ids.template };
+    const { body, assertion } = await webAuthnAssertion(passkey, signedBytes(payload));
+    const assembled = passkeySignature(assertion);
+    assert.deepEqual(assembled, { Passkey: body });
+    const pk = await client.submit(variantABody(payload, assembled));
+    assert.deepEqual(pk.authorship, {
+      kind: "Passkey",
+      signers: [base58.encode(passkey.publicKey)],
+    });
+
+    // A 2-of-3 multisig signed by an Ed25519 key and a passkey.
+    const msIntent = { id: crypto.randomUUID(), policy_id: ids.policy };
+    const bytes = signedBytes(msIntent);
+    const absent = generateEd25519Key();
+    const multisig = multisigSignature({
+      signers: {
+        [base58.encode(key.publicKey)]: 1,
+        [base58.encode(passkey.publicKey)]: 1,
+        [base58.encode(absent.publicKey)]: 1,
+      },
+      threshold: 2,
+      signatures: [
+        ed25519Signature(msIntent, key),
+        passkeySignature((await webAuthnAssertion(passkey, bytes)).assertion),
+      ],
+    });
+    const ms = await client.submit(variantBBody(msIntent, multisig));
+    assert.equal(ms.authorship.kind, "Multisig");
+    assert.equal(ms.authorship.signers.length, 2);
+
+    const page = await client.listIntents({ limit: 2 });
+    assert.equal(page.items.length, 2);
+    assert.equal(page.items[0].id, msIntent.id);
+    assert.equal(typeof page.cursor, "string");
+  });
+});
+
+Deno.test("submit sends text and bytes exactly as given", async () => {
+  await withService(async (client, ids) => {
+    const key = generateEd25519Key();
+    const body = signVariantA({ id: "spaced", template_id: ids.template }, key);
+    const text = `{ "payload" : ${JSON.stringify(body.payload)},\n "signature": ${
+      JSON.stringify(body.signature)
+    } }`;
+    const record = await client.submit(new TextEncoder().encode(text));
+    assert.equal(record.id, "spaced");
+    const second = signVariantA({ id: "as-text", template_id: ids.template }, key);
+    assert.equal((await client.submit(JSON.stringify(second))).id, "as-text");
+  });
+});
+
+Deno.test("service refusals are IntentsErrors carrying status and code", async () => {
+  await withService(async (client, ids) => {
+    const key = generateEd25519Key();
+    const body = signVariantA({ id: "dup", template_id: ids.template }, key);
+    await client.submit(body);
+    await assert.rejects(client.submit(body), (error: unknown) => {
+      assert.ok(error instanceof IntentsError);
+      assert.equal(error.status, 409);
+      assert.equal(error.code, "intent_exists");
+      assert.equal(error.message, "an intent with this id already exists");
+      return true;
+    });
+    await assert.rejects(
+      client.submit(unsignedVariantB({ id: crypto.randomUUID(), policy_id: ids.policy })),
+      { name: "IntentsError", status: 400, code: "unsigned_not_permitted" },
+    );
+    await assert.rejects(
+      client.submit(signVariantA({ id: "x", template_id: "no-such-template" }, key)),
+      { status: 400, code: "template_not_found" },
+    );
+    await assert.rejects(client.getIntent("missing"), { status: 404, code: "not_found" });
+  });
+});
+
+Deno.test("admin calls without the token are refused with unauthorized", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const app = createApp({ kv, settings: readSettings({ ADMIN_TOKEN }), log: () => {} });
+    const client = new IntentsClient({
+      url: "http://service.test",
+      fetch: (input, init) => app.handler(new Request(input, init)),
+    });
+    await assert.rejects(client.listIntents(), { status: 401, code: "unauthorized" });
+    await assert.rejects(client.addTemplate("x"), { status: 401, code: "unauthorized" });
+    await assert.rejects(client.getConfig(), { status: 401, code: "unauthorized" });
+    assert.deepEqual(await client.health(), { status: "ok" });
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("an unreachable service is an IntentsError with code network", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  const client = new IntentsClient({ url: `http://127.0.0.1:${port}` });
+  await assert.rejects(client.health(), { name: "IntentsError", status: 0, code: "network" });
+});
+
+Deno.test("a non-JSON error answer keeps its status with code bad_response", async () => {
+  const client = new IntentsClient({
+    url: "http://proxy.test",
+    fetch: () => Promise.resolve(new Response("<html>bad gateway</html>", { status: 502 })),
+  });
+  await assert.rejects(client.health(), { status: 502, code: "bad_response", message: "HTTP 502" });
+});
+
+Deno.test("config calls return the ETag and honour If-Match", async () => {
+  await withService(async (client) => {
+    const initial = await client.getConfig();
+    assert.equal(initial.evidence_extractor_url, "");
+    assert.ok(initial.etag);
+    const set = await client.setConfig("https://extractor.example/v1", { ifMatch: initial.etag! });
+    assert.equal(set.effective_url, "https://extractor.example/v1");
+    await assert.rejects(client.setConfig("", { ifMatch: initial.etag! }), {
+      status: 412,
+      code: "precondition_failed",
+    });
+  });
+});
+
+Deno.test("stored documents read back byte for byte", async () => {
+  await withService(async (client) => {
+    const bytes = new Uint8Array([0, 1, 2, 255]);
+    const { id, created } = await client.addTemplate(bytes, "application/octet-stream");
+    assert.equal(created, true);
+    assert.equal((await client.addTemplate(bytes, "application/octet-stream")).created, false);
+    const got = await client.getTemplate(id);
+    assert.deepEqual(got.bytes, bytes);
+    assert.equal(got.contentType, "application/octet-stream");
+    await assert.rejects(client.getPolicy(id), { status: 404, code: "not_found" });
+  });
+});
