@@ -93,6 +93,30 @@ export class InvalidCursorError extends Error {
   override name = "InvalidCursorError";
 }
 
+/** Attempts of a write that finds a shared KV file locked by another process. */
+const LOCKED_ATTEMPTS = 25;
+
+/**
+ * Runs a KV write, trying again while SQLite reports the file locked: with
+ * several processes on one KV file, a writer whose snapshot is stale gets
+ * SQLITE_BUSY at once rather than waiting, and nothing was written, so a
+ * retry is safe (its checks run again).
+ */
+async function retryWhileLocked<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      const locked = error instanceof Error && /database is locked/i.test(error.message);
+      if (!locked || attempt >= LOCKED_ATTEMPTS) throw error;
+      // Jittered backoff so racing processes do not collide again in step.
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.random() * Math.min(64, 2 ** attempt))
+      );
+    }
+  }
+}
+
 /** Data functions over one `Deno.Kv`. */
 export class Store {
   /** @param kv an open KV handle; the caller closes it. */
@@ -115,7 +139,9 @@ export class Store {
     doc: StoredDocument,
   ): Promise<"created" | "exists"> {
     const key = keys.document(kind, id);
-    const result = await this.kv.atomic().check({ key, versionstamp: null }).set(key, doc).commit();
+    const result = await retryWhileLocked(() =>
+      this.kv.atomic().check({ key, versionstamp: null }).set(key, doc).commit()
+    );
     return result.ok ? "created" : "exists";
   }
 
@@ -174,7 +200,7 @@ export class Store {
         op.set(key, exactBody(record))
           .set(keys.intentIndex(record.receivedAtMs, record.id), record.id);
       }
-      const result = await op.commit();
+      const result = await retryWhileLocked(() => op.commit());
       if (result.ok) {
         for (const i of open) outcomes[i] = "created";
         break;
@@ -272,12 +298,14 @@ export class Store {
     expected?: readonly (string | null)[],
   ): Promise<string | null> {
     if (expected === undefined) {
-      const result = await this.kv.set(keys.config, value);
+      const result = await retryWhileLocked(() => this.kv.set(keys.config, value));
       return result.versionstamp;
     }
     const current = await this.kv.get(keys.config);
     if (!expected.includes(current.versionstamp)) return null;
-    const result = await this.kv.atomic().check(current).set(keys.config, value).commit();
+    const result = await retryWhileLocked(() =>
+      this.kv.atomic().check(current).set(keys.config, value).commit()
+    );
     return result.ok ? result.versionstamp : null;
   }
 
