@@ -47,7 +47,7 @@ export function canonicalJson(value: unknown): string {
  * canonicalBytes({ a: 1 }); // Uint8Array of '{"a":1}'
  * ```
  */
-export function canonicalBytes(value: unknown): Uint8Array {
+export function canonicalBytes(value: unknown): Uint8Array<ArrayBuffer> {
   return encoder.encode(canonicalJson(value));
 }
 
@@ -72,7 +72,9 @@ function assertJsonValue(root: unknown): void {
       case "boolean":
         continue;
       case "number":
-        if (!Number.isFinite(value)) throw new TypeError("JSON cannot represent a non-finite number");
+        if (!Number.isFinite(value)) {
+          throw new TypeError("JSON cannot represent a non-finite number");
+        }
         continue;
       case "string":
         if (!value.isWellFormed()) throw new TypeError("JSON text may not hold a lone surrogate");

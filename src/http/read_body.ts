@@ -10,39 +10,57 @@ import { ServiceError } from "../errors.ts";
 /** Default time allowed for the whole body to arrive. */
 const DEFAULT_TIMEOUT_MS = 10_000;
 
+/** Options of {@link readBody}. */
+export interface ReadBodyOptions {
+  /** Largest body accepted, in bytes; more is a 413. */
+  maxBytes: number;
+  /** Time allowed for the whole body, from the call; past it, a 408. Default 10 000. */
+  timeoutMs?: number;
+}
+
 /**
  * Reads the request body as a stream, at most `maxBytes`.
  *
+ * A `Content-Length` above the limit is refused before anything is read; a
+ * body without one (chunked) is cut off as soon as it passes the limit, so
+ * at most `maxBytes` plus one chunk is ever held. On every refusal the
+ * stream is cancelled, so the rest of the body is never buffered.
+ *
  * @param request the incoming request; its body is consumed.
- * @param options `maxBytes`: the largest accepted body; `timeoutMs`: time
- *   allowed for the whole body to arrive (default 10 000).
- * @returns the body bytes; an absent body is an empty array.
+ * @param options the size cap and the time limit.
+ * @returns the exact body bytes, in a buffer of their own (an absent body is
+ *   an empty array).
  * @throws {ServiceError} 413 `payload_too_large` as soon as Content-Length
- *   or the bytes read exceed `maxBytes` (the stream is cancelled and read no
- *   further); 408 `request_timeout` when the body has not fully arrived
- *   within `timeoutMs` (the stream is cancelled).
- * @throws {TypeError} when the body was already used, or a chunk is not bytes.
+ *   or the bytes read exceed `maxBytes`; 408 `request_timeout` when the body
+ *   has not fully arrived within `timeoutMs`; 400 `invalid_body` for a
+ *   malformed Content-Length or a stream that fails (the client went away).
  *
  * @example
  * ```ts
- * const bytes = await readBody(request, { maxBytes: 32_768 });
+ * const bytes = await readBody(request, { maxBytes: 32_768, timeoutMs: 10_000 });
  * ```
  */
 export async function readBody(
   request: Request,
-  options: { maxBytes: number; timeoutMs?: number },
-): Promise<Uint8Array> {
+  options: ReadBodyOptions,
+): Promise<Uint8Array<ArrayBuffer>> {
   const { maxBytes, timeoutMs = DEFAULT_TIMEOUT_MS } = options;
   const body = request.body;
-  if (body === null) return new Uint8Array(0);
 
-  // Content-Length is only trusted to reject early; the streamed count below
-  // is what enforces the limit, whatever the header says.
-  const declared = parseContentLength(request.headers.get("content-length"));
-  if (declared !== null && declared > maxBytes) {
-    body.cancel().catch(() => {});
-    throw tooLarge(maxBytes);
+  // Content-Length only lets us refuse early; the streamed count below is
+  // what enforces the limit, whatever the header claims.
+  const declared = request.headers.get("content-length");
+  if (declared !== null) {
+    if (!/^[0-9]{1,15}$/.test(declared.trim())) {
+      body?.cancel().catch(() => {});
+      throw new ServiceError(400, "invalid_body", "Content-Length: must be a whole number");
+    }
+    if (Number(declared.trim()) > maxBytes) {
+      body?.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
   }
+  if (body === null) return new Uint8Array(0);
 
   const reader = body.getReader();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -53,29 +71,33 @@ export async function readBody(
   let total = 0;
   try {
     for (;;) {
-      const result = await Promise.race([reader.read(), deadline]);
+      let result: ReadableStreamReadResult<unknown> | "timeout";
+      try {
+        result = await Promise.race([reader.read(), deadline]);
+      } catch {
+        throw new ServiceError(400, "invalid_body", "request body could not be read");
+      }
       if (result === "timeout") {
-        // Not awaited: a stalled source may never finish cancelling.
-        reader.cancel().catch(() => {});
         throw new ServiceError(
           408,
           "request_timeout",
-          `request body did not arrive within ${timeoutMs} ms`,
+          `request body was not received within ${timeoutMs} ms`,
+          { connection: "close" },
         );
       }
       if (result.done) break;
-      const chunk: unknown = result.value;
+      const chunk = result.value;
       if (!(chunk instanceof Uint8Array)) {
-        reader.cancel().catch(() => {});
         throw new TypeError("request body stream yielded a chunk that is not bytes");
       }
       total += chunk.byteLength;
-      if (total > maxBytes) {
-        reader.cancel().catch(() => {});
-        throw tooLarge(maxBytes);
-      }
+      if (total > maxBytes) throw tooLarge(maxBytes);
       chunks.push(chunk);
     }
+  } catch (error) {
+    // Stop receiving. Not awaited: a stalled source may never finish cancelling.
+    reader.cancel().catch(() => {});
+    throw error;
   } finally {
     clearTimeout(timer);
   }
@@ -87,17 +109,26 @@ function tooLarge(maxBytes: number): ServiceError {
     413,
     "payload_too_large",
     `request body is larger than ${maxBytes} bytes`,
+    // The rest of the body is not read, so the connection cannot be reused.
+    { connection: "close" },
   );
 }
 
-/** The header's value when it is a plain decimal length, else null. */
-function parseContentLength(value: string | null): number | null {
-  if (value === null || !/^[0-9]+$/.test(value.trim())) return null;
-  return Number(value.trim());
-}
-
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
+/**
+ * Joins the chunks into one buffer that holds exactly the body. A lone chunk
+ * is copied too when it is a view into a larger read buffer: stored as is,
+ * Deno KV would serialize that whole buffer.
+ */
+function concat(chunks: Uint8Array[], total: number): Uint8Array<ArrayBuffer> {
+  if (chunks.length === 1) {
+    const only = chunks[0];
+    if (
+      only.buffer instanceof ArrayBuffer && only.byteOffset === 0 &&
+      only.byteLength === only.buffer.byteLength
+    ) {
+      return only as Uint8Array<ArrayBuffer>;
+    }
+  }
   const bytes = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {

@@ -47,7 +47,7 @@ export class StrictJsonError extends SyntaxError {
 /** Default nesting limit: the top-level container counts as depth 1. */
 const DEFAULT_MAX_DEPTH = 32;
 
-const UNSAFE_INTEGER_HINT = "Hint: send such numbers as strings.";
+const UNSAFE_INTEGER_HINT = "send such numbers as strings";
 
 // Character codes used by the scanner.
 const TAB = 0x09;

@@ -1,0 +1,133 @@
+/**
+ * RFC 8785 canonical JSON: the reference test data, the ES6 number
+ * serialisation file, and refusal of values JSON cannot represent.
+ */
+
+import assert from "node:assert/strict";
+import { hex } from "@scure/base";
+import { canonicalBytes, canonicalJson } from "../../src/domain/jcs.ts";
+import { parseStrictJson } from "../../src/http/strict_json.ts";
+import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
+
+function vectorNames(): string[] {
+  return [...Deno.readDirSync(`${vectorsDir()}/jcs/input`)]
+    .map((entry) => entry.name.replace(/\.json$/, ""))
+    .sort();
+}
+
+Deno.test(
+  "canonicalJson produces the exact bytes of every JCS reference output",
+  needsVectors(),
+  () => {
+    const names = vectorNames();
+    assert.deepEqual(names, ["arrays", "french", "structures", "unicode", "values", "weird"]);
+    for (const name of names) {
+      const input = readVectorBytes(`jcs/input/${name}.json`);
+      const expected = readVectorBytes(`jcs/output/${name}.json`);
+      const expectedHex = new TextDecoder().decode(readVectorBytes(`jcs/outhex/${name}.txt`))
+        .replace(/\s+/g, "");
+      assert.equal(hex.encode(expected), expectedHex, `${name}: output and outhex agree`);
+      for (const value of [parseStrictJson(input), JSON.parse(new TextDecoder().decode(input))]) {
+        const bytes = canonicalBytes(value);
+        assert.deepEqual(bytes, expected, name);
+        assert.equal(hex.encode(bytes), expectedHex, name);
+        assert.deepEqual(new TextEncoder().encode(canonicalJson(value)), expected, name);
+      }
+    }
+  },
+);
+
+Deno.test(
+  "canonicalJson writes numbers as the ES6 reference file does (10,000 doubles)",
+  needsVectors(),
+  () => {
+    const text = new TextDecoder().decode(readVectorBytes("jcs/numbers/es6testfile10k.txt"));
+    const lines = text.split("\n").filter((line) => line !== "");
+    assert.equal(lines.length, 10_000);
+    const view = new DataView(new ArrayBuffer(8));
+    let checked = 0;
+    for (const line of lines) {
+      const [bits, expected] = line.split(",");
+      view.setBigUint64(0, BigInt(`0x${bits}`));
+      const value = view.getFloat64(0);
+      assert.equal(canonicalJson(value), expected, `bits ${bits}`);
+      assert.equal(canonicalJson([value]), `[${expected}]`, `bits ${bits}`);
+      checked++;
+    }
+    assert.equal(checked, 10_000);
+  },
+);
+
+Deno.test("canonicalJson sorts members by UTF-16 code units at every level and drops white space", () => {
+  assert.equal(
+    canonicalJson({ b: 1, a: { d: [true, null], c: "x" }, "€": 0, "\u{1f602}": 1, "\ufb33": 2 }),
+    '{"a":{"c":"x","d":[true,null]},"b":1,"€":0,"\u{1f602}":1,"\ufb33":2}',
+  );
+  assert.equal(canonicalJson(-0), "0");
+  assert.equal(canonicalJson(1e21), "1e+21");
+  assert.equal(canonicalJson('\u0000\u001f\u007f"\\/'), '"\\u0000\\u001f\u007f\\"\\\\/"');
+});
+
+Deno.test("canonicalJson keeps a __proto__ member read from JSON", () => {
+  const value = parseStrictJson(new TextEncoder().encode('{"z":1,"__proto__":{"b":2,"a":1}}'));
+  assert.equal(canonicalJson(value), '{"__proto__":{"a":1,"b":2},"z":1}');
+});
+
+Deno.test("canonicalBytes is the UTF-8 of canonicalJson", () => {
+  const value = { é: ["😂", "€"] };
+  assert.deepEqual(canonicalBytes(value), new TextEncoder().encode(canonicalJson(value)));
+  assert.deepEqual(
+    [...canonicalBytes("é")],
+    [0x22, 0xc3, 0xa9, 0x22],
+  );
+});
+
+Deno.test("canonicalJson throws TypeError for non-finite numbers anywhere", () => {
+  for (const n of [NaN, Infinity, -Infinity]) {
+    assert.throws(() => canonicalJson(n), TypeError);
+    assert.throws(() => canonicalJson([1, n]), TypeError);
+    assert.throws(() => canonicalJson({ a: { b: n } }), TypeError);
+    assert.throws(() => canonicalBytes({ a: n }), TypeError);
+  }
+});
+
+Deno.test("canonicalJson throws TypeError for values JSON cannot represent", () => {
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  const rejected: unknown[] = [
+    undefined,
+    [undefined],
+    { a: undefined },
+    () => 1,
+    { f: () => 1 },
+    10n,
+    { n: 10n },
+    Symbol("s"),
+    { [Symbol("s")]: 1 },
+    "\ud800",
+    { "\udc00": 1 },
+    new Date(0),
+    new Map(),
+    new Uint8Array(2),
+    new Number(1),
+    // deno-lint-ignore no-sparse-arrays
+    [1, , 3],
+    cyclic,
+    [[cyclic]],
+  ];
+  for (const value of rejected) {
+    assert.throws(() => canonicalJson(value), TypeError, String(typeof value));
+  }
+});
+
+Deno.test("canonicalJson accepts a shared subvalue and very deep values", () => {
+  const shared = { x: 1 };
+  assert.equal(
+    canonicalJson({ a: shared, b: [shared, shared] }),
+    '{"a":{"x":1},"b":[{"x":1},{"x":1}]}',
+  );
+  assert.equal(canonicalJson(Object.assign(Object.create(null), { b: 2, a: 1 })), '{"a":1,"b":2}');
+  let deep: unknown = 0;
+  for (let i = 0; i < 10_000; i++) deep = [deep];
+  assert.equal(canonicalJson(deep).length, 20_001);
+});
