@@ -1,0 +1,136 @@
+/**
+ * Boot end to end: malformed settings stop the server with a one-line message
+ * naming the variable, and a missing ADMIN_TOKEN is generated and printed once.
+ */
+
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runServerExpectingExit, tempKvPath } from "../support/server.ts";
+
+const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+const MALFORMED: [string, string][] = [
+  ["PORT", "abc"],
+  ["PORT", "70000"],
+  ["PORT", "-1"],
+  ["ALLOW_UNSIGNED", "maybe"],
+  ["ALLOW_UNSIGNED", "1"],
+  ["PASSKEY_REQUIRE_UV", "yes"],
+  ["EVIDENCE_EXTRACTOR_URL", "ftp://x"],
+  ["EVIDENCE_EXTRACTOR_URL", "http://user@x.example"],
+  ["EVIDENCE_EXTRACTOR_URL", "https://x.example/?q"],
+  ["MAX_BODY_BYTES", "0"],
+  ["MAX_BODY_BYTES", "lots"],
+  ["PASSKEY_ORIGINS", "not-an-origin"],
+  ["PASSKEY_ORIGINS", "https://ok.example,https://x.example/path"],
+  ["PASSKEY_RP_IDS", "localhost,,example.com"],
+];
+
+for (const [name, value] of MALFORMED) {
+  Deno.test(`refuses to boot with ${name}=${value}, naming the variable in one line`, async () => {
+    const { code, stderr } = await runServerExpectingExit({
+      [name]: value,
+      ADMIN_TOKEN: "boot-test-admin-token-0123456789",
+    });
+    assert.notEqual(code, 0);
+    const lines = stderr.trim().split("\n");
+    assert.equal(lines.length, 1, `expected one line, got: ${stderr}`);
+    assert.ok(lines[0].includes(name), lines[0]);
+    assert.ok(!/\bat .*\.ts:\d+/.test(stderr), "no stack trace");
+  });
+}
+
+Deno.test("generates an ADMIN_TOKEN when unset, prints it once to stderr, and it works", async () => {
+  const kvPath = await tempKvPath();
+  const env = Deno.env.toObject();
+  delete env.ADMIN_TOKEN;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", join(projectRoot, "main.ts")],
+    cwd: projectRoot,
+    clearEnv: true,
+    env: { ...env, PORT: "0", HOSTNAME: "127.0.0.1", KV_PATH: kvPath },
+    stdout: "piped",
+    stderr: "piped",
+    stdin: "null",
+  }).spawn();
+  const decoder = new TextDecoder();
+  let err = "";
+  let out = "";
+  const outDone = (async () => {
+    for await (const chunk of child.stdout) out += decoder.decode(chunk, { stream: true });
+  })();
+  const errDone = (async () => {
+    for await (const chunk of child.stderr) err += decoder.decode(chunk, { stream: true });
+  })();
+  try {
+    const deadline = Date.now() + 20_000;
+    let port = 0;
+    while (port === 0) {
+      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(err);
+      if (match) port = Number(match[1]);
+      else if (Date.now() > deadline) throw new Error(`server did not listen: ${err}`);
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const tokenMatch = /ADMIN_TOKEN[^\n]*?([A-Za-z0-9_\-]{32,})/.exec(err);
+    assert.ok(tokenMatch, `no generated token in: ${err}`);
+    const token = tokenMatch[1];
+    assert.equal(err.split(token).length - 1, 1, "the token is printed exactly once");
+
+    const url = `http://127.0.0.1:${port}`;
+    const ok = await fetch(`${url}/config`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(ok.status, 200);
+    await ok.body?.cancel();
+    const wrong = await fetch(`${url}/config`, {
+      headers: { authorization: `Bearer ${token.slice(0, -1)}x` },
+    });
+    assert.equal(wrong.status, 401);
+    await wrong.body?.cancel();
+    // Wait for the log lines, then check the token never reaches stdout.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok(out.includes('"status":200'), `no log line yet: ${out}`);
+    assert.ok(!out.includes(token));
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await outDone;
+    await errDone;
+  }
+  assert.equal(err.split("ADMIN_TOKEN").length - 1, 1);
+});
+
+Deno.test("two boots without ADMIN_TOKEN get different tokens", async () => {
+  // A refused boot after the token is made would print nothing; compare the
+  // tokens of two real boots through their stderr instead.
+  const tokens: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const env = Deno.env.toObject();
+    delete env.ADMIN_TOKEN;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", join(projectRoot, "main.ts")],
+      cwd: projectRoot,
+      clearEnv: true,
+      env: { ...env, PORT: "0", HOSTNAME: "127.0.0.1", KV_PATH: ":memory:" },
+      stdout: "null",
+      stderr: "piped",
+      stdin: "null",
+    }).spawn();
+    let err = "";
+    const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+    try {
+      while (!err.includes("listening on")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        err += value;
+      }
+    } finally {
+      child.kill("SIGTERM");
+      await reader.cancel();
+      await child.status;
+    }
+    const match = /ADMIN_TOKEN[^\n]*?([A-Za-z0-9_\-]{32,})/.exec(err);
+    assert.ok(match, err);
+    tokens.push(match[1]);
+  }
+  assert.notEqual(tokens[0], tokens[1]);
+});

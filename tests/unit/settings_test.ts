@@ -1,0 +1,82 @@
+/** Unit tests of `readSettings`: defaults and one refusal per malformed variable. */
+
+import assert from "node:assert/strict";
+import { readSettings, SettingsError } from "../../src/settings.ts";
+
+Deno.test("readSettings applies the documented defaults", () => {
+  const s = readSettings({});
+  assert.equal(s.port, 8000);
+  assert.equal(s.hostname, "0.0.0.0");
+  assert.equal(s.kvPath, undefined);
+  assert.equal(s.adminTokenGenerated, true);
+  assert.ok(s.adminToken.length >= 32);
+  assert.equal(s.allowUnsigned, false);
+  assert.equal(s.evidenceExtractorUrl, "http://localhost:8081");
+  assert.deepEqual(s.passkeyRpIds, ["localhost"]);
+  assert.deepEqual(s.passkeyOrigins, ["http://localhost:8000"]);
+  assert.equal(s.passkeyRequireUv, false);
+  assert.equal(s.maxBodyBytes, 32768);
+});
+
+Deno.test("readSettings derives the default passkey origin from PORT", () => {
+  assert.deepEqual(readSettings({ PORT: "9123" }).passkeyOrigins, ["http://localhost:9123"]);
+});
+
+Deno.test("readSettings reads every variable", () => {
+  const s = readSettings({
+    PORT: "8080",
+    HOSTNAME: "127.0.0.1",
+    KV_PATH: ":memory:",
+    ADMIN_TOKEN: "a-token-of-enough-length",
+    ALLOW_UNSIGNED: "true",
+    EVIDENCE_EXTRACTOR_URL: "https://extractor.example/v1",
+    PASSKEY_RP_IDS: "example.com, login.example.com",
+    PASSKEY_ORIGINS: "https://example.com,https://login.example.com:8443",
+    PASSKEY_REQUIRE_UV: "true",
+    MAX_BODY_BYTES: "4096",
+  });
+  assert.equal(s.port, 8080);
+  assert.equal(s.hostname, "127.0.0.1");
+  assert.equal(s.kvPath, ":memory:");
+  assert.equal(s.adminToken, "a-token-of-enough-length");
+  assert.equal(s.adminTokenGenerated, false);
+  assert.equal(s.allowUnsigned, true);
+  assert.equal(s.evidenceExtractorUrl, "https://extractor.example/v1");
+  assert.deepEqual(s.passkeyRpIds, ["example.com", "login.example.com"]);
+  assert.deepEqual(s.passkeyOrigins, ["https://example.com", "https://login.example.com:8443"]);
+  assert.equal(s.passkeyRequireUv, true);
+  assert.equal(s.maxBodyBytes, 4096);
+});
+
+Deno.test("readSettings makes a new token on each call when ADMIN_TOKEN is unset", () => {
+  assert.notEqual(readSettings({}).adminToken, readSettings({}).adminToken);
+});
+
+const MALFORMED: [string, string][] = [
+  ["PORT", "abc"],
+  ["PORT", "65536"],
+  ["PORT", "80.5"],
+  ["ALLOW_UNSIGNED", "maybe"],
+  ["ALLOW_UNSIGNED", "TRUE"],
+  ["PASSKEY_REQUIRE_UV", "1"],
+  ["EVIDENCE_EXTRACTOR_URL", "ftp://x"],
+  ["EVIDENCE_EXTRACTOR_URL", ""],
+  ["EVIDENCE_EXTRACTOR_URL", "https://x.example/#f"],
+  ["MAX_BODY_BYTES", "0"],
+  ["MAX_BODY_BYTES", "1000000"],
+  ["PASSKEY_ORIGINS", "not-an-origin"],
+  ["PASSKEY_ORIGINS", "https://x.example/"],
+  ["PASSKEY_ORIGINS", "https://x.example,"],
+  ["ADMIN_TOKEN", "short"],
+  ["ADMIN_TOKEN", "a token with spaces inside"],
+];
+
+for (const [name, value] of MALFORMED) {
+  Deno.test(`readSettings refuses ${name}=${JSON.stringify(value)} naming ${name}`, () => {
+    assert.throws(
+      () => readSettings({ [name]: value }),
+      (e: unknown) =>
+        e instanceof SettingsError && e.message.includes(name) && !e.message.includes("\n"),
+    );
+  });
+}
