@@ -1,0 +1,80 @@
+/**
+ * One intent submit commit on Deno KV (`:memory:` and a file): the atomic
+ * commit that checks the id is new and the template unchanged and writes the
+ * record and its index entry. Also 32 concurrent inserts through the group
+ * commit writer, per insert, to show what grouping saves.
+ */
+
+import { join } from "node:path";
+import { type DocumentRef, type PendingInsert, Store } from "../src/storage/store.ts";
+import { createWriter } from "../src/storage/writer.ts";
+
+const body = new TextEncoder().encode(JSON.stringify({
+  authorship: {
+    Signed: {
+      Ed25519: {
+        pub_key: "8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb",
+        signature: "4".repeat(88),
+      },
+    },
+  },
+  intent: {
+    id: "7c0e2f5e-1f1a-4d7e-9a43-3c2b1d0e9f88",
+    policy_id: "6HfDFDHLuS37kEwwzDq39utSWPkKriY1GkFC184uYXB",
+    attrs: { fields: { amount: "1250.00", currency: "EUR", reference: "invoice 2025-0042" } },
+  },
+}));
+
+async function setUp(path: string): Promise<{ store: Store; ref: DocumentRef; kv: Deno.Kv }> {
+  const kv = await Deno.openKv(path);
+  const store = new Store(kv);
+  await store.putDocument("policy", "policy", { contentType: "application/json", bytes: body });
+  const found = await store.getDocument("policy", "policy");
+  if (!found) throw new Error("policy not stored");
+  return { store, ref: found.ref, kv };
+}
+
+function pending(ref: DocumentRef): PendingInsert {
+  const now = Date.now();
+  return {
+    record: {
+      id: crypto.randomUUID(),
+      variant: "B",
+      refId: "policy",
+      authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
+      receivedAt: new Date(now).toISOString(),
+      receivedAtMs: now,
+      body,
+    },
+    ref,
+  };
+}
+
+const dir = await Deno.makeTempDir({ prefix: "submit-bench-" });
+const targets = {
+  ":memory:": await setUp(":memory:"),
+  file: await setUp(join(dir, "intents.kv")),
+};
+
+for (const [name, { store, ref, kv }] of Object.entries(targets)) {
+  Deno.bench(`one submit commit (${name} KV)`, { group: name, baseline: true }, async () => {
+    if (await store.insertIntent(pending(ref)) !== "created") throw new Error("not created");
+  });
+
+  const grouped = createWriter(kv, { batchMax: 32 });
+  Deno.bench(
+    `32 concurrent inserts, COMMIT_BATCH_MAX=32 (${name} KV)`,
+    { group: name, n: 200 },
+    async (b) => {
+      const batch = Array.from({ length: 32 }, () => pending(ref));
+      b.start();
+      await Promise.all(batch.map((p) => grouped.insert(p)));
+      b.end();
+    },
+  );
+}
+
+globalThis.addEventListener("unload", () => {
+  for (const { kv } of Object.values(targets)) kv.close();
+  Deno.removeSync(dir, { recursive: true });
+});
