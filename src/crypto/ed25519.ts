@@ -15,6 +15,8 @@
  */
 
 import { isPointEncoding } from "./_ed25519_encoding.ts";
+import { bytesToHex } from "./_ed25519_hex.ts";
+import { LruCache } from "./_ed25519_lru.ts";
 import { verifyWithNoble } from "./_ed25519_noble.ts";
 import { verifyWithWebCrypto } from "./_ed25519_webcrypto.ts";
 import { webCryptoIsStrictEd25519 } from "./_ed25519_probe.ts";
@@ -37,6 +39,9 @@ export function ed25519DefaultBackend(): Promise<Ed25519Backend> {
   return defaultBackend;
 }
 
+/** Point-encoding verdicts by hex key; bounded so fresh keys cannot grow memory. */
+const pointVerdicts = new LruCache<boolean>(1024);
+
 /**
  * True when `bytes` is 32 bytes that decode (RFC 8032 §5.1.3: canonical y < p,
  * no x = 0 with the sign bit set) to a point on the curve. Small-order points
@@ -50,7 +55,16 @@ export function ed25519DefaultBackend(): Promise<Ed25519Backend> {
  * ```
  */
 export function isEd25519PointEncoding(bytes: Uint8Array): boolean {
-  return isPointEncoding(bytes);
+  if (!(bytes instanceof Uint8Array) || bytes.length !== 32) return false;
+  // The square-root test is a 255-bit modular power (~100 µs): remember the
+  // verdict per key, as signers submit again and again.
+  const id = bytesToHex(bytes);
+  let verdict = pointVerdicts.get(id);
+  if (verdict === undefined) {
+    verdict = isPointEncoding(bytes);
+    pointVerdicts.set(id, verdict);
+  }
+  return verdict;
 }
 
 /**
