@@ -57,8 +57,8 @@ export async function submitIntent(
     submission.refKind === "template"
       ? badRequest("template_not_found", "payload.template_id: no such template")
       : badRequest("policy_not_found", "intent.policy_id: no such policy");
-  const found = await deps.store.getDocument(submission.refKind, submission.refId);
-  if (!found) throw notFound();
+  const ref = await deps.store.getDocumentRef(submission.refKind, submission.refId);
+  if (!ref) throw notFound();
 
   const now = deps.now();
   const record: StoredIntent = {
@@ -70,7 +70,7 @@ export async function submitIntent(
     receivedAtMs: now.getTime(),
     body,
   };
-  const outcome = await deps.writer.insert({ record, ref: found.ref });
+  const outcome = await deps.writer.insert({ record, ref });
   if (outcome === "exists") {
     throw new ServiceError(409, "intent_exists", "an intent with this id already exists");
   }

@@ -117,6 +117,13 @@ async function retryWhileLocked<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Template/policy references a store remembers (a few hundred bytes each). */
+const DOCUMENT_REFS_CACHED = 1024;
+
+function refCacheKey(key: Deno.KvKey): string {
+  return `${String(key[0])}/${String(key[1])}`;
+}
+
 /** Data functions over one `Deno.Kv`. */
 export class Store {
   /** @param kv an open KV handle; the caller closes it. */
@@ -131,6 +138,37 @@ export class Store {
     if (entry.versionstamp === null) return null;
     return { doc: entry.value, ref: { key: entry.key, versionstamp: entry.versionstamp } };
   }
+
+  /**
+   * The reference a submit commit checks for a template or policy, or null
+   * when there is none. Documents are immutable and never deleted, so a found
+   * reference stays valid: it is remembered (bounded) and the KV read is
+   * skipped next time. The commit still checks it, so the template/policy
+   * check stays atomic with the write; absence is never remembered, as a
+   * document may be added at any time.
+   */
+  async getDocumentRef(kind: DocumentKind, id: string): Promise<DocumentRef | null> {
+    const key = keys.document(kind, id);
+    const cacheKey = refCacheKey(key);
+    const cached = this.#refs.get(cacheKey);
+    if (cached) {
+      // Re-insert: the map's order is its eviction order (least recently used first).
+      this.#refs.delete(cacheKey);
+      this.#refs.set(cacheKey, cached);
+      return cached;
+    }
+    const entry = await this.kv.get(key);
+    if (entry.versionstamp === null) return null;
+    const ref = { key, versionstamp: entry.versionstamp };
+    this.#refs.set(cacheKey, ref);
+    if (this.#refs.size > DOCUMENT_REFS_CACHED) {
+      this.#refs.delete(this.#refs.keys().next().value!);
+    }
+    return ref;
+  }
+
+  /** Found document references, least recently used first. */
+  readonly #refs = new Map<string, DocumentRef>();
 
   /** Stores a document under its id unless present: documents are immutable. */
   async putDocument(
@@ -192,7 +230,7 @@ export class Store {
         const key = keys.intent(record.id);
         op.check({ key, versionstamp: null });
         // Many intents of a batch name the same template: check it once.
-        const refId = `${String(ref.key[0])}/${String(ref.key[1])}@${ref.versionstamp}`;
+        const refId = `${refCacheKey(ref.key)}@${ref.versionstamp}`;
         if (!checkedRefs.has(refId)) {
           checkedRefs.add(refId);
           op.check(ref);
@@ -221,8 +259,10 @@ export class Store {
       open.forEach((i, k) => {
         const [existing, doc] = [entries[2 * k], entries[2 * k + 1]];
         // CONTRACT §4 orders a missing template/policy (400) before an existing id (409).
-        if (doc.versionstamp !== batch[i].ref.versionstamp) outcomes[i] = "reference_changed";
-        else if (existing.versionstamp !== null) outcomes[i] = "exists";
+        if (doc.versionstamp !== batch[i].ref.versionstamp) {
+          outcomes[i] = "reference_changed";
+          this.#refs.delete(refCacheKey(batch[i].ref.key));
+        } else if (existing.versionstamp !== null) outcomes[i] = "exists";
         else still.push(i);
       });
       if (still.length === open.length && ++stalls > 3) {

@@ -376,3 +376,28 @@ Deno.test("stores only the body's bytes when the body is a view into a larger bu
     await close();
   }
 });
+
+Deno.test("getDocumentRef remembers found documents but never an absence", async () => {
+  const kv = await Deno.openKv(":memory:");
+  let open = true;
+  try {
+    const store = new Store(kv);
+    assert.equal(await store.getDocumentRef("policy", "later"), null);
+    const ref = await addTemplate(store, "tpl");
+    assert.deepEqual(await store.getDocumentRef("template", "tpl"), ref);
+    // Added after a miss: found, because the miss was not remembered.
+    await store.putDocument("policy", "later", {
+      contentType: "text/plain",
+      bytes: new Uint8Array(1),
+    });
+    const later = await store.getDocumentRef("policy", "later");
+    assert.ok(later);
+    // Served from memory: the KV is closed, yet the reference is at hand.
+    kv.close();
+    open = false;
+    assert.deepEqual(await store.getDocumentRef("template", "tpl"), ref);
+    assert.deepEqual(await store.getDocumentRef("policy", "later"), later);
+  } finally {
+    if (open) kv.close();
+  }
+});
