@@ -12,7 +12,8 @@
  * Options: `--variant A|B` (default B), `--kind ed25519|passkey|multisig`
  * (default ed25519; multisig is three Ed25519 signers, threshold 3), `--pid P`
  * (read the server's memory from /proc), `--spawn` (start `main.ts` with a
- * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`), `--warmup W`
+ * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`; `--server S` spawns
+ * another script instead, e.g. `tools/minimal_server.ts`), `--warmup W`
  * submissions sent first and left out of the figures (default 1000),
  * `--max-seconds S` (stop sending after S seconds, default 300), `--origin O`
  * (the passkey client data origin; default `http://localhost:8000`, which a
@@ -54,6 +55,8 @@ interface Options {
   pid: number | undefined;
   spawn: boolean;
   batchMax: number;
+  /** Script `--spawn` starts, relative to the project root. */
+  server: string;
   warmup: number;
   maxSeconds: number;
   origin: string;
@@ -84,6 +87,7 @@ function readOptions(args: string[]): Options {
       pid: { type: "string" },
       spawn: { type: "boolean" },
       "batch-max": { type: "string" },
+      server: { type: "string" },
       warmup: { type: "string" },
       "max-seconds": { type: "string" },
       origin: { type: "string" },
@@ -107,6 +111,7 @@ function readOptions(args: string[]): Options {
     pid: values.pid === undefined ? undefined : intOption(values.pid, "pid", 0, 2 ** 31),
     spawn: values.spawn ?? false,
     batchMax: intOption(values["batch-max"], "batch-max", 1, 64),
+    server: values.server ?? "main.ts",
     warmup: intOption(values.warmup, "warmup", 1000, MAX_N),
     maxSeconds: intOption(values["max-seconds"], "max-seconds", 300, 3600),
     origin: values.origin ?? "http://localhost:8000",
@@ -137,11 +142,11 @@ interface Spawned {
   stop(): Promise<void>;
 }
 
-async function spawnServer(batchMax: number): Promise<Spawned> {
+async function spawnServer(script: string, batchMax: number): Promise<Spawned> {
   const dir = await Deno.makeTempDir({ prefix: "intents-load-" });
   const token = crypto.randomUUID().replaceAll("-", "");
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", join(projectRoot, "main.ts")],
+    args: ["run", "-A", "--quiet", join(projectRoot, script)],
     cwd: projectRoot,
     env: {
       PORT: "0",
@@ -327,7 +332,7 @@ async function drive(
 
 async function main(): Promise<void> {
   const options = readOptions(Deno.args);
-  const spawned = options.spawn ? await spawnServer(options.batchMax) : undefined;
+  const spawned = options.spawn ? await spawnServer(options.server, options.batchMax) : undefined;
   try {
     const url = (spawned?.url ?? options.url!).replace(/\/+$/, "");
     const token = spawned?.token ?? options.token!;
@@ -363,7 +368,9 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       cpus: navigator.hardwareConcurrency,
       deno: Deno.version.deno,
-      mode: spawned ? `spawned, COMMIT_BATCH_MAX=${options.batchMax}` : `running server at ${url}`,
+      mode: spawned
+        ? `spawned ${options.server}, COMMIT_BATCH_MAX=${options.batchMax}`
+        : `running server at ${url}`,
       variant: options.variant,
       kind: options.kind,
       concurrency: options.concurrency,
