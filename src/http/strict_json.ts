@@ -328,18 +328,16 @@ function scanNumber(text: string, i: number): number {
     if (!(c >= ZERO && c <= NINE)) throw new ScanError(start, "invalid number");
     do c = text.charCodeAt(++i); while (c >= ZERO && c <= NINE);
   }
-  // Up to 15 digits always fit both checks, so most literals skip Number().
-  if (i - start > 15 || exponent) {
-    const value = Number(text.slice(start, i));
-    if (integer) {
-      // Rounding is monotonic and 2^53 is exact, so any literal beyond
-      // 2^53−1 converts to a double beyond it too.
-      if (Math.abs(value) > Number.MAX_SAFE_INTEGER) {
-        throw new ScanError(start, "integer literal outside ±(2^53−1)", UNSAFE_INTEGER_HINT);
-      }
-    } else if (!Number.isFinite(value)) {
-      throw new ScanError(start, "number literal overflows to infinity");
+  // Most literals need no conversion: an integer of up to 15 digits is
+  // safe, and without an exponent it takes over 300 digits to overflow.
+  if (integer) {
+    // Rounding is monotonic and 2^53 is exact, so any literal beyond
+    // 2^53−1 converts to a double beyond it too.
+    if (i - start > 15 && Math.abs(Number(text.slice(start, i))) > Number.MAX_SAFE_INTEGER) {
+      throw new ScanError(start, "integer literal outside ±(2^53−1)", UNSAFE_INTEGER_HINT);
     }
+  } else if ((exponent || i - start > 300) && !Number.isFinite(Number(text.slice(start, i)))) {
+    throw new ScanError(start, "number literal overflows to infinity");
   }
   return i;
 }
