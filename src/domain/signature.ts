@@ -65,7 +65,7 @@ function keyIdOf(text: string, path: string): { keyId: string; bytes: Uint8Array
     if (!isEd25519PointEncoding(bytes)) {
       throw badRequest("invalid_body", `${path}: is not a valid Ed25519 public key`);
     }
-    return { keyId: base58.encode(bytes), bytes };
+    return { keyId: text, bytes }; // the text is the bytes' base58, as in decodeEd25519
   }
   if (bytes.length === 33 || bytes.length === 65) {
     try {
@@ -104,7 +104,9 @@ function decodeEd25519(value: unknown, path: string): DecodedEd25519 {
   return {
     kind: "Ed25519",
     keyText: body.pub_key,
-    keyId: base58.encode(publicKey),
+    // Base58 is a bijection between strings and byte strings, so the text that
+    // decoded to these 32 bytes is their encoding: no need to encode again.
+    keyId: body.pub_key,
     publicKey,
     signature,
     path,
