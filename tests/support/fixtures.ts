@@ -184,7 +184,7 @@ export async function expectCreated(response: Response): Promise<Record<string, 
   return record;
 }
 
-/** Base64url-free SHA-256 content address: base58 of SHA-256 of the bytes. */
+/** The content address of a document: base58 of SHA-256 of its exact bytes. */
 export async function contentAddress(bytes: Uint8Array | string): Promise<string> {
   const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
   const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
