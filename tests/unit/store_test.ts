@@ -1,0 +1,147 @@
+/** Unit tests of the KV store on a real in-memory Deno KV. */
+
+import assert from "node:assert/strict";
+import {
+  InvalidCursorError,
+  type PendingInsert,
+  Store,
+  type StoredIntent,
+} from "../../src/storage/store.ts";
+
+async function withStore(fn: (store: Store, kv: Deno.Kv) => Promise<void>): Promise<void> {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    await fn(new Store(kv), kv);
+  } finally {
+    kv.close();
+  }
+}
+
+function record(id: string, ms: number, refId = "T"): StoredIntent {
+  return {
+    id,
+    variant: "A",
+    refId,
+    authorship: { kind: "Ed25519", signers: ["k"] },
+    receivedAt: new Date(ms).toISOString(),
+    receivedAtMs: ms,
+    body: new TextEncoder().encode(`{"id":"${id}"}`),
+  };
+}
+
+async function pending(store: Store, rec: StoredIntent): Promise<PendingInsert> {
+  const found = await store.getDocument("template", rec.refId);
+  assert.ok(found);
+  return { record: rec, ref: found.ref };
+}
+
+const doc = { contentType: "application/json", bytes: new Uint8Array([123, 125]) };
+
+Deno.test("putDocument stores once and reports an existing document", async () => {
+  await withStore(async (store) => {
+    assert.equal(await store.putDocument("template", "T", doc), "created");
+    assert.equal(
+      await store.putDocument("template", "T", { ...doc, contentType: "text/plain" }),
+      "exists",
+    );
+    const found = await store.getDocument("template", "T");
+    assert.equal(found?.doc.contentType, "application/json");
+    assert.deepEqual(found?.doc.bytes, doc.bytes);
+    assert.equal(await store.getDocument("policy", "T"), null);
+  });
+});
+
+Deno.test("insertIntent creates once, then reports exists", async () => {
+  await withStore(async (store) => {
+    await store.putDocument("template", "T", doc);
+    const p = await pending(store, record("a", 1000));
+    assert.equal(await store.insertIntent(p), "created");
+    assert.equal(await store.insertIntent(p), "exists");
+    const stored = await store.getIntent("a");
+    assert.equal(stored?.id, "a");
+    assert.deepEqual(stored?.body, p.record.body);
+  });
+});
+
+Deno.test("insertIntent refuses when the template read has changed", async (t) => {
+  await withStore(async (store, kv) => {
+    await store.putDocument("template", "T", doc);
+    const p = await pending(store, record("b", 1000));
+    // Rewriting the entry gives it a new versionstamp, as a delete and re-add would.
+    await kv.set(["templates", "T"], doc);
+    await t.step("the outcome is reference_changed and nothing is stored", async () => {
+      assert.equal(await store.insertIntent(p), "reference_changed");
+      assert.equal(await store.getIntent("b"), null);
+    });
+  });
+});
+
+Deno.test("insertIntent stores a body view with only its own bytes", async () => {
+  await withStore(async (store) => {
+    await store.putDocument("template", "T", doc);
+    const rec = record("c", 1000);
+    // A view into a buffer larger than a KV value may be: only the view's bytes may be stored.
+    const big = new Uint8Array(70_000);
+    big.set(rec.body, 100);
+    rec.body = big.subarray(100, 100 + rec.body.length);
+    assert.equal(await store.insertIntent(await pending(store, rec)), "created");
+    assert.equal(new TextDecoder().decode((await store.getIntent("c"))!.body), '{"id":"c"}');
+  });
+});
+
+Deno.test("listIntents pages newest first and ends with a null cursor", async () => {
+  await withStore(async (store) => {
+    await store.putDocument("template", "T", doc);
+    const ids = Array.from({ length: 12 }, (_, i) => `id-${String(i).padStart(2, "0")}`);
+    for (const [i, id] of ids.entries()) {
+      await store.insertIntent(await pending(store, record(id, 1000 + i)));
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await store.listIntents({ limit: 5, cursor });
+      seen.push(...page.items.map((r) => r.id));
+      cursor = page.cursor ?? undefined;
+      pages++;
+    } while (cursor);
+    assert.equal(pages, 3);
+    assert.deepEqual(seen, [...ids].reverse());
+    const exact = await store.listIntents({ limit: 12 });
+    assert.equal(exact.items.length, 12);
+    assert.equal(exact.cursor, null);
+  });
+});
+
+Deno.test("listIntents refuses a cursor it did not hand out", async () => {
+  await withStore(async (store) => {
+    await assert.rejects(
+      store.listIntents({ limit: 5, cursor: "not a cursor" }),
+      InvalidCursorError,
+    );
+  });
+});
+
+Deno.test("setConfig honours the expected versionstamps", async () => {
+  await withStore(async (store) => {
+    const value = { evidence_extractor_url: "", updated_at: new Date(0).toISOString() };
+    assert.equal((await store.getConfig()).versionstamp, null);
+    const first = await store.setConfig(value, [null]);
+    assert.ok(first);
+    assert.equal(await store.setConfig(value, [null]), null);
+    assert.equal(await store.setConfig(value, ["00000000000000000000"]), null);
+    const second = await store.setConfig({ ...value, evidence_extractor_url: "https://x" }, [
+      first,
+    ]);
+    assert.ok(second);
+    assert.notEqual(second, first);
+    const now = await store.getConfig();
+    assert.equal(now.versionstamp, second);
+    assert.equal(now.value?.evidence_extractor_url, "https://x");
+    assert.ok(await store.setConfig(value));
+  });
+});
+
+Deno.test("ping answers true on an open KV", async () => {
+  await withStore(async (store) => assert.equal(await store.ping(), true));
+});
