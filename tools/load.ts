@@ -74,7 +74,23 @@ function intOption(raw: string | undefined, name: string, fallback: number, max:
   return Number(raw);
 }
 
+const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
+  "[--server S]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
+  "[--pid P] [--warmup W] [--max-seconds S] [--origin O] [--json]";
+
 function readOptions(args: string[]): Options {
+  // `deno task load -- …` hands the separator on.
+  if (args[0] === "--") args = args.slice(1);
+  let values;
+  try {
+    values = parseOptions(args);
+  } catch (error) {
+    fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+  }
+  return checkOptions(values);
+}
+
+function parseOptions(args: string[]) {
   const { values } = parseArgs({
     args,
     options: {
@@ -95,6 +111,10 @@ function readOptions(args: string[]): Options {
     },
     strict: true,
   });
+  return values;
+}
+
+function checkOptions(values: ReturnType<typeof parseOptions>): Options {
   const variant = values.variant ?? "B";
   if (variant !== "A" && variant !== "B") fail("--variant must be A or B");
   const kind = values.kind ?? "ed25519";
