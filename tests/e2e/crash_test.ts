@@ -18,7 +18,7 @@ import {
 import { keys, type StoredIntent } from "../../src/storage/store.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 
-const KILLS = 2;
+const KILLS = 3;
 const WORKERS = 32;
 const BODIES_PER_ROUND = 1200;
 /** The kill comes once this many submissions of the round were accepted. */

@@ -18,7 +18,7 @@ import {
 import { startServer, type TestServer } from "../support/server.ts";
 
 const RACERS = 200;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const IDS_AT_ONCE = 2;
 const SIGNERS = 5;
 
