@@ -246,7 +246,9 @@ async function addDocument(kind: "template" | "policy", { values, args, io, clie
   const { id, created } = kind === "template"
     ? await c.addTemplate(bytes, type)
     : await c.addPolicy(bytes, type);
-  print(`${created ? "stored" : "already stored"} ${kind} ${id}\n`, { id });
+  // The id alone on standard output, so that `ID=$(deno task cli template add FILE)` works.
+  if (!values.json) console.error(`${created ? "stored" : "already stored"} ${kind}`);
+  print(`${id}\n`, { id });
 }
 
 async function getDocument(kind: "template" | "policy", { args, client }: Ctx) {
