@@ -65,8 +65,13 @@ async function main(): Promise<void> {
     kv.close();
     Deno.exit(0);
   };
-  Deno.addSignalListener("SIGINT", shutdown);
-  Deno.addSignalListener("SIGTERM", shutdown);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    try {
+      Deno.addSignalListener(signal, shutdown);
+    } catch {
+      // Platforms without signals (Deno Deploy, Windows for SIGTERM) manage the lifecycle.
+    }
+  }
 }
 
 if (import.meta.main) await main();
