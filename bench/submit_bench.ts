@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { type DocumentRef, type PendingInsert, Store } from "../src/storage/store.ts";
 import { createWriter } from "../src/storage/writer.ts";
 
+let seq = 0;
 const body = new TextEncoder().encode(JSON.stringify({
   authorship: {
     Signed: {
@@ -44,6 +45,7 @@ function pending(ref: DocumentRef): PendingInsert {
       authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
       receivedAt: new Date(now).toISOString(),
       receivedAtMs: now,
+      seq: ++seq,
       body,
     },
     ref,

@@ -128,7 +128,11 @@ export const SIGNATURE_KINDS = {
 /** Variant A `payload`. */
 export const PayloadSchema = v.strictObject({
   attrs: v.optional(AttrsSchema),
-  id: boundedText(128, (s) => !CONTROL.test(s), "must not contain control characters"),
+  id: v.pipe(
+    boundedText(128, (s) => !CONTROL.test(s), "must not contain control characters"),
+    // "." and ".." cannot stand as a path segment: /intents/.. would never reach the record.
+    v.check((s) => s !== "." && s !== "..", 'must not be "." or ".."'),
+  ),
   template_id: boundedText(128),
 }, "expected an object");
 

@@ -18,6 +18,13 @@ import type {
   StoredIntent,
 } from "../storage/store.ts";
 
+// Orders the intents this process accepts within one millisecond (the index is
+// newest first); safe integers last far longer than any process.
+let lastSeq = 0;
+function nextSeq(): number {
+  return ++lastSeq;
+}
+
 /** Commits inserts: one commit per insert, or grouped. */
 export interface IntentWriter {
   insert(pending: PendingInsert): Promise<InsertOutcome>;
@@ -68,6 +75,7 @@ export async function submitIntent(
     authorship,
     receivedAt: now.toISOString(),
     receivedAtMs: now.getTime(),
+    seq: nextSeq(),
     body,
   };
   const outcome = await deps.writer.insert({ record, ref });

@@ -94,7 +94,7 @@ function valueStringBytes(s: string): number {
 export function insertCost(pending: PendingInsert): InsertCost {
   const { record, ref } = pending;
   const intentKey = keyStringBytes("intents") + keyStringBytes(record.id);
-  const indexKey = keyStringBytes("intents_by_time") + 16 + keyStringBytes(record.id);
+  const indexKey = keyStringBytes("intents_by_time") + 16 + 16 + keyStringBytes(record.id);
   let strings = valueStringBytes(record.id) + valueStringBytes(record.variant) +
     valueStringBytes(record.refId) + valueStringBytes(record.receivedAt) +
     valueStringBytes(record.authorship.kind);

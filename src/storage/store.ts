@@ -4,11 +4,13 @@
  *
  * Keys:
  * - `["intents", id]` → {@link StoredIntent}
- * - `["intents_by_time", receivedAtMs, id]` → id (index, newest first by reverse listing)
+ * - `["intents_by_time", receivedAtMs, seq, id]` → id (index, newest first by reverse listing)
  * - `["templates", id]`, `["policies", id]` → {@link StoredDocument}
  * - `["config", "runtime"]` → {@link StoredConfig}
  * @module
  */
+
+import { base64urlnopad } from "@scure/base";
 
 /** Kinds of content-addressed documents. */
 export type DocumentKind = "template" | "policy";
@@ -36,6 +38,11 @@ export interface StoredIntent {
   receivedAt: string;
   /** Milliseconds since the epoch of `receivedAt`; orders the index. */
   receivedAtMs: number;
+  /**
+   * This process's acceptance counter: orders intents accepted in the same
+   * millisecond, newest first, in the index.
+   */
+  seq: number;
   body: Uint8Array;
 }
 
@@ -63,10 +70,11 @@ export interface PendingInsert {
 /** Every KV key the service uses, built in one place. */
 export const keys = {
   intent: (id: string): Deno.KvKey => ["intents", id],
-  intentIndex: (receivedAtMs: number, id: string): Deno.KvKey => [
+  intentIndex: (record: Pick<StoredIntent, "receivedAtMs" | "seq" | "id">): Deno.KvKey => [
     "intents_by_time",
-    receivedAtMs,
-    id,
+    record.receivedAtMs,
+    record.seq,
+    record.id,
   ],
   intentIndexPrefix: ["intents_by_time"] as Deno.KvKey,
   document: (kind: DocumentKind, id: string): Deno.KvKey => [
@@ -122,6 +130,32 @@ const DOCUMENT_REFS_CACHED = 1024;
 
 function refCacheKey(key: Deno.KvKey): string {
   return `${String(key[0])}/${String(key[1])}`;
+}
+
+/** The cursor of an index position: base64url of `[receivedAtMs, seq, id]`. */
+function encodeCursor(key: Deno.KvKey): string {
+  return base64urlnopad.encode(new TextEncoder().encode(JSON.stringify(key.slice(1))));
+}
+
+/** The index key a cursor stands for; throws {@link InvalidCursorError} for anything else. */
+function decodeCursor(cursor: string): Deno.KvKey {
+  let position: unknown;
+  try {
+    position = JSON.parse(
+      new TextDecoder("utf-8", { fatal: true }).decode(base64urlnopad.decode(cursor)),
+    );
+  } catch {
+    throw new InvalidCursorError("cursor is not valid");
+  }
+  if (
+    !Array.isArray(position) || position.length !== 3 ||
+    !Number.isSafeInteger(position[0]) || position[0] < 0 ||
+    !Number.isSafeInteger(position[1]) || position[1] < 0 ||
+    typeof position[2] !== "string" || position[2].length === 0 || position[2].length > 256
+  ) {
+    throw new InvalidCursorError("cursor is not valid");
+  }
+  return [...keys.intentIndexPrefix, ...position];
 }
 
 /** Data functions over one `Deno.Kv`. */
@@ -236,7 +270,7 @@ export class Store {
           op.check(ref);
         }
         op.set(key, exactBody(record))
-          .set(keys.intentIndex(record.receivedAtMs, record.id), record.id);
+          .set(keys.intentIndex(record), record.id);
       }
       const result = await retryWhileLocked(() => op.commit());
       if (result.ok) {
@@ -278,37 +312,32 @@ export class Store {
   /**
    * Lists intents newest first.
    *
+   * The cursor is the index position of the last intent of a page, encoded
+   * (base64url of `[receivedAtMs, seq, id]`); the next page starts below it.
+   *
    * @param options.limit page size (1–100).
    * @param options.cursor the `cursor` of the previous page.
-   * @throws {InvalidCursorError} when the cursor is not valid.
+   * @throws {InvalidCursorError} when the cursor is not one this store hands out.
    */
   async listIntents(
     options: { limit: number; cursor?: string },
   ): Promise<{ items: StoredIntent[]; cursor: string | null }> {
-    const ids: string[] = [];
+    const prefix = keys.intentIndexPrefix;
+    const end = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const selector = end ? { prefix, end } : { prefix };
+    const entries: Deno.KvEntry<string>[] = [];
+    for await (
+      const entry of this.kv.list<string>(selector, { reverse: true, limit: options.limit })
+    ) entries.push(entry);
     let next: string | null = null;
-    try {
-      const iter = this.kv.list<string>({ prefix: keys.intentIndexPrefix }, {
-        reverse: true,
-        limit: options.limit,
-        cursor: options.cursor,
-      });
-      for await (const entry of iter) ids.push(entry.value);
-      if (ids.length === options.limit) {
-        const cursor = iter.cursor;
-        const peek = this.kv.list({ prefix: keys.intentIndexPrefix }, {
-          reverse: true,
-          limit: 1,
-          cursor,
-        });
-        for await (const _ of peek) next = cursor;
+    if (entries.length === options.limit) {
+      const last = entries[entries.length - 1].key;
+      // Only hand out a cursor when something lies beyond it.
+      for await (const _ of this.kv.list({ prefix, end: last }, { reverse: true, limit: 1 })) {
+        next = encodeCursor(last);
       }
-    } catch (error) {
-      if (options.cursor !== undefined && error instanceof TypeError) {
-        throw new InvalidCursorError("cursor is not valid");
-      }
-      throw error;
     }
+    const ids = entries.map((entry) => entry.value);
     const items: StoredIntent[] = [];
     for (let i = 0; i < ids.length; i += 10) {
       // getMany reads at most 10 keys at a time.

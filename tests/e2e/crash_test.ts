@@ -96,7 +96,7 @@ async function assertNothingHalfWritten(kvPath: string): Promise<Set<string>> {
   try {
     const indexed = new Map<string, number>();
     for await (const entry of kv.list<string>({ prefix: keys.intentIndexPrefix })) {
-      assert.equal(entry.key[2], entry.value);
+      assert.equal(entry.key[3], entry.value);
       indexed.set(entry.value, entry.key[1] as number);
     }
     const ids = new Set<string>();

@@ -67,6 +67,7 @@ function pendingInsert(
     authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
     receivedAt: now.toISOString(),
     receivedAtMs: now.getTime(),
+    seq: clock,
     body,
   };
   return { record, ref };

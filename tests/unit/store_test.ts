@@ -25,6 +25,7 @@ function record(id: string, ms: number, refId = "T"): StoredIntent {
     authorship: { kind: "Ed25519", signers: ["k"] },
     receivedAt: new Date(ms).toISOString(),
     receivedAtMs: ms,
+    seq: ms,
     body: new TextEncoder().encode(`{"id":"${id}"}`),
   };
 }
@@ -115,10 +116,40 @@ Deno.test("listIntents pages newest first and ends with a null cursor", async ()
 
 Deno.test("listIntents refuses a cursor it did not hand out", async () => {
   await withStore(async (store) => {
-    await assert.rejects(
-      store.listIntents({ limit: 5, cursor: "not a cursor" }),
-      InvalidCursorError,
-    );
+    // Base64 that KV's own cursors would have taken, and well-encoded positions of the wrong shape.
+    const encode = (v: unknown) => btoa(JSON.stringify(v)).replace(/=+$/, "");
+    for (
+      const cursor of [
+        "not a cursor",
+        "zzzz",
+        "AAAA",
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        encode([1, 2]),
+        encode([-1, 0, "x"]),
+        encode([1.5, 0, "x"]),
+        encode([1, 0, 7]),
+        encode({ a: 1 }),
+      ]
+    ) {
+      await assert.rejects(store.listIntents({ limit: 5, cursor }), InvalidCursorError, cursor);
+    }
+  });
+});
+
+Deno.test("listIntents orders intents of one millisecond newest first", async () => {
+  await withStore(async (store) => {
+    await store.putDocument("template", "T", doc);
+    // Accepted in this order within the same millisecond; ids sort differently.
+    const order = ["m", "z", "a", "q"];
+    for (const [i, id] of order.entries()) {
+      await store.insertIntent(await pending(store, { ...record(id, 5000), seq: i + 1 }));
+    }
+    const page = await store.listIntents({ limit: 3 });
+    assert.deepEqual(page.items.map((r) => r.id), ["q", "a", "z"]);
+    assert.ok(page.cursor);
+    const rest = await store.listIntents({ limit: 3, cursor: page.cursor });
+    assert.deepEqual(rest.items.map((r) => r.id), ["m"]);
+    assert.equal(rest.cursor, null);
   });
 });
 

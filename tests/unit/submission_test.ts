@@ -75,6 +75,17 @@ Deno.test("readSubmission names the field of a shape error", () => {
   );
 });
 
+Deno.test('readSubmission refuses the Variant A ids "." and ".." (no URL can name them)', () => {
+  for (const id of [".", ".."]) {
+    rejects(signVariantA({ id, template_id: "T" }, key), "invalid_body", "payload.id");
+  }
+  // Dots elsewhere are fine.
+  const ok = readSubmission(signVariantA({ id: "...", template_id: "T" }, key), {
+    allowUnsigned: false,
+  });
+  assert.equal(ok.id, "...");
+});
+
 Deno.test("normalizeIntentId lower-cases UUIDs only", () => {
   assert.equal(normalizeIntentId(uuid), uuid.toLowerCase());
   assert.equal(normalizeIntentId("Order-ABC"), "Order-ABC");
