@@ -12,6 +12,7 @@ import { dirname } from "node:path";
 import { readSettings, SettingsError } from "./src/settings.ts";
 import { createApp } from "./src/http/app.ts";
 import { createWriter } from "./src/storage/writer.ts";
+import { createBatchedLog } from "./src/http/request_log.ts";
 
 function defaultKvPath(args: string[]): string | undefined {
   const flag = args.find((a) => a.startsWith("--default-kv-path="));
@@ -51,7 +52,8 @@ async function main(): Promise<void> {
     );
   }
   const writer = createWriter(kv, { batchMax: settings.commitBatchMax });
-  const app = createApp({ kv, settings, writer });
+  const requestLog = createBatchedLog();
+  const app = createApp({ kv, settings, writer, log: requestLog.log });
   const server = Deno.serve({
     port: settings.port,
     hostname: settings.hostname,
@@ -62,6 +64,7 @@ async function main(): Promise<void> {
 
   const shutdown = async () => {
     await server.shutdown();
+    requestLog.flush();
     kv.close();
     Deno.exit(0);
   };

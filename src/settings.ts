@@ -139,6 +139,6 @@ export function readSettings(env: Env): Settings {
     maxBodyBytes: parseIntSetting(env, "MAX_BODY_BYTES", 32_768, 1_024, MAX_BODY_BYTES_LIMIT),
     bodyTimeoutMs: parseIntSetting(env, "BODY_TIMEOUT_MS", 10_000, 100, 600_000),
     metricsToken: parseToken(env, "METRICS_TOKEN"),
-    commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 32, 1, 64),
+    commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 32, 1, 99),
   };
 }

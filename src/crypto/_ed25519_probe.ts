@@ -1,12 +1,15 @@
 /**
- * Decides whether this runtime's Web Crypto can serve as the Ed25519 backend:
- * it must support Ed25519 and check the cofactorless equation, like libsodium.
+ * Decides whether this runtime's `node:crypto` or Web Crypto can serve as the
+ * Ed25519 backend: it must support Ed25519 and check the cofactorless
+ * equation, like libsodium.
  * @module
  */
 
 import { ed25519, ED25519_TORSION_SUBGROUP } from "@noble/curves/ed25519.js";
 import { sha512 } from "@noble/hashes/sha2.js";
 import { bytesToNumberLE, hexToBytes, numberToBytesLE } from "@noble/curves/utils.js";
+import { verify as nodeVerify } from "node:crypto";
+import { ed25519KeyObject } from "./_ed25519_node.ts";
 
 /** RFC 8032 §7.1 TEST 1: public key, empty message, signature. */
 const RFC8032_TEST1 = {
@@ -69,6 +72,27 @@ export async function webCryptoIsStrictEd25519(): Promise<boolean> {
     );
     const cofactored = cofactoredOnlySignature();
     const lax = await verify(cofactored.publicKey, cofactored.signature, cofactored.message);
+    return valid && !lax;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True when `node:crypto` verifies the RFC 8032 test signature and rejects the
+ * cofactored-only signature. Any error (Ed25519 unsupported) counts as false.
+ */
+export function nodeCryptoIsStrictEd25519(): boolean {
+  try {
+    const verify = (publicKey: Uint8Array, sig: Uint8Array, msg: Uint8Array) =>
+      nodeVerify(null, msg, ed25519KeyObject(publicKey), sig);
+    const valid = verify(
+      hexToBytes(RFC8032_TEST1.publicKey),
+      hexToBytes(RFC8032_TEST1.signature),
+      new Uint8Array(0),
+    );
+    const cofactored = cofactoredOnlySignature();
+    const lax = verify(cofactored.publicKey, cofactored.signature, cofactored.message);
     return valid && !lax;
   } catch {
     return false;

@@ -8,9 +8,9 @@
  * - the cofactorless equation: [S]B − [k]A, encoded, equals the R bytes, with
  *   k = SHA-512(R ‖ A ‖ M) mod L.
  *
- * Web Crypto alone accepts the identity-key forgery (A = R = identity, S = 0)
- * and noble's `ed25519.verify` checks the cofactored equation, so both backends
- * add the missing checks themselves.
+ * Web Crypto and `node:crypto` alone accept the identity-key forgery
+ * (A = R = identity, S = 0) and noble's `ed25519.verify` checks the cofactored
+ * equation, so every backend adds the missing checks itself.
  * @module
  */
 
@@ -18,24 +18,32 @@ import { isPointEncoding } from "./_ed25519_encoding.ts";
 import { bytesToHex } from "./_ed25519_hex.ts";
 import { LruCache } from "./_ed25519_lru.ts";
 import { verifyWithNoble } from "./_ed25519_noble.ts";
+import { verifyWithNode } from "./_ed25519_node.ts";
 import { verifyWithWebCrypto } from "./_ed25519_webcrypto.ts";
-import { webCryptoIsStrictEd25519 } from "./_ed25519_probe.ts";
+import { nodeCryptoIsStrictEd25519, webCryptoIsStrictEd25519 } from "./_ed25519_probe.ts";
 
 /** Where the verification equation is computed. */
-export type Ed25519Backend = "webcrypto" | "noble";
+export type Ed25519Backend = "node" | "webcrypto" | "noble";
 
 let defaultBackend: Promise<Ed25519Backend> | undefined;
+/** The default backend once probed, so verification need not wait for the probe again. */
+let probedBackend: Ed25519Backend | undefined;
 
 /**
- * The backend {@link verifyEd25519} uses by default: "webcrypto" when this
- * runtime's Web Crypto supports Ed25519 (probed once, lazily, by importing a
- * fixed key and verifying a fixed signature, and by checking that it rejects a
- * signature valid only under the cofactored equation), else "noble".
+ * The backend {@link verifyEd25519} uses by default, probed once, lazily:
+ * "node" when this runtime's `node:crypto` verifies Ed25519 natively (on the
+ * calling thread, the cheapest), else "webcrypto" when Web Crypto does (on a
+ * thread pool), else "noble" (pure JavaScript). A native backend qualifies
+ * when it verifies a fixed RFC 8032 signature and rejects a signature valid
+ * only under the cofactored equation.
  *
  * @returns the default backend.
  */
 export function ed25519DefaultBackend(): Promise<Ed25519Backend> {
-  defaultBackend ??= webCryptoIsStrictEd25519().then((ok) => ok ? "webcrypto" : "noble");
+  defaultBackend ??= (async (): Promise<Ed25519Backend> => {
+    if (nodeCryptoIsStrictEd25519()) return "node";
+    return await webCryptoIsStrictEd25519() ? "webcrypto" : "noble";
+  })().then((backend) => probedBackend = backend);
   return defaultBackend;
 }
 
@@ -93,16 +101,17 @@ export async function verifyEd25519(
   expectBytes("publicKey", publicKey, 32);
   expectBytes("message", message);
   expectBytes("signature", signature, 64);
-  const backend = options.backend ?? await ed25519DefaultBackend();
-  // Copies: the checks and the Web Crypto call must see the same bytes even if
-  // the caller reuses its buffers while this awaits.
-  const key = publicKey.slice();
-  const sig = signature.slice();
+  const backend = options.backend ?? probedBackend ?? await ed25519DefaultBackend();
   switch (backend) {
-    case "webcrypto":
-      return await verifyWithWebCrypto(key, message.slice(), sig);
+    // Synchronous: no copies needed.
+    case "node":
+      return verifyWithNode(publicKey, message, signature);
     case "noble":
-      return verifyWithNoble(key, message, sig);
+      return verifyWithNoble(publicKey, message, signature);
+    case "webcrypto":
+      // Copies: the checks and the Web Crypto call must see the same bytes even
+      // if the caller reuses its buffers while this awaits.
+      return await verifyWithWebCrypto(publicKey.slice(), message.slice(), signature.slice());
     default:
       throw new TypeError(`Cannot verify Ed25519: unknown backend "${String(backend)}"`);
   }

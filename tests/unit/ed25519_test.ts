@@ -12,9 +12,11 @@ import {
 import { SMALL_ORDER_Y } from "../../src/crypto/_ed25519_encoding.ts";
 import { cofactoredOnlySignature } from "../../src/crypto/_ed25519_probe.ts";
 import { LruCache } from "../../src/crypto/_ed25519_lru.ts";
+import { ed25519KeyObject } from "../../src/crypto/_ed25519_node.ts";
+import { verify as nodeVerify } from "node:crypto";
 import { needsVectors, readVectorJson } from "../support/vectors.ts";
 
-const BACKENDS: readonly Ed25519Backend[] = ["webcrypto", "noble"];
+const BACKENDS: readonly Ed25519Backend[] = ["node", "webcrypto", "noble"];
 const { Point } = ed25519;
 const L = Point.CURVE().n;
 const P = Point.CURVE().p;
@@ -86,8 +88,8 @@ identityKey[0] = 1;
 const identityForgery = new Uint8Array(64);
 identityForgery[0] = 1; // R = identity, S = 0
 
-Deno.test("the default backend is webcrypto on this Deno", async () => {
-  assert.equal(await ed25519DefaultBackend(), "webcrypto");
+Deno.test("the default backend is node:crypto on this Deno", async () => {
+  assert.equal(await ed25519DefaultBackend(), "node");
   // Cached: later calls give the same promise.
   assert.equal(ed25519DefaultBackend(), ed25519DefaultBackend());
 });
@@ -100,6 +102,11 @@ Deno.test("the cofactored-only probe signature passes noble's cofactored check o
     "verify",
   ]);
   assert.equal(await crypto.subtle.verify("Ed25519", key, signature, message), false);
+  assert.equal(nodeVerify(null, message, ed25519KeyObject(publicKey), signature), false);
+});
+
+Deno.test("node:crypto alone accepts the identity-key forgery (the strict checks are needed)", () => {
+  assert.equal(nodeVerify(null, utf8("m"), ed25519KeyObject(identityKey), identityForgery), true);
 });
 
 Deno.test("the small-order y set covers exactly the 8 points of order dividing 8", () => {
@@ -358,7 +365,7 @@ for (const backend of BACKENDS) {
 
 type Input = { publicKey: Uint8Array; message: Uint8Array; signature: Uint8Array };
 
-Deno.test("both backends agree on random and mutated inputs", async () => {
+Deno.test("all backends agree on random and mutated inputs", async () => {
   const message = fc.uint8Array({ maxLength: 48 });
   const scalar = fc.bigInt({ min: 1n, max: L - 1n });
   // Index 0 of noble's torsion listing is the identity: mostly no torsion, sometimes any.
@@ -415,8 +422,11 @@ Deno.test("both backends agree on random and mutated inputs", async () => {
     fc.asyncProperty(input, async ({ publicKey, message, signature }) => {
       const web = await verifyEd25519(publicKey, message, signature, { backend: "webcrypto" });
       const noble = await verifyEd25519(publicKey, message, signature, { backend: "noble" });
+      const native = await verifyEd25519(publicKey, message, signature, { backend: "node" });
       verdicts[`${web}`]++;
-      assert.equal(web, noble, `A=${hex(publicKey)} M=${hex(message)} sig=${hex(signature)}`);
+      const where = `A=${hex(publicKey)} M=${hex(message)} sig=${hex(signature)}`;
+      assert.equal(web, noble, where);
+      assert.equal(native, noble, where);
     }),
     { numRuns: 3000 },
   );
