@@ -13,6 +13,7 @@ import { readSettings, SettingsError } from "./src/settings.ts";
 import { createApp } from "./src/http/app.ts";
 import { createWriter } from "./src/storage/writer.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
+import { Store } from "./src/storage/store.ts";
 
 function defaultKvPath(args: string[]): string | undefined {
   const flag = args.find((a) => a.startsWith("--default-kv-path="));
@@ -52,6 +53,14 @@ async function main(): Promise<void> {
     );
   }
   const writer = createWriter(kv, { batchMax: settings.commitBatchMax });
+  try {
+    const moved = await new Store(kv).migrateLegacyIntents();
+    if (moved > 0) console.error(`intents: moved ${moved} intents of the earlier layout into blocks`);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+    console.error(`intents: cannot move intents of the earlier layout: ${reason}`);
+    Deno.exit(1);
+  }
   const requestLog = createBatchedLog();
   const app = createApp({ kv, settings, writer, log: requestLog.log });
   const server = Deno.serve({

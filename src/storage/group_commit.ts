@@ -18,7 +18,7 @@
  */
 
 import type { IntentWriter } from "../domain/submit.ts";
-import type { InsertOutcome, PendingInsert } from "./store.ts";
+import { BLOCK_BYTES, type InsertOutcome, type PendingInsert, recordBytes } from "./store.ts";
 
 /**
  * Deno KV's limits on one atomic commit, as enforced by Deno 2.9 (checked by
@@ -55,6 +55,8 @@ export interface InsertCost {
   keyBytes: number;
   /** Bytes of the template/policy check, counted once per distinct reference. */
   refCheckBytes: number;
+  /** Estimated serialized bytes of the record, which decide the blocks (`planBlocks`). */
+  recordBytes: number;
 }
 
 /** Bytes of one string part in an encoded KV key: tag, UTF-8 with NUL escaped, terminator. */
@@ -78,34 +80,25 @@ function keyBytes(key: Deno.KvKey): number {
   return n;
 }
 
-/** V8-serialized size of a string, from above: two bytes a character plus header. */
-function valueStringBytes(s: string): number {
-  return 2 * s.length + 8;
-}
+/** Key bytes of a block (two numbers and a writer id of 16 characters), from above. */
+const BLOCK_KEY_BYTES = keyStringBytes("intent_batches") + 16 + 16 + 2 + 32;
 
 /**
  * Estimates, from above, what one insert adds to a commit: the id check, the
- * record and its index entry, and the template/policy check. Values are V8
- * serialized by Deno KV; the estimate counts every string at two bytes a
- * character and a generous overhead per member (a record with a 61,440-byte
- * body serializes to about 61,700 bytes; with its keys and index entry this
- * estimates 62,000 to 65,000, so 12 such inserts fit a commit where 13 fail).
+ * pointer, the record in its block, and the template/policy check; and what
+ * each block adds (see `store.ts` for the layout).
  */
 export function insertCost(pending: PendingInsert): InsertCost {
   const { record, ref } = pending;
   const intentKey = keyStringBytes("intents") + keyStringBytes(record.id);
-  const indexKey = keyStringBytes("intents_by_time") + 16 + 16 + keyStringBytes(record.id);
-  let strings = valueStringBytes(record.id) + valueStringBytes(record.variant) +
-    valueStringBytes(record.refId) + valueStringBytes(record.receivedAt) +
-    valueStringBytes(record.authorship.kind);
-  for (const signer of record.authorship.signers) strings += valueStringBytes(signer);
-  // Member names (~60 characters), numbers, object and typed-array headers.
-  const recordValue = record.body.byteLength + strings + 256;
-  const indexValue = valueStringBytes(record.id) + 8;
+  // A pointer: an array of three numbers and a 16-character string.
+  const pointerValue = 96;
+  const bytes = recordBytes(record);
   return {
-    mutationBytes: intentKey /* check */ + intentKey + recordValue + indexKey + indexValue,
-    keyBytes: intentKey + indexKey,
+    mutationBytes: intentKey /* check */ + intentKey + pointerValue + bytes,
+    keyBytes: intentKey,
     refCheckBytes: keyBytes(ref.key),
+    recordBytes: bytes,
   };
 }
 
@@ -150,8 +143,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   if (!Number.isInteger(batchMax) || batchMax < 1) {
     throw new RangeError("batchMax must be a whole number of at least 1");
   }
-  // One insert uses two mutations and at most two checks.
-  const countMax = Math.min(batchMax, Math.floor(limits.mutations / 2));
+  const countMax = batchMax;
   let queue: Waiter[] = [];
   let running = false;
 
@@ -162,8 +154,11 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
     const ids = new Map<string, number>();
     const refs = new Set<string>();
     let checks = 0;
+    let mutations = 0;
     let mutationBytes = 0;
     let keyBytesTotal = 0;
+    // The block being filled, as the store will plan it (`planBlocks`).
+    let blockFill = 0;
     let taken = 0;
     for (; taken < queue.length; taken++) {
       const waiter = queue[taken];
@@ -172,24 +167,32 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
         duplicates.push({ waiter, of: first });
         continue;
       }
+      const { cost } = waiter;
       const ref = refIdentity(waiter.pending);
       const newRef = !refs.has(ref);
+      const newBlock = blockFill === 0 || blockFill + cost.recordBytes > BLOCK_BYTES;
       const addChecks = newRef ? 2 : 1;
-      const addBytes = waiter.cost.mutationBytes + (newRef ? waiter.cost.refCheckBytes : 0);
+      const addMutations = newBlock ? 2 : 1;
+      const addKeyBytes = cost.keyBytes + (newBlock ? BLOCK_KEY_BYTES : 0);
+      const addBytes = cost.mutationBytes + (newRef ? cost.refCheckBytes : 0) +
+        (newBlock ? BLOCK_KEY_BYTES : 0);
       if (
         members.length > 0 && (
           members.length + 1 > countMax ||
           checks + addChecks > limits.checks ||
+          mutations + addMutations > limits.mutations ||
           mutationBytes + addBytes > limits.mutationBytes ||
-          keyBytesTotal + waiter.cost.keyBytes > limits.keyBytes
+          keyBytesTotal + addKeyBytes > limits.keyBytes
         )
       ) break;
       ids.set(waiter.pending.record.id, members.length);
       if (newRef) refs.add(ref);
       members.push(waiter);
       checks += addChecks;
+      mutations += addMutations;
       mutationBytes += addBytes;
-      keyBytesTotal += waiter.cost.keyBytes;
+      keyBytesTotal += addKeyBytes;
+      blockFill = (newBlock ? 0 : blockFill) + cost.recordBytes;
     }
     queue = taken === queue.length ? [] : queue.slice(taken);
     return { members, duplicates };

@@ -3,10 +3,23 @@
  * It is handed an open `Deno.Kv`; it never opens one itself.
  *
  * Keys:
- * - `["intents", id]` → {@link StoredIntent}
- * - `["intents_by_time", receivedAtMs, seq, id]` → id (index, newest first by reverse listing)
+ * - `["intent_batches", receivedAtMs, seq, writer]` → {@link StoredIntent}[]: the
+ *   intents of one commit, oldest first, in blocks of at most {@link BLOCK_BYTES}
+ *   bytes; keyed by the first intent's time and acceptance counter and the
+ *   writing store's random id, so listing them in reverse is newest first.
+ * - `["intents", id]` → {@link IntentPointer}: where in which block the intent is.
+ *   It is what makes an id unique (each commit checks it is absent).
  * - `["templates", id]`, `["policies", id]` → {@link StoredDocument}
  * - `["config", "runtime"]` → {@link StoredConfig}
+ *
+ * Why blocks: the intent ids are chosen by clients, so their keys land at
+ * random places in the store's B-tree, and SQLite rewrites a whole page for
+ * each. Keeping the ~1 KB records in blocks that append at the end, and only
+ * a small pointer under the random key, halves the storage work per intent.
+ *
+ * Stores written by earlier versions kept each record under `["intents", id]`
+ * with an index `["intents_by_time", receivedAtMs, seq, id]` → id;
+ * {@link Store.migrateLegacyIntents} moves them into blocks.
  * @module
  */
 
@@ -61,6 +74,12 @@ export interface DocumentRef {
 /** Outcome of an intent insert. */
 export type InsertOutcome = "created" | "exists" | "reference_changed";
 
+/**
+ * Where an intent is stored: the key parts of its block after the prefix
+ * (`receivedAtMs`, `seq`, `writer`), and its index in the block.
+ */
+export type IntentPointer = [receivedAtMs: number, seq: number, writer: string, index: number];
+
 /** An insert waiting to be committed: the record and the template/policy read it depends on. */
 export interface PendingInsert {
   record: StoredIntent;
@@ -70,13 +89,15 @@ export interface PendingInsert {
 /** Every KV key the service uses, built in one place. */
 export const keys = {
   intent: (id: string): Deno.KvKey => ["intents", id],
-  intentIndex: (record: Pick<StoredIntent, "receivedAtMs" | "seq" | "id">): Deno.KvKey => [
-    "intents_by_time",
-    record.receivedAtMs,
-    record.seq,
-    record.id,
+  intentBlock: (receivedAtMs: number, seq: number, writer: string): Deno.KvKey => [
+    "intent_batches",
+    receivedAtMs,
+    seq,
+    writer,
   ],
-  intentIndexPrefix: ["intents_by_time"] as Deno.KvKey,
+  intentBlockPrefix: ["intent_batches"] as Deno.KvKey,
+  /** The index of the earlier layout, emptied by {@link Store.migrateLegacyIntents}. */
+  legacyIntentIndexPrefix: ["intents_by_time"] as Deno.KvKey,
   document: (kind: DocumentKind, id: string): Deno.KvKey => [
     kind === "template" ? "templates" : "policies",
     id,
@@ -132,13 +153,24 @@ function refCacheKey(key: Deno.KvKey): string {
   return `${String(key[0])}/${String(key[1])}`;
 }
 
-/** The cursor of an index position: base64url of `[receivedAtMs, seq, id]`. */
-function encodeCursor(key: Deno.KvKey): string {
-  return base64urlnopad.encode(new TextEncoder().encode(JSON.stringify(key.slice(1))));
+/** The cursor of a listing position: base64url of the {@link IntentPointer} of the last item. */
+function encodeCursor(position: IntentPointer): string {
+  return base64urlnopad.encode(new TextEncoder().encode(JSON.stringify(position)));
 }
 
-/** The index key a cursor stands for; throws {@link InvalidCursorError} for anything else. */
-function decodeCursor(cursor: string): Deno.KvKey {
+const WRITER_ID = /^[0-9a-f]{1,32}$/;
+
+/** True when `value` has the shape of an {@link IntentPointer}. */
+function isPointer(value: unknown): value is IntentPointer {
+  return Array.isArray(value) && value.length === 4 &&
+    Number.isSafeInteger(value[0]) && value[0] >= 0 &&
+    Number.isSafeInteger(value[1]) && value[1] >= 0 &&
+    typeof value[2] === "string" && WRITER_ID.test(value[2]) &&
+    Number.isSafeInteger(value[3]) && value[3] >= 0;
+}
+
+/** The position a cursor stands for; throws {@link InvalidCursorError} for anything else. */
+function decodeCursor(cursor: string): IntentPointer {
   let position: unknown;
   try {
     position = JSON.parse(
@@ -147,15 +179,63 @@ function decodeCursor(cursor: string): Deno.KvKey {
   } catch {
     throw new InvalidCursorError("cursor is not valid");
   }
-  if (
-    !Array.isArray(position) || position.length !== 3 ||
-    !Number.isSafeInteger(position[0]) || position[0] < 0 ||
-    !Number.isSafeInteger(position[1]) || position[1] < 0 ||
-    typeof position[2] !== "string" || position[2].length === 0 || position[2].length > 256
-  ) {
-    throw new InvalidCursorError("cursor is not valid");
+  if (!isPointer(position)) throw new InvalidCursorError("cursor is not valid");
+  return position;
+}
+
+/**
+ * Largest estimated size of one block. Deno KV refuses values over 65,536
+ * bytes serialized; estimates are from above (see {@link recordBytes}) and an
+ * array adds a few bytes, so this leaves a margin.
+ */
+export const BLOCK_BYTES = 64_000;
+
+/** V8-serialized size of a string, from above: two bytes a character plus header. */
+function valueStringBytes(s: string): number {
+  return 2 * s.length + 8;
+}
+
+/**
+ * The serialized size of a record, from above: every string at two bytes a
+ * character and a generous overhead for member names, numbers and headers (a
+ * record with a 61,440-byte body serializes to about 61,700 bytes and is
+ * estimated at 62,000 to 65,000).
+ */
+export function recordBytes(record: StoredIntent): number {
+  let strings = valueStringBytes(record.id) + valueStringBytes(record.variant) +
+    valueStringBytes(record.refId) + valueStringBytes(record.receivedAt) +
+    valueStringBytes(record.authorship.kind);
+  for (const signer of record.authorship.signers) strings += valueStringBytes(signer);
+  return record.body.byteLength + strings + 256;
+}
+
+/**
+ * Splits records, in order, into blocks of at most {@link BLOCK_BYTES}
+ * estimated bytes (a record larger than that gets a block of its own).
+ *
+ * @returns for each record, the block it goes in; blocks are numbered from 0.
+ */
+export function planBlocks(sizes: readonly number[]): number[] {
+  const blockOf: number[] = new Array(sizes.length);
+  let block = 0;
+  let fill = 0;
+  for (let i = 0; i < sizes.length; i++) {
+    if (fill > 0 && fill + sizes[i] > BLOCK_BYTES) {
+      block++;
+      fill = 0;
+    }
+    fill += sizes[i];
+    blockOf[i] = block;
   }
-  return [...keys.intentIndexPrefix, ...position];
+  return blockOf;
+}
+
+/** Estimated record bytes moved by one migration commit. */
+const MIGRATION_BYTES = 600_000;
+
+/** A random id per store, part of its block keys, so that stores sharing one KV never collide. */
+function newWriterId(): string {
+  return crypto.randomUUID().replaceAll("-", "").slice(0, 16);
 }
 
 /** Data functions over one `Deno.Kv`. */
@@ -219,9 +299,18 @@ export class Store {
 
   /** Reads one intent. */
   async getIntent(id: string): Promise<StoredIntent | null> {
-    const entry = await this.kv.get<StoredIntent>(keys.intent(id));
-    return entry.value;
+    const entry = await this.kv.get<IntentPointer | StoredIntent>(keys.intent(id));
+    if (entry.value === null) return null;
+    // A record of the earlier layout, not yet migrated.
+    if (!isPointer(entry.value)) return entry.value;
+    const [ms, seq, writer, index] = entry.value;
+    const block = await this.kv.get<StoredIntent[]>(keys.intentBlock(ms, seq, writer));
+    const record = block.value?.[index];
+    return record && record.id === id ? record : null;
   }
+
+  /** This store's random id, the last part of the block keys it writes. */
+  readonly writerId: string = newWriterId();
 
   /**
    * Inserts one intent in a single atomic commit: the id is new, the
@@ -260,18 +349,16 @@ export class Store {
       const op = this.kv.atomic();
       const checkedRefs = new Set<string>();
       for (const i of open) {
-        const { record, ref } = batch[i];
-        const key = keys.intent(record.id);
-        op.check({ key, versionstamp: null });
+        const { ref } = batch[i];
+        op.check({ key: keys.intent(batch[i].record.id), versionstamp: null });
         // Many intents of a batch name the same template: check it once.
         const refId = `${refCacheKey(ref.key)}@${ref.versionstamp}`;
         if (!checkedRefs.has(refId)) {
           checkedRefs.add(refId);
           op.check(ref);
         }
-        op.set(key, exactBody(record))
-          .set(keys.intentIndex(record), record.id);
       }
+      this.#writeBlocks(op, open.map((i) => batch[i].record));
       const result = await retryWhileLocked(() => op.commit());
       if (result.ok) {
         for (const i of open) outcomes[i] = "created";
@@ -310,10 +397,33 @@ export class Store {
   }
 
   /**
+   * Adds to `op` the blocks holding `records` (in order) and each record's pointer.
+   */
+  #writeBlocks(op: Deno.AtomicOperation, records: readonly StoredIntent[]): void {
+    const blockOf = planBlocks(records.map(recordBytes));
+    let start = 0;
+    while (start < records.length) {
+      let end = start + 1;
+      while (end < records.length && blockOf[end] === blockOf[start]) end++;
+      const first = records[start];
+      const block: StoredIntent[] = [];
+      for (let i = start; i < end; i++) {
+        const record = records[i];
+        const pointer: IntentPointer = [first.receivedAtMs, first.seq, this.writerId, i - start];
+        op.set(keys.intent(record.id), pointer);
+        block.push(exactBody(record));
+      }
+      op.set(keys.intentBlock(first.receivedAtMs, first.seq, this.writerId), block);
+      start = end;
+    }
+  }
+
+  /**
    * Lists intents newest first.
    *
-   * The cursor is the index position of the last intent of a page, encoded
-   * (base64url of `[receivedAtMs, seq, id]`); the next page starts below it.
+   * The cursor is the position (block and index) of the last intent of a
+   * page, encoded (base64url of an {@link IntentPointer}); the next page
+   * starts just before it.
    *
    * @param options.limit page size (1–100).
    * @param options.cursor the `cursor` of the previous page.
@@ -322,31 +432,124 @@ export class Store {
   async listIntents(
     options: { limit: number; cursor?: string },
   ): Promise<{ items: StoredIntent[]; cursor: string | null }> {
-    const prefix = keys.intentIndexPrefix;
-    const end = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
-    const selector = end ? { prefix, end } : { prefix };
-    const entries: Deno.KvEntry<string>[] = [];
-    for await (
-      const entry of this.kv.list<string>(selector, { reverse: true, limit: options.limit })
-    ) entries.push(entry);
-    let next: string | null = null;
-    if (entries.length === options.limit) {
-      const last = entries[entries.length - 1].key;
-      // Only hand out a cursor when something lies beyond it.
-      for await (const _ of this.kv.list({ prefix, end: last }, { reverse: true, limit: 1 })) {
-        next = encodeCursor(last);
-      }
-    }
-    const ids = entries.map((entry) => entry.value);
+    const { limit } = options;
     const items: StoredIntent[] = [];
-    for (let i = 0; i < ids.length; i += 10) {
-      // getMany reads at most 10 keys at a time.
-      const chunk = ids.slice(i, i + 10).map((id) => keys.intent(id));
-      for (const entry of await this.kv.getMany<StoredIntent[]>(chunk)) {
-        if (entry.value) items.push(entry.value);
+    let last: IntentPointer | null = null;
+    let more = false;
+    /** Takes records of `block` from index `from` down; false once the page is full. */
+    const take = (block: StoredIntent[], key: Deno.KvKey, from: number): boolean => {
+      for (let index = from; index >= 0; index--) {
+        if (items.length === limit) {
+          more = true;
+          return false;
+        }
+        items.push(block[index]);
+        last = [key[1] as number, key[2] as number, key[3] as string, index];
+      }
+      return true;
+    };
+    const prefix = keys.intentBlockPrefix;
+    let end: Deno.KvKey | undefined;
+    if (options.cursor !== undefined) {
+      const [ms, seq, writer, index] = decodeCursor(options.cursor);
+      end = keys.intentBlock(ms, seq, writer);
+      const block = await this.kv.get<StoredIntent[]>(end);
+      if (block.value && index > 0) {
+        take(block.value, end, Math.min(index, block.value.length) - 1);
       }
     }
-    return { items, cursor: next };
+    if (!more) {
+      // Blocks hold one record or more: limit + 1 blocks fill the page and show what lies beyond.
+      const selector = end ? { prefix, end } : { prefix };
+      const blocks = this.kv.list<StoredIntent[]>(selector, {
+        reverse: true,
+        limit: limit + 1,
+        batchSize: 4,
+      });
+      for await (const block of blocks) {
+        if (!take(block.value, block.key, block.value.length - 1)) break;
+      }
+    }
+    return { items, cursor: more && last ? encodeCursor(last) : null };
+  }
+
+  /**
+   * Moves intents stored by earlier versions (a record under `["intents", id]`
+   * and an index entry) into blocks, oldest first, a few at a time, each step
+   * one atomic commit that checks the entries it replaces. Safe to run from
+   * several processes at once and to interrupt: what one step moved is moved
+   * whole.
+   *
+   * @returns how many intents were moved.
+   */
+  async migrateLegacyIntents(): Promise<number> {
+    let moved = 0;
+    for (;;) {
+      const index: Deno.KvEntry<string>[] = [];
+      const listed = this.kv.list<string>({ prefix: keys.legacyIntentIndexPrefix }, { limit: 40 });
+      for await (const entry of listed) index.push(entry);
+      if (index.length === 0) return moved;
+      const records: Deno.KvEntryMaybe<StoredIntent>[] = [];
+      for (let i = 0; i < index.length; i += 10) {
+        // getMany reads at most 10 keys at a time.
+        const chunk = index.slice(i, i + 10).map((entry) => keys.intent(entry.value));
+        records.push(...await this.kv.getMany<StoredIntent[]>(chunk));
+      }
+      const op = this.kv.atomic();
+      const move: StoredIntent[] = [];
+      let bytes = 0;
+      for (let i = 0; i < index.length; i++) {
+        const record = records[i];
+        const value = record.value !== null && !isPointer(record.value) ? record.value : null;
+        // Within Deno KV's 800 KiB of mutations per commit: records may be up to 64 KiB.
+        if (value) bytes += recordBytes(value);
+        if (i > 0 && bytes > MIGRATION_BYTES) break;
+        op.check(index[i]).check(record).delete(index[i].key);
+        if (value) move.push(value);
+      }
+      this.#writeBlocks(op, move);
+      const result = await retryWhileLocked(() => op.commit());
+      // A failed check: another process moved some of them first; read again.
+      if (result.ok) moved += move.length;
+    }
+  }
+
+  /**
+   * Checks that the intents are stored whole: every pointer leads to a block
+   * record of its id, every block record has the pointer that leads to it,
+   * and nothing of the earlier layout is left.
+   *
+   * @returns every stored intent.
+   * @throws {Error} naming the first inconsistency.
+   */
+  async auditIntents(): Promise<StoredIntent[]> {
+    const positions = new Map<string, string>();
+    const records: StoredIntent[] = [];
+    for await (const block of this.kv.list<StoredIntent[]>({ prefix: keys.intentBlockPrefix })) {
+      const [, ms, seq, writer] = block.key;
+      if (!Array.isArray(block.value) || block.value.length === 0) {
+        throw new Error(`block ${JSON.stringify(block.key)} is not a list of records`);
+      }
+      block.value.forEach((record, index) => {
+        if (positions.has(record.id)) throw new Error(`intent ${record.id} is stored twice`);
+        positions.set(record.id, JSON.stringify([ms, seq, writer, index]));
+        records.push(record);
+      });
+    }
+    let pointers = 0;
+    for await (const entry of this.kv.list<unknown>({ prefix: ["intents"] })) {
+      const id = entry.key[1] as string;
+      if (!isPointer(entry.value)) throw new Error(`intent ${id} has no pointer`);
+      if (positions.get(id) !== JSON.stringify(entry.value)) {
+        throw new Error(`the pointer of intent ${id} does not lead to it`);
+      }
+      pointers++;
+    }
+    if (pointers !== positions.size) throw new Error("a block record has no pointer");
+    for await (const _ of this.kv.list({ prefix: keys.legacyIntentIndexPrefix }, { limit: 1 })) {
+      throw new Error("entries of the earlier layout are left");
+    }
+    return records;
   }
 
   /** Reads the runtime configuration and its versionstamp (null when never set). */

@@ -128,6 +128,9 @@ Deno.test("listIntents refuses a cursor it did not hand out", async () => {
         encode([-1, 0, "x"]),
         encode([1.5, 0, "x"]),
         encode([1, 0, 7]),
+        encode([1, 0, "x", 0]),
+        encode([1, 0, "0123abcd", -1]),
+        encode([1, 0, "0123abcd", 0, 5]),
         encode({ a: 1 }),
       ]
     ) {
@@ -150,6 +153,73 @@ Deno.test("listIntents orders intents of one millisecond newest first", async ()
     const rest = await store.listIntents({ limit: 3, cursor: page.cursor });
     assert.deepEqual(rest.items.map((r) => r.id), ["m"]);
     assert.equal(rest.cursor, null);
+  });
+});
+
+Deno.test("one commit's intents share blocks within the value limit; pages run across them", async () => {
+  await withStore(async (store) => {
+    await store.putDocument("template", "T", doc);
+    const ref = (await store.getDocument("template", "T"))!.ref;
+    // 20,000-byte bodies: three fit a block, so 10 intents make four blocks.
+    const records = Array.from({ length: 10 }, (_, i) => {
+      const rec = { ...record(`big-${i}`, 7000), seq: 7000 + i };
+      rec.body = new TextEncoder().encode(`"${"x".repeat(19_998)}"`);
+      return rec;
+    });
+    const outcomes = await store.insertIntents(records.map((r) => ({ record: r, ref })));
+    assert.deepEqual(outcomes, Array(10).fill("created"));
+    let blocks = 0;
+    for await (const entry of store.kv.list<StoredIntent[]>({ prefix: ["intent_batches"] })) {
+      blocks++;
+      assert.ok(entry.value.length <= 3, `${entry.value.length} records in a block`);
+    }
+    assert.equal(blocks, 4);
+    assert.equal((await store.auditIntents()).length, 10);
+    for (const r of records) assert.deepEqual((await store.getIntent(r.id))?.body, r.body);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.listIntents({ limit: 4, cursor });
+      seen.push(...page.items.map((r) => r.id));
+      cursor = page.cursor ?? undefined;
+    } while (cursor);
+    assert.deepEqual(seen, records.map((r) => r.id).reverse());
+  });
+});
+
+Deno.test("a pointer that leads nowhere reads as no intent", async () => {
+  await withStore(async (store, kv) => {
+    await kv.set(["intents", "ghost"], [1, 2, "0123abcd", 0]);
+    assert.equal(await store.getIntent("ghost"), null);
+    await assert.rejects(store.auditIntents(), /pointer of intent ghost/);
+  });
+});
+
+Deno.test("intents of the earlier layout are read, then moved into blocks whole", async () => {
+  await withStore(async (store, kv) => {
+    await store.putDocument("template", "T", doc);
+    // The earlier layout: the record under its id and an index entry by time.
+    const legacy = Array.from({ length: 95 }, (_, i) => record(`old-${i}`, 1000 + i));
+    legacy[3].body = new TextEncoder().encode(`"${"y".repeat(60_000)}"`);
+    for (const rec of legacy) {
+      await kv.atomic()
+        .set(["intents", rec.id], rec)
+        .set(["intents_by_time", rec.receivedAtMs, rec.seq, rec.id], rec.id)
+        .commit();
+    }
+    assert.equal((await store.getIntent("old-7"))?.id, "old-7");
+    assert.equal(await store.migrateLegacyIntents(), 95);
+    assert.equal(await store.migrateLegacyIntents(), 0);
+    const audited = await store.auditIntents();
+    assert.equal(audited.length, 95);
+    for (const rec of legacy) assert.deepEqual(await store.getIntent(rec.id), rec);
+    // Intents accepted after the move list before the moved ones.
+    await store.insertIntent(await pending(store, record("new", 5000)));
+    const page = await store.listIntents({ limit: 100 });
+    assert.deepEqual(
+      page.items.map((r) => r.id),
+      ["new", ...legacy.map((r) => r.id).reverse()],
+    );
   });
 });
 
