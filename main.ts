@@ -14,6 +14,7 @@ import { createApp } from "./src/http/app.ts";
 import { createWriter } from "./src/storage/writer.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
 import { Store } from "./src/storage/store.ts";
+import { DeadlineSweeper } from "./src/http/deadlines.ts";
 
 function defaultKvPath(args: string[]): string | undefined {
   const flag = args.find((a) => a.startsWith("--default-kv-path="));
@@ -55,14 +56,18 @@ async function main(): Promise<void> {
   const writer = createWriter(kv, { batchMax: settings.commitBatchMax });
   try {
     const moved = await new Store(kv).migrateLegacyIntents();
-    if (moved > 0) console.error(`intents: moved ${moved} intents of the earlier layout into blocks`);
+    if (moved > 0) {
+      console.error(`intents: moved ${moved} intents of the earlier layout into blocks`);
+    }
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
     console.error(`intents: cannot move intents of the earlier layout: ${reason}`);
     Deno.exit(1);
   }
   const requestLog = createBatchedLog();
-  const app = createApp({ kv, settings, writer, log: requestLog.log });
+  // Body reads time out up to a tenth of the limit late (at most 250 ms).
+  const deadlines = new DeadlineSweeper(Math.min(250, Math.max(10, settings.bodyTimeoutMs / 10)));
+  const app = createApp({ kv, settings, writer, log: requestLog.log, deadlines });
   const server = Deno.serve({
     port: settings.port,
     hostname: settings.hostname,
@@ -73,6 +78,7 @@ async function main(): Promise<void> {
 
   const shutdown = async () => {
     await server.shutdown();
+    deadlines.stop();
     requestLog.flush();
     kv.close();
     Deno.exit(0);

@@ -8,6 +8,7 @@
 import { base58 } from "@scure/base";
 import { badRequest } from "../errors.ts";
 import { isEd25519PointEncoding } from "../crypto/ed25519.ts";
+import { LruCache } from "../crypto/_ed25519_lru.ts";
 import { decodeP256PublicKey } from "../crypto/p256.ts";
 import { Ed25519Schema, MAX_MULTISIG_ENTRIES, MultisigSchema, PasskeySchema } from "./schemas.ts";
 import { fieldPath, validate } from "./validate.ts";
@@ -80,10 +81,18 @@ function keyIdOf(text: string, path: string): { keyId: string; bytes: Uint8Array
   );
 }
 
-function decodeEd25519(value: unknown, path: string): DecodedEd25519 {
-  const body = validate(Ed25519Schema, value, path);
-  const keyPath = fieldPath(path, "pub_key");
-  const publicKey = decodeBase58(body.pub_key, keyPath);
+/**
+ * Valid Ed25519 keys by their base58 text: signers submit again and again, and
+ * decoding and checking a key costs more than a lookup. Bounded, so fresh keys
+ * cannot grow memory; the arrays are never handed out for writing.
+ */
+const ed25519Keys = new LruCache<Uint8Array>(1024);
+
+/** The 32 bytes of a base58 Ed25519 public key, checked to be a point, or a 400 naming `keyPath`. */
+function decodeEd25519Key(text: string, keyPath: string): Uint8Array {
+  const cached = ed25519Keys.get(text);
+  if (cached !== undefined) return cached;
+  const publicKey = decodeBase58(text, keyPath);
   if (publicKey.length !== 32) {
     throw badRequest(
       "invalid_body",
@@ -93,6 +102,14 @@ function decodeEd25519(value: unknown, path: string): DecodedEd25519 {
   if (!isEd25519PointEncoding(publicKey)) {
     throw badRequest("invalid_body", `${keyPath}: is not a valid Ed25519 public key`);
   }
+  ed25519Keys.set(text, publicKey);
+  return publicKey;
+}
+
+function decodeEd25519(value: unknown, path: string): DecodedEd25519 {
+  const body = validate(Ed25519Schema, value, path);
+  const keyPath = fieldPath(path, "pub_key");
+  const publicKey = decodeEd25519Key(body.pub_key, keyPath);
   const sigPath = fieldPath(path, "signature");
   const signature = decodeBase58(body.signature, sigPath);
   if (signature.length !== 64) {

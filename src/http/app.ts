@@ -16,6 +16,7 @@ import { getConfig, putConfig } from "./routes/config.ts";
 import { getPage, getStatic } from "./routes/static.ts";
 import { openApiHandler } from "./openapi.ts";
 import { metricsHandler, MetricsRegistry } from "./metrics.ts";
+import type { DeadlineSweeper } from "./deadlines.ts";
 
 /** One line of the request log. */
 export interface RequestLogLine {
@@ -53,6 +54,8 @@ export interface AppDeps {
   observers?: RequestObserver[];
   /** The registry `GET /metrics` serves; defaults to a new one. */
   metrics?: MetricsRegistry;
+  /** Shared body-read deadlines (the server's); defaults to a timer per read. */
+  deadlines?: DeadlineSweeper;
 }
 
 /** A route: a path pattern with capture groups, and handlers by method. */
@@ -149,6 +152,7 @@ export function createApp(deps: AppDeps): App {
       requireUserVerification: deps.settings.passkeyRequireUv,
     },
     now: deps.now ?? (() => new Date()),
+    deadlines: deps.deadlines,
   };
   const metrics = deps.metrics ?? new MetricsRegistry();
   const routes = buildRoutes({ metrics });

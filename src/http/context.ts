@@ -10,6 +10,7 @@ import type { IntentWriter } from "../domain/submit.ts";
 import type { PasskeyPolicy } from "../domain/passkey.ts";
 import { ServiceError } from "../errors.ts";
 import { readBody } from "./read_body.ts";
+import type { DeadlineSweeper } from "./deadlines.ts";
 import { parseStrictJson, StrictJsonError } from "./strict_json.ts";
 
 /** Dependencies shared by every handler. */
@@ -19,6 +20,8 @@ export interface AppContext {
   writer: IntentWriter;
   passkey: PasskeyPolicy;
   now: () => Date;
+  /** Shared body-read deadlines; without them each read arms its own timer. */
+  deadlines?: DeadlineSweeper;
 }
 
 /** A route handler: path parameters come from the route's pattern. */
@@ -55,6 +58,7 @@ export async function readJsonBody(
   const bytes = await readBody(request, {
     maxBytes: ctx.settings.maxBodyBytes,
     timeoutMs: ctx.settings.bodyTimeoutMs,
+    deadlines: ctx.deadlines,
   });
   try {
     return { bytes, value: parseStrictJson(bytes) };

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { DeadlineSweeper } from "../../src/http/deadlines.ts";
 import { readBody } from "../../src/http/read_body.ts";
 import { ServiceError } from "../../src/errors.ts";
 
@@ -193,4 +194,53 @@ Deno.test("readBody reads a body that a real Request holds as text", async () =>
   assert.deepEqual(body, new TextEncoder().encode('{"a":"€"}'));
   const error = await rejection(readBody(post("x".repeat(33)), { maxBytes: 32 }));
   assert.equal(error.status, 413);
+});
+
+Deno.test("readBody with shared deadlines: a stalled body gets 408 within one sweep of the limit", async () => {
+  const deadlines = new DeadlineSweeper(20);
+  try {
+    const state = { cancelled: false };
+    const stream = new ReadableStream<Uint8Array>({
+      pull() {
+        return new Promise(() => {});
+      },
+      cancel() {
+        state.cancelled = true;
+      },
+    }, { highWaterMark: 0 });
+    const started = performance.now();
+    const error = await rejection(
+      readBody(post(stream), { maxBytes: 1000, timeoutMs: 100, deadlines }),
+    );
+    const elapsed = performance.now() - started;
+    assert.equal(error.status, 408);
+    assert.ok(elapsed >= 95 && elapsed < 1000, `took ${elapsed.toFixed(0)} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(state.cancelled, true);
+    // A body that arrives in time leaves no deadline behind.
+    const body = await readBody(post(new TextEncoder().encode("{}")), {
+      maxBytes: 10,
+      timeoutMs: 100,
+      deadlines,
+    });
+    assert.equal(body.length, 2);
+  } finally {
+    deadlines.stop();
+  }
+});
+
+Deno.test("DeadlineSweeper expires each deadline once, after its time, unless removed", async () => {
+  const deadlines = new DeadlineSweeper(5);
+  try {
+    const fired: string[] = [];
+    deadlines.add(10, () => fired.push("a"));
+    const b = deadlines.add(10, () => fired.push("b"));
+    deadlines.add(200, () => fired.push("late"));
+    deadlines.remove(b);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.deepEqual(fired, ["a"]);
+    assert.throws(() => new DeadlineSweeper(0), RangeError);
+  } finally {
+    deadlines.stop();
+  }
 });

@@ -32,6 +32,7 @@ export function postDocument(kind: DocumentKind) {
     const bytes = await readBody(request, {
       maxBytes: ctx.settings.maxBodyBytes,
       timeoutMs: ctx.settings.bodyTimeoutMs,
+      deadlines: ctx.deadlines,
     });
     if (bytes.length === 0) throw badRequest("invalid_body", `body: the ${kind} must not be empty`);
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
