@@ -1,5 +1,5 @@
 /**
- * Ed25519 verification cost per backend, with the per-key cache warm (one
+ * Ed25519 verification cost per backend (node:crypto, Web Crypto, noble), with the per-key cache warm (one
  * signer) and cold (cycling through more signers than the cache holds, so every
  * call imports or decodes its key).
  */
@@ -35,7 +35,7 @@ const warm = await signFresh(message);
 const cold: Signed[] = [];
 for (let i = 0; i < SIGNERS; i++) cold.push(await signFresh(message));
 
-for (const backend of ["webcrypto", "noble"] as Ed25519Backend[]) {
+for (const backend of ["node", "webcrypto", "noble"] as Ed25519Backend[]) {
   Deno.bench(
     `verifyEd25519 ${backend}, warm key cache`,
     { group: backend, baseline: true },
