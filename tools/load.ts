@@ -132,7 +132,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     kind,
     pid: values.pid === undefined ? undefined : intOption(values.pid, "pid", 0, 2 ** 31),
     spawn: values.spawn ?? false,
-    batchMax: intOption(values["batch-max"], "batch-max", 32, 64),
+    batchMax: intOption(values["batch-max"], "batch-max", 32, 99),
     server: values.server ?? "main.ts",
     warmup: intOption(values.warmup, "warmup", 1000, MAX_N),
     maxSeconds: intOption(values["max-seconds"], "max-seconds", 300, 3600),
