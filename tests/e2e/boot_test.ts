@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runServerExpectingExit, tempKvPath } from "../support/server.ts";
+import { runServerExpectingExit, startServer, tempKvPath } from "../support/server.ts";
+import { Store } from "../../src/storage/store.ts";
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -133,4 +134,55 @@ Deno.test("two boots without ADMIN_TOKEN get different tokens", async () => {
     tokens.push(match[1]);
   }
   assert.notEqual(tokens[0], tokens[1]);
+});
+
+Deno.test("moves intents stored in the earlier layout into blocks at start, and serves them", async () => {
+  const kvPath = await tempKvPath();
+  const legacy = Array.from({ length: 45 }, (_, i) => {
+    const id = crypto.randomUUID();
+    const ms = Date.UTC(2026, 0, 1) + i * 1000;
+    const body = JSON.stringify({ authorship: "Unsigned", intent: { id, policy_id: "p" } });
+    return {
+      id,
+      variant: "B",
+      refId: "p",
+      authorship: { kind: "Unsigned", signers: [] },
+      receivedAt: new Date(ms).toISOString(),
+      receivedAtMs: ms,
+      seq: i + 1,
+      body: new TextEncoder().encode(body),
+    };
+  });
+  const kv = await Deno.openKv(kvPath);
+  for (const record of legacy) {
+    await kv.atomic()
+      .set(["intents", record.id], record)
+      .set(["intents_by_time", record.receivedAtMs, record.seq, record.id], record.id)
+      .commit();
+  }
+  kv.close();
+
+  const server = await startServer({ kvPath });
+  try {
+    const auth = { authorization: `Bearer ${server.adminToken}` };
+    const one = await fetch(`${server.url}/intents/${legacy[7].id}`, { headers: auth });
+    assert.equal(one.status, 200);
+    const record = await one.json();
+    assert.equal(record.id, legacy[7].id);
+    assert.equal(record.received_at, legacy[7].receivedAt);
+    assert.deepEqual(record.request.intent, { id: legacy[7].id, policy_id: "p" });
+    const page = await fetch(`${server.url}/intents?limit=100`, { headers: auth });
+    const { items, cursor } = await page.json();
+    assert.deepEqual(items.map((r: { id: string }) => r.id), legacy.map((r) => r.id).reverse());
+    assert.equal(cursor, null);
+  } finally {
+    await server.stop();
+  }
+  const after = await Deno.openKv(kvPath);
+  try {
+    const stored = await new Store(after).auditIntents();
+    assert.equal(stored.length, 45);
+  } finally {
+    after.close();
+  }
 });
