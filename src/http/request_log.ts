@@ -56,7 +56,12 @@ export function createBatchedLog(options: BatchedLogOptions = {}): BatchedLog {
     if (pending === "") return;
     const text = pending;
     pending = "";
-    write(encoder.encode(text));
+    try {
+      write(encoder.encode(text));
+    } catch {
+      // A reader that went away (a closed pipe) must not take the server down
+      // with it; the lines are dropped, as console.log would drop them.
+    }
   }
 
   return {

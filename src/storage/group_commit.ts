@@ -8,6 +8,9 @@
  * queue up and go together in the next one. Each batch stays within Deno KV's
  * per-commit limits by count, checks, mutations and bytes.
  *
+ * The intents of one batch are stamped with one acceptance time, taken when
+ * their commit starts (their `received_at`).
+ *
  * Every promise of the single-commit path holds: an insert answers "created"
  * only after the commit carrying it resolved ok; a failed check of one member
  * never fails the others (the store finds out which check failed and commits
@@ -45,6 +48,8 @@ export interface GroupCommitOptions {
   commit: CommitBatch;
   /** Limits to stay within; defaults to {@link KV_COMMIT_LIMITS}. */
   limits?: typeof KV_COMMIT_LIMITS;
+  /** The clock that stamps each batch; defaults to the system clock. */
+  now?: () => Date;
 }
 
 /** What one insert adds to a commit, estimated from above. */
@@ -138,7 +143,7 @@ interface Batch {
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  */
 export function createGroupCommitWriter(options: GroupCommitOptions): IntentWriter {
-  const { batchMax, commit } = options;
+  const { batchMax, commit, now = () => new Date() } = options;
   const limits = options.limits ?? KV_COMMIT_LIMITS;
   if (!Number.isInteger(batchMax) || batchMax < 1) {
     throw new RangeError("batchMax must be a whole number of at least 1");
@@ -199,6 +204,16 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   }
 
   async function commitBatch({ members, duplicates }: Batch): Promise<void> {
+    // The members are accepted together: one time for all of them, taken as
+    // their commit starts. A block of intents then covers one millisecond, so
+    // blocks written by several processes list newest first by that time.
+    const at = now();
+    const receivedAt = at.toISOString();
+    const receivedAtMs = at.getTime();
+    for (const { pending: { record } } of members) {
+      record.receivedAt = receivedAt;
+      record.receivedAtMs = receivedAtMs;
+    }
     let outcomes: InsertOutcome[] | undefined;
     try {
       outcomes = await commit(members.map((m) => m.pending));

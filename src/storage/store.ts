@@ -399,21 +399,30 @@ export class Store {
   /**
    * Adds to `op` the blocks holding `records` (in order) and each record's pointer.
    */
-  #writeBlocks(op: Deno.AtomicOperation, records: readonly StoredIntent[]): void {
+  #writeBlocks(
+    op: Deno.AtomicOperation,
+    records: readonly StoredIntent[],
+    options: { freshWriterIds?: boolean } = {},
+  ): void {
     const blockOf = planBlocks(records.map(recordBytes));
     let start = 0;
     while (start < records.length) {
       let end = start + 1;
       while (end < records.length && blockOf[end] === blockOf[start]) end++;
       const first = records[start];
+      // This store's time and counter make its keys unique; records of the
+      // earlier layout may share them (their counters were per process).
+      const writer = options.freshWriterIds ? newWriterId() : this.writerId;
+      const blockKey = keys.intentBlock(first.receivedAtMs, first.seq, writer);
       const block: StoredIntent[] = [];
       for (let i = start; i < end; i++) {
         const record = records[i];
-        const pointer: IntentPointer = [first.receivedAtMs, first.seq, this.writerId, i - start];
+        const pointer: IntentPointer = [first.receivedAtMs, first.seq, writer, i - start];
         op.set(keys.intent(record.id), pointer);
         block.push(exactBody(record));
       }
-      op.set(keys.intentBlock(first.receivedAtMs, first.seq, this.writerId), block);
+      if (options.freshWriterIds) op.check({ key: blockKey, versionstamp: null });
+      op.set(blockKey, block);
       start = end;
     }
   }
@@ -486,7 +495,8 @@ export class Store {
     let moved = 0;
     for (;;) {
       const index: Deno.KvEntry<string>[] = [];
-      const listed = this.kv.list<string>({ prefix: keys.legacyIntentIndexPrefix }, { limit: 40 });
+      // Two checks each, and one per block (at most one block each): within KV's 100 checks.
+      const listed = this.kv.list<string>({ prefix: keys.legacyIntentIndexPrefix }, { limit: 30 });
       for await (const entry of listed) index.push(entry);
       if (index.length === 0) return moved;
       const records: Deno.KvEntryMaybe<StoredIntent>[] = [];
@@ -507,7 +517,7 @@ export class Store {
         op.check(index[i]).check(record).delete(index[i].key);
         if (value) move.push(value);
       }
-      this.#writeBlocks(op, move);
+      this.#writeBlocks(op, move, { freshWriterIds: true });
       const result = await retryWhileLocked(() => op.commit());
       // A failed check: another process moved some of them first; read again.
       if (result.ok) moved += move.length;

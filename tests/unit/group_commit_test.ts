@@ -391,3 +391,45 @@ Deno.test("getDocumentRef remembers found documents but never an absence", async
     if (open) kv.close();
   }
 });
+
+Deno.test("stamps a batch with one time as its commit starts; writers sharing a KV list by it", async () => {
+  const { kv, close } = await openKv("file");
+  try {
+    // Two stores on one KV, as two processes sharing a file, each with its own clock.
+    const a = new Store(kv);
+    const b = new Store(kv);
+    const ref = await addTemplate(a, "tpl");
+    let aTime = Date.UTC(2026, 0, 1, 0, 0, 3);
+    const writerA = createGroupCommitWriter({
+      batchMax: 8,
+      commit: (batch) => a.insertIntents(batch),
+      now: () => new Date(aTime),
+    });
+    const writerB = createGroupCommitWriter({
+      batchMax: 8,
+      commit: (batch) => b.insertIntents(batch),
+      now: () => new Date(Date.UTC(2026, 0, 1, 0, 0, 2)),
+    });
+    // A's four intents were received before B's, but A commits them later.
+    const aInserts = ["a0", "a1", "a2", "a3"].map((id) => pendingInsert(id, ref));
+    const bInsert = pendingInsert("b0", ref);
+    assert.ok(aInserts[0].record.receivedAtMs < bInsert.record.receivedAtMs);
+    assert.equal(await writerB.insert(bInsert), "created");
+    assert.deepEqual(
+      await Promise.all(aInserts.map((p) => writerA.insert(p))),
+      ["created", "created", "created", "created"],
+    );
+    aTime += 1000;
+    assert.equal(await writerA.insert(pendingInsert("a4", ref)), "created");
+    for (const p of aInserts) {
+      assert.equal(p.record.receivedAt, "2026-01-01T00:00:03.000Z");
+      assert.equal((await a.getIntent(p.record.id))?.receivedAt, "2026-01-01T00:00:03.000Z");
+    }
+    const page = await a.listIntents({ limit: 10 });
+    assert.deepEqual(page.items.map((r) => r.id), ["a4", "a3", "a2", "a1", "a0", "b0"]);
+    const times = page.items.map((r) => r.receivedAtMs);
+    assert.deepEqual(times, [...times].sort((x, y) => y - x));
+  } finally {
+    await close();
+  }
+});

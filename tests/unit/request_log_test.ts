@@ -48,3 +48,20 @@ Deno.test("request log: a full buffer is written at once; flush writes the rest"
   log.flush();
   assert.equal(out.writes.length, 3);
 });
+
+Deno.test("request log: a write that fails (a closed pipe) drops the lines, never throws", async () => {
+  let calls = 0;
+  const log = createBatchedLog({
+    write: () => {
+      calls++;
+      throw new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
+    },
+    flushMs: 1,
+    maxChars: 300,
+  });
+  for (let i = 0; i < 10; i++) log.log(line(i)); // passes maxChars: written at once
+  await new Promise((resolve) => setTimeout(resolve, 20)); // and on the timer
+  log.log(line(10));
+  log.flush();
+  assert.ok(calls >= 3, `${calls} writes`);
+});

@@ -223,6 +223,29 @@ Deno.test("intents of the earlier layout are read, then moved into blocks whole"
   });
 });
 
+Deno.test("moving the earlier layout keeps records that share a time and counter", async () => {
+  await withStore(async (store, kv) => {
+    // Two processes of the earlier version had their own counters: equal (ms, seq) happen.
+    const big = (id: string) => {
+      const rec = { ...record(id, 1000), seq: 5 };
+      rec.body = new TextEncoder().encode(`"${"z".repeat(32_766)}"`);
+      return rec;
+    };
+    const legacy = [big("a"), big("b"), { ...record("c", 1000), seq: 5 }];
+    for (const rec of legacy) {
+      await kv.atomic()
+        .set(["intents", rec.id], rec)
+        .set(["intents_by_time", rec.receivedAtMs, rec.seq, rec.id], rec.id)
+        .commit();
+    }
+    assert.equal(await store.migrateLegacyIntents(), 3);
+    assert.equal((await store.auditIntents()).length, 3);
+    for (const rec of legacy) assert.deepEqual(await store.getIntent(rec.id), rec);
+    const page = await store.listIntents({ limit: 10 });
+    assert.deepEqual(page.items.map((r) => r.id).sort(), ["a", "b", "c"]);
+  });
+});
+
 Deno.test("setConfig honours the expected versionstamps", async () => {
   await withStore(async (store) => {
     const value = { evidence_extractor_url: "", updated_at: new Date(0).toISOString() };
