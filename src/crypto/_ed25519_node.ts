@@ -11,6 +11,7 @@
  */
 
 import { createPublicKey, type KeyObject, verify } from "node:crypto";
+import { hexToBytes } from "@noble/curves/utils.js";
 import { LruCache } from "./_ed25519_lru.ts";
 import { bytesToHex } from "./_ed25519_hex.ts";
 import {
@@ -21,20 +22,7 @@ import {
 } from "./_ed25519_encoding.ts";
 
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410): the 32 key bytes follow. */
-const SPKI_PREFIX = Uint8Array.of(
-  0x30,
-  0x2a,
-  0x30,
-  0x05,
-  0x06,
-  0x03,
-  0x2b,
-  0x65,
-  0x70,
-  0x03,
-  0x21,
-  0x00,
-);
+const SPKI_PREFIX = hexToBytes("302a300506032b6570032100");
 
 /** Imported keys by hex; `null` for keys that can never verify. */
 const keyCache = new LruCache<KeyObject | null>(1024);

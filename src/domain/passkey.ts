@@ -46,16 +46,16 @@ const FLAG_USER_VERIFIED = 0x04;
 
 /** Policies are few and long-lived; the bound only stops a caller that builds one per request. */
 const RP_HASH_CACHE_LIMIT = 64;
-const rpIdHashCache = new Map<string, Promise<Uint8Array[]>>();
+const rpIdHashCache = new Map<string, Uint8Array[]>();
 
 const encoder = new TextEncoder();
 
 /** SHA-256 of each accepted rp id, computed once per distinct list. */
-function rpIdHashes(rpIds: readonly string[]): Promise<Uint8Array[]> {
+function rpIdHashes(rpIds: readonly string[]): Uint8Array[] {
   const id = JSON.stringify(rpIds);
   let hashes = rpIdHashCache.get(id);
   if (!hashes) {
-    hashes = Promise.resolve(rpIds.map((rpId) => sha256(encoder.encode(rpId))));
+    hashes = rpIds.map((rpId) => sha256(encoder.encode(rpId)));
     rpIdHashCache.set(id, hashes);
     if (rpIdHashCache.size > RP_HASH_CACHE_LIMIT) {
       rpIdHashCache.delete(rpIdHashCache.keys().next().value!);
@@ -172,7 +172,7 @@ async function verifyChecked(
   if (authenticatorData.length < MIN_AUTHENTICATOR_DATA) {
     return fail("authenticator data is shorter than 37 bytes");
   }
-  const hashes = await rpIdHashes(policy.rpIds);
+  const hashes = rpIdHashes(policy.rpIds);
   if (!hashes.some((hash) => startsWith(authenticatorData, hash))) {
     return fail("authenticator data rpIdHash matches no accepted relying party");
   }

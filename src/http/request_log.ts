@@ -2,7 +2,7 @@
  * The request log: one JSON line per request on stdout, written in batches.
  * A write call per request costs a system call each (about a tenth of the
  * server's CPU under load); here lines gather for at most `flushMs` (or until
- * `maxBytes`) and go out in one write. A process killed outright loses at
+ * `maxChars` are pending) and go out in one write. A process killed outright loses at
  * most the last `flushMs` of log lines, never data.
  * @module
  */

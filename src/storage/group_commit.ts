@@ -21,7 +21,14 @@
  */
 
 import type { IntentWriter } from "../domain/submit.ts";
-import { BLOCK_BYTES, type InsertOutcome, type PendingInsert, recordBytes } from "./store.ts";
+import {
+  type InsertOutcome,
+  keys,
+  type PendingInsert,
+  recordBytes,
+  startsBlock,
+  WRITER_ID_LENGTH,
+} from "./store.ts";
 
 /**
  * Deno KV's limits on one atomic commit, as enforced by Deno 2.9 (checked by
@@ -85,8 +92,8 @@ function keyBytes(key: Deno.KvKey): number {
   return n;
 }
 
-/** Key bytes of a block (two numbers and a writer id of 16 characters), from above. */
-const BLOCK_KEY_BYTES = keyStringBytes("intent_batches") + 16 + 16 + 2 + 32;
+/** Key bytes of a block (two numbers and a writer id), from above. */
+const BLOCK_KEY_BYTES = keyBytes(keys.intentBlock(0, 0, "0".repeat(WRITER_ID_LENGTH)));
 
 /**
  * Estimates, from above, what one insert adds to a commit: the id check, the
@@ -148,7 +155,6 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   if (!Number.isInteger(batchMax) || batchMax < 1) {
     throw new RangeError("batchMax must be a whole number of at least 1");
   }
-  const countMax = batchMax;
   let queue: Waiter[] = [];
   let running = false;
 
@@ -175,7 +181,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
       const { cost } = waiter;
       const ref = refIdentity(waiter.pending);
       const newRef = !refs.has(ref);
-      const newBlock = blockFill === 0 || blockFill + cost.recordBytes > BLOCK_BYTES;
+      const newBlock = startsBlock(blockFill, cost.recordBytes);
       const addChecks = newRef ? 2 : 1;
       const addMutations = newBlock ? 2 : 1;
       const addKeyBytes = cost.keyBytes + (newBlock ? BLOCK_KEY_BYTES : 0);
@@ -183,7 +189,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
         (newBlock ? BLOCK_KEY_BYTES : 0);
       if (
         members.length > 0 && (
-          members.length + 1 > countMax ||
+          members.length + 1 > batchMax ||
           checks + addChecks > limits.checks ||
           mutations + addMutations > limits.mutations ||
           mutationBytes + addBytes > limits.mutationBytes ||

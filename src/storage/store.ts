@@ -210,6 +210,15 @@ export function recordBytes(record: StoredIntent): number {
 }
 
 /**
+ * Whether a record of `size` estimated bytes starts a new block after a block
+ * filled to `fill` (0: nothing open yet). The one rule for where blocks break,
+ * shared with the group commit's accounting.
+ */
+export function startsBlock(fill: number, size: number): boolean {
+  return fill === 0 || fill + size > BLOCK_BYTES;
+}
+
+/**
  * Splits records, in order, into blocks of at most {@link BLOCK_BYTES}
  * estimated bytes (a record larger than that gets a block of its own).
  *
@@ -217,10 +226,10 @@ export function recordBytes(record: StoredIntent): number {
  */
 export function planBlocks(sizes: readonly number[]): number[] {
   const blockOf: number[] = new Array(sizes.length);
-  let block = 0;
+  let block = -1;
   let fill = 0;
   for (let i = 0; i < sizes.length; i++) {
-    if (fill > 0 && fill + sizes[i] > BLOCK_BYTES) {
+    if (startsBlock(fill, sizes[i])) {
       block++;
       fill = 0;
     }
@@ -233,9 +242,12 @@ export function planBlocks(sizes: readonly number[]): number[] {
 /** Estimated record bytes moved by one migration commit. */
 const MIGRATION_BYTES = 600_000;
 
+/** Hex characters of a writer id (64 random bits). */
+export const WRITER_ID_LENGTH = 16;
+
 /** A random id per store, part of its block keys, so that stores sharing one KV never collide. */
 function newWriterId(): string {
-  return crypto.randomUUID().replaceAll("-", "").slice(0, 16);
+  return crypto.randomUUID().replaceAll("-", "").slice(0, WRITER_ID_LENGTH);
 }
 
 /** Data functions over one `Deno.Kv`. */
@@ -314,8 +326,8 @@ export class Store {
 
   /**
    * Inserts one intent in a single atomic commit: the id is new, the
-   * template/policy read is unchanged, and the record and its index entry are
-   * written together.
+   * template/policy read is unchanged, and the record (in a block of its own)
+   * and its pointer are written together.
    */
   async insertIntent(pending: PendingInsert): Promise<InsertOutcome> {
     const [outcome] = await this.insertIntents([pending]);
