@@ -13,7 +13,7 @@ import { readSettings, SettingsError } from "./src/settings.ts";
 import { createApp } from "./src/http/app.ts";
 import { createWriter } from "./src/storage/writer.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
-import { Store } from "./src/storage/store.ts";
+import { KvStore } from "./src/storage/kv_store.ts";
 import { DeadlineSweeper } from "./src/http/deadlines.ts";
 
 function defaultKvPath(args: string[]): string | undefined {
@@ -53,21 +53,30 @@ async function main(): Promise<void> {
       `intents: ADMIN_TOKEN is not set; this run's admin token is ${settings.adminToken}`,
     );
   }
-  const writer = createWriter(kv, { batchMax: settings.commitBatchMax });
+  const now = () => new Date();
+  const store = new KvStore(kv, { now });
   try {
-    const moved = await new Store(kv).migrateLegacyIntents();
-    if (moved > 0) {
-      console.error(`intents: moved ${moved} intents of the earlier layout into blocks`);
-    }
+    const moved = await store.upgrade();
+    if (moved > 0) console.error(`intents: moved ${moved} earlier intents into the feed`);
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
-    console.error(`intents: cannot move intents of the earlier layout: ${reason}`);
+    console.error(`intents: cannot move earlier intents into the feed: ${reason}`);
     Deno.exit(1);
   }
+  const writer = createWriter(store, { batchMax: settings.commitBatchMax });
   const requestLog = createBatchedLog();
   // Body reads time out up to a tenth of the limit late (at most 250 ms).
   const deadlines = new DeadlineSweeper(Math.min(250, Math.max(10, settings.bodyTimeoutMs / 10)));
-  const app = createApp({ kv, settings, writer, log: requestLog.log, deadlines });
+  const stopping = new AbortController();
+  const app = createApp({
+    store,
+    settings,
+    writer,
+    now,
+    log: requestLog.log,
+    deadlines,
+    stopping: stopping.signal,
+  });
   const server = Deno.serve({
     port: settings.port,
     hostname: settings.hostname,
@@ -77,6 +86,8 @@ async function main(): Promise<void> {
   }, app.handler);
 
   const shutdown = async () => {
+    // Long-polls and event streams end first: the server waits for open responses.
+    stopping.abort();
     await server.shutdown();
     deadlines.stop();
     requestLog.flush();

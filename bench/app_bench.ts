@@ -8,14 +8,16 @@
 import { createApp } from "../src/http/app.ts";
 import { readSettings } from "../src/settings.ts";
 import { createWriter } from "../src/storage/writer.ts";
+import { KvStore } from "../src/storage/kv_store.ts";
 import { generateEd25519Key, IntentsClient, signVariantB } from "../client/mod.ts";
 
 const kv = await Deno.openKv(":memory:");
 const settings = readSettings({ ADMIN_TOKEN: "bench-admin-token-0123456" });
+const store = new KvStore(kv);
 const app = createApp({
-  kv,
+  store,
   settings,
-  writer: createWriter(kv, { batchMax: settings.commitBatchMax }),
+  writer: createWriter(store, { batchMax: settings.commitBatchMax }),
   log: () => {},
 });
 const admin = new IntentsClient({

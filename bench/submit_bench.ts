@@ -1,15 +1,16 @@
 /**
  * One intent submit commit on Deno KV (`:memory:` and a file): the atomic
- * commit that checks the id is new and the template unchanged and writes the
- * record and its index entry. Also 32 concurrent inserts through the group
- * commit writer, per insert, to show what grouping saves.
+ * commit that checks the id is new, the template unchanged and the feed head
+ * unmoved, and writes the event, the pointer and the head. Also 32 concurrent
+ * inserts through the group commit writer, per insert, to show what grouping
+ * saves.
  */
 
 import { join } from "node:path";
-import { type DocumentRef, type PendingInsert, Store } from "../src/storage/store.ts";
+import type { DocumentRef } from "../src/domain/intent.ts";
+import type { PendingIntent } from "../src/domain/store.ts";
+import { KvStore } from "../src/storage/kv_store.ts";
 import { createWriter } from "../src/storage/writer.ts";
-
-let seq = 0;
 const body = new TextEncoder().encode(JSON.stringify({
   authorship: {
     Signed: {
@@ -26,26 +27,22 @@ const body = new TextEncoder().encode(JSON.stringify({
   },
 }));
 
-async function setUp(path: string): Promise<{ store: Store; ref: DocumentRef; kv: Deno.Kv }> {
+async function setUp(path: string): Promise<{ store: KvStore; ref: DocumentRef; kv: Deno.Kv }> {
   const kv = await Deno.openKv(path);
-  const store = new Store(kv);
+  const store = new KvStore(kv);
   await store.putDocument("policy", "policy", { contentType: "application/json", bytes: body });
-  const found = await store.getDocument("policy", "policy");
-  if (!found) throw new Error("policy not stored");
-  return { store, ref: found.ref, kv };
+  const ref = await store.findDocument("policy", "policy");
+  if (!ref) throw new Error("policy not stored");
+  return { store, ref, kv };
 }
 
-function pending(ref: DocumentRef): PendingInsert {
-  const now = Date.now();
+function pending(ref: DocumentRef): PendingIntent {
   return {
-    record: {
+    intent: {
       id: crypto.randomUUID(),
       variant: "B",
       refId: "policy",
       authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
-      receivedAt: new Date(now).toISOString(),
-      receivedAtMs: now,
-      seq: ++seq,
       body,
     },
     ref,
@@ -58,12 +55,13 @@ const targets = {
   file: await setUp(join(dir, "intents.kv")),
 };
 
-for (const [name, { store, ref, kv }] of Object.entries(targets)) {
+for (const [name, { store, ref }] of Object.entries(targets)) {
   Deno.bench(`one submit commit (${name} KV)`, { group: name, baseline: true }, async () => {
-    if (await store.insertIntent(pending(ref)) !== "created") throw new Error("not created");
+    const [result] = await store.insertIntents([pending(ref)]);
+    if (result.outcome !== "created") throw new Error("not created");
   });
 
-  const grouped = createWriter(kv, { batchMax: 32 });
+  const grouped = createWriter(store, { batchMax: 32 });
   Deno.bench(
     `32 concurrent inserts, COMMIT_BATCH_MAX=32 (${name} KV)`,
     { group: name, n: 200 },

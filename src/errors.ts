@@ -4,25 +4,32 @@
  * @module
  */
 
-/** Stable error codes of the public interface (CONTRACT §7). */
-export type ErrorCode =
-  | "invalid_json"
-  | "invalid_body"
-  | "invalid_signature"
-  | "unsigned_not_permitted"
-  | "template_not_found"
-  | "policy_not_found"
-  | "intent_exists"
-  | "unsupported_media_type"
-  | "payload_too_large"
-  | "request_timeout"
-  | "unauthorized"
-  | "not_found"
-  | "method_not_allowed"
-  | "precondition_failed"
-  | "invalid_evidence_extractor_url"
-  | "unavailable"
-  | "internal";
+/**
+ * Every error code of the public interface (CONTRACT §7), in one list: the
+ * type below is derived from it and the OpenAPI document enumerates it.
+ */
+export const ERROR_CODES = [
+  "invalid_json",
+  "invalid_body",
+  "invalid_signature",
+  "unsigned_not_permitted",
+  "template_not_found",
+  "policy_not_found",
+  "intent_exists",
+  "unsupported_media_type",
+  "payload_too_large",
+  "request_timeout",
+  "unauthorized",
+  "not_found",
+  "method_not_allowed",
+  "precondition_failed",
+  "invalid_evidence_extractor_url",
+  "unavailable",
+  "internal",
+] as const;
+
+/** A stable error code of the public interface. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /**
  * An error whose message is safe to show to the client.

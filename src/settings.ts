@@ -4,7 +4,9 @@
  * @module
  */
 
+import { hex } from "@scure/base";
 import { checkExtractorUrl } from "./domain/extractor_url.ts";
+import { MAX_STORED_BODY_BYTES } from "./domain/intent.ts";
 
 /** The validated settings the service runs with. */
 export interface Settings {
@@ -25,6 +27,8 @@ export interface Settings {
   bodyTimeoutMs: number;
   /** Bearer token for `GET /metrics` besides the admin token; undefined: admin only. */
   metricsToken: string | undefined;
+  /** Bearer token for `GET /events` besides the admin token; undefined: admin only. */
+  eventsToken: string | undefined;
   /** Concurrent submissions grouped into one KV commit at most; 1 disables grouping. */
   commitBatchMax: number;
 }
@@ -34,12 +38,8 @@ export class SettingsError extends Error {
   override name = "SettingsError";
 }
 
-/**
- * The largest body accepted: an intent record stores the body as received, and
- * a Deno KV value holds at most 64 KiB, so some room is kept for the record's
- * other fields.
- */
-export const MAX_BODY_BYTES_LIMIT = 61_440;
+/** The largest body accepted: an intent record stores the body, within a KV value. */
+export const MAX_BODY_BYTES_LIMIT = MAX_STORED_BODY_BYTES;
 
 type Env = Record<string, string | undefined>;
 
@@ -84,8 +84,7 @@ function parseToken(env: Env, name: string): string | undefined {
 }
 
 function randomToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return hex.encode(crypto.getRandomValues(new Uint8Array(32)));
 }
 
 /**
@@ -139,6 +138,7 @@ export function readSettings(env: Env): Settings {
     maxBodyBytes: parseIntSetting(env, "MAX_BODY_BYTES", 32_768, 1_024, MAX_BODY_BYTES_LIMIT),
     bodyTimeoutMs: parseIntSetting(env, "BODY_TIMEOUT_MS", 10_000, 100, 600_000),
     metricsToken: parseToken(env, "METRICS_TOKEN"),
+    eventsToken: parseToken(env, "EVENTS_TOKEN"),
     commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 32, 1, 99),
   };
 }

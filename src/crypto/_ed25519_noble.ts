@@ -8,26 +8,29 @@
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { sha512 } from "@noble/hashes/sha2.js";
 import { bytesToNumberLE } from "@noble/curves/utils.js";
-import { LruCache } from "./_ed25519_lru.ts";
-import { bytesToHex } from "./_ed25519_hex.ts";
+import type { Ed25519PublicKey } from "./ed25519_public_key.ts";
 
 type Point = ReturnType<typeof ed25519.Point.fromBytes>;
 
 const Point = ed25519.Point;
 const L = Point.CURVE().n;
 
-/** Decoded public keys (or `null` for keys that can never verify), by hex. */
-const keyCache = new LruCache<Point | null>(1024);
+/**
+ * Points decoded by noble itself (or `null` for keys that can never verify),
+ * kept as long as their decoded key object lives. noble decodes here rather
+ * than trusting the key object's checks, so this path checks them independently.
+ */
+const decoded = new WeakMap<Ed25519PublicKey, Point | null>();
 
 /** The point for `publicKey`, or `null` when it is not canonical, not on the curve, or of small order. */
-function decodePublicKey(publicKey: Uint8Array): Point | null {
-  const id = bytesToHex(publicKey);
-  const cached = keyCache.get(id);
-  if (cached !== undefined) return cached;
-  const point = decodeStrict(publicKey);
-  const verdict = point === null || point.isSmallOrder() ? null : point;
-  keyCache.set(id, verdict);
-  return verdict;
+function decodePublicKey(publicKey: Ed25519PublicKey): Point | null {
+  let point = decoded.get(publicKey);
+  if (point === undefined) {
+    point = decodeStrict(publicKey.bytes);
+    if (point?.isSmallOrder()) point = null;
+    decoded.set(publicKey, point);
+  }
+  return point;
 }
 
 function decodeStrict(bytes: Uint8Array): Point | null {
@@ -45,7 +48,7 @@ function decodeStrict(bytes: Uint8Array): Point | null {
  * Lengths are checked by the caller.
  */
 export function verifyWithNoble(
-  publicKey: Uint8Array,
+  publicKey: Ed25519PublicKey,
   message: Uint8Array,
   signature: Uint8Array,
 ): boolean {
@@ -57,7 +60,7 @@ export function verifyWithNoble(
   const r = decodeStrict(rBytes);
   if (r === null || r.isSmallOrder()) return false;
 
-  const h = sha512.create().update(rBytes).update(publicKey).update(message).digest();
+  const h = sha512.create().update(rBytes).update(publicKey.bytes).update(message).digest();
   const k = bytesToNumberLE(h) % L;
   // Unsafe (variable-time) multiplication is fine: every input here is public.
   const rCheck = Point.BASE.multiplyUnsafe(s).subtract(a.multiplyUnsafe(k)).toBytes();

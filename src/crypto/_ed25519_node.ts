@@ -5,27 +5,21 @@
  * costs the calling thread about as much as the verify itself (~25 µs), so
  * the synchronous path takes half the CPU per request. Like Web Crypto it
  * checks S < L and the cofactorless equation but accepts small-order keys and
- * R, so those rules are checked here first, with the per-key work (checks and
- * key import) cached.
+ * R, so those rules are checked here first. The imported key is kept with the
+ * decoded key object, so a kept key is imported once.
  * @module
  */
 
 import { createPublicKey, type KeyObject, verify } from "node:crypto";
 import { hexToBytes } from "@noble/curves/utils.js";
-import { LruCache } from "./_ed25519_lru.ts";
-import { bytesToHex } from "./_ed25519_hex.ts";
-import {
-  hasCanonicalY,
-  hasSmallOrderY,
-  isCanonicalS,
-  isPointEncoding,
-} from "./_ed25519_encoding.ts";
+import { hasCanonicalY, hasSmallOrderY, isCanonicalS } from "./_ed25519_encoding.ts";
+import type { Ed25519PublicKey } from "./ed25519_public_key.ts";
 
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410): the 32 key bytes follow. */
 const SPKI_PREFIX = hexToBytes("302a300506032b6570032100");
 
-/** Imported keys by hex; `null` for keys that can never verify. */
-const keyCache = new LruCache<KeyObject | null>(1024);
+/** Imported keys, kept as long as their decoded key object lives. */
+const imported = new WeakMap<Ed25519PublicKey, KeyObject>();
 
 /** The key as a `KeyObject`: a 32-byte Ed25519 public key wrapped in SPKI DER. */
 export function ed25519KeyObject(publicKey: Uint8Array): KeyObject {
@@ -35,15 +29,14 @@ export function ed25519KeyObject(publicKey: Uint8Array): KeyObject {
   return createPublicKey({ key: der as unknown as Buffer, format: "der", type: "spki" });
 }
 
-/** The imported key, or `null` when `publicKey` is not canonical, not on the curve, or of small order. */
-function importPublicKey(publicKey: Uint8Array): KeyObject | null {
-  const id = bytesToHex(publicKey);
-  const cached = keyCache.get(id);
-  if (cached !== undefined) return cached;
-  const key = isPointEncoding(publicKey) && !hasSmallOrderY(publicKey)
-    ? ed25519KeyObject(publicKey)
-    : null;
-  keyCache.set(id, key);
+/** The imported key, or `null` when the key is not a point or has small order. */
+function importPublicKey(publicKey: Ed25519PublicKey): KeyObject | null {
+  if (!publicKey.isPoint || publicKey.isSmallOrder) return null;
+  let key = imported.get(publicKey);
+  if (key === undefined) {
+    key = ed25519KeyObject(publicKey.bytes);
+    imported.set(publicKey, key);
+  }
   return key;
 }
 
@@ -53,7 +46,7 @@ function importPublicKey(publicKey: Uint8Array): KeyObject | null {
  * while it runs.
  */
 export function verifyWithNode(
-  publicKey: Uint8Array,
+  publicKey: Ed25519PublicKey,
   message: Uint8Array,
   signature: Uint8Array,
 ): boolean {

@@ -1,46 +1,36 @@
 /**
  * Strict Ed25519 verification on Web Crypto. Web Crypto checks S < L and the
  * cofactorless equation with encodings compared (measured on Deno 2.9), but it
- * accepts small-order keys and R, so those rules are checked here first, with
- * the per-key work (checks and key import) cached.
+ * accepts small-order keys and R, so those rules are checked here first. The
+ * imported key is kept with the decoded key object, so a kept key is imported once.
  * @module
  */
 
-import { LruCache } from "./_ed25519_lru.ts";
-import { bytesToHex } from "./_ed25519_hex.ts";
-import {
-  hasCanonicalY,
-  hasSmallOrderY,
-  isCanonicalS,
-  isPointEncoding,
-} from "./_ed25519_encoding.ts";
+import { hasCanonicalY, hasSmallOrderY, isCanonicalS } from "./_ed25519_encoding.ts";
+import type { Ed25519PublicKey } from "./ed25519_public_key.ts";
 
-/** Imported keys by hex; `null` for keys that can never verify. */
-const keyCache = new LruCache<Promise<CryptoKey> | null>(1024);
+/** Imported keys, kept as long as their decoded key object lives. */
+const imported = new WeakMap<Ed25519PublicKey, Promise<CryptoKey>>();
 
-/** The imported key, or `null` when `publicKey` is not canonical, not on the curve, or of small order. */
-function importPublicKey(publicKey: Uint8Array): Promise<CryptoKey> | null {
-  const id = bytesToHex(publicKey);
-  const cached = keyCache.get(id);
+/** The imported key, or `null` when the key is not a point or has small order. */
+function importPublicKey(publicKey: Ed25519PublicKey): Promise<CryptoKey> | null {
+  if (!publicKey.isPoint || publicKey.isSmallOrder) return null;
+  const cached = imported.get(publicKey);
   if (cached !== undefined) return cached;
-  if (!isPointEncoding(publicKey) || hasSmallOrderY(publicKey)) {
-    keyCache.set(id, null);
-    return null;
-  }
   // Not extractable: the key is only ever used to verify.
-  const imported = crypto.subtle.importKey(
+  const key = crypto.subtle.importKey(
     "raw",
-    publicKey.slice(),
+    publicKey.bytes.slice(),
     { name: "Ed25519" },
     false,
     ["verify"],
   );
   // A failed import must not stick: drop it so the next call retries.
-  imported.catch(() => {
-    if (keyCache.get(id) === imported) keyCache.delete(id);
+  key.catch(() => {
+    if (imported.get(publicKey) === key) imported.delete(publicKey);
   });
-  keyCache.set(id, imported);
-  return imported;
+  imported.set(publicKey, key);
+  return key;
 }
 
 /**
@@ -48,7 +38,7 @@ function importPublicKey(publicKey: Uint8Array): Promise<CryptoKey> | null {
  * Lengths are checked by the caller; `signature` must not change while this runs.
  */
 export async function verifyWithWebCrypto(
-  publicKey: Uint8Array<ArrayBuffer>,
+  publicKey: Ed25519PublicKey,
   message: Uint8Array<ArrayBuffer>,
   signature: Uint8Array<ArrayBuffer>,
 ): Promise<boolean> {

@@ -14,13 +14,13 @@
  * @module
  */
 
-import { isPointEncoding } from "./_ed25519_encoding.ts";
-import { bytesToHex } from "./_ed25519_hex.ts";
-import { LruCache } from "./_ed25519_lru.ts";
+import { Ed25519PublicKey } from "./ed25519_public_key.ts";
 import { verifyWithNoble } from "./_ed25519_noble.ts";
 import { verifyWithNode } from "./_ed25519_node.ts";
 import { verifyWithWebCrypto } from "./_ed25519_webcrypto.ts";
 import { nodeCryptoIsStrictEd25519, webCryptoIsStrictEd25519 } from "./_ed25519_probe.ts";
+
+export { Ed25519PublicKey };
 
 /** Where the verification equation is computed. */
 export type Ed25519Backend = "node" | "webcrypto" | "noble";
@@ -47,38 +47,10 @@ export function ed25519DefaultBackend(): Promise<Ed25519Backend> {
   return defaultBackend;
 }
 
-/** Point-encoding verdicts by hex key; bounded so fresh keys cannot grow memory. */
-const pointVerdicts = new LruCache<boolean>(1024);
-
-/**
- * True when `bytes` is 32 bytes that decode (RFC 8032 §5.1.3: canonical y < p,
- * no x = 0 with the sign bit set) to a point on the curve. Small-order points
- * are accepted here; {@link verifyEd25519} rejects them.
- *
- * @param bytes candidate point encoding.
- * @returns whether it is a strict encoding of a curve point.
- * @example
- * ```ts
- * isEd25519PointEncoding(new Uint8Array(32)); // true: y = 0 is a point of order 4
- * ```
- */
-export function isEd25519PointEncoding(bytes: Uint8Array): boolean {
-  if (!(bytes instanceof Uint8Array) || bytes.length !== 32) return false;
-  // The square-root test is a 255-bit modular power (~100 µs): remember the
-  // verdict per key, as signers submit again and again.
-  const id = bytesToHex(bytes);
-  let verdict = pointVerdicts.get(id);
-  if (verdict === undefined) {
-    verdict = isPointEncoding(bytes);
-    pointVerdicts.set(id, verdict);
-  }
-  return verdict;
-}
-
 /**
  * Strict Ed25519 verification (see the module documentation for the rules).
  *
- * @param publicKey 32-byte public key A.
+ * @param publicKey the public key A: a decoded key, or its 32 bytes (decoded for this call).
  * @param message the signed bytes M.
  * @param signature 64-byte signature R ‖ S.
  * @param options `backend` forces a backend; by default {@link ed25519DefaultBackend}.
@@ -93,12 +65,15 @@ export function isEd25519PointEncoding(bytes: Uint8Array): boolean {
  * ```
  */
 export async function verifyEd25519(
-  publicKey: Uint8Array,
+  publicKey: Ed25519PublicKey | Uint8Array,
   message: Uint8Array,
   signature: Uint8Array,
   options: { backend?: Ed25519Backend } = {},
 ): Promise<boolean> {
-  expectBytes("publicKey", publicKey, 32);
+  if (!(publicKey instanceof Ed25519PublicKey)) {
+    expectBytes("publicKey", publicKey, 32);
+    publicKey = new Ed25519PublicKey(publicKey);
+  }
   expectBytes("message", message);
   expectBytes("signature", signature, 64);
   const backend = options.backend ?? probedBackend ?? await ed25519DefaultBackend();
@@ -111,7 +86,7 @@ export async function verifyEd25519(
     case "webcrypto":
       // Copies: the checks and the Web Crypto call must see the same bytes even
       // if the caller reuses its buffers while this awaits.
-      return await verifyWithWebCrypto(publicKey.slice(), message.slice(), signature.slice());
+      return await verifyWithWebCrypto(publicKey, message.slice(), signature.slice());
     default:
       throw new TypeError(`Cannot verify Ed25519: unknown backend "${String(backend)}"`);
   }

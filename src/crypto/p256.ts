@@ -2,19 +2,14 @@
  * P-256 public keys and ECDSA P-256 / SHA-256 verification through Web Crypto.
  *
  * noble decodes and validates points (Web Crypto cannot import compressed
- * keys everywhere); Web Crypto does the verification itself. Imported keys are
- * kept in a bounded LRU cache because importing costs about as much as a verify.
+ * keys everywhere); Web Crypto does the verification itself. A decoded key
+ * keeps its imported Web Crypto key, because importing costs about as much
+ * as a verify.
  * @module
  */
 
 import { p256 } from "@noble/curves/nist.js";
 import { parseDerEcdsaSignature } from "./der.ts";
-
-/** How many imported keys are kept; bounded so hostile traffic cannot grow memory. */
-const KEY_CACHE_LIMIT = 1024;
-
-/** Imported verification keys by the public key bytes as given (hex). */
-const keyCache = new Map<string, CryptoKey>();
 
 /**
  * Decodes a SEC1 P-256 public key and returns both encodings.
@@ -46,34 +41,48 @@ export function decodeP256PublicKey(
   return { compressed: point.toBytes(true), uncompressed: point.toBytes(false) };
 }
 
-function toHex(bytes: Uint8Array): string {
-  let hex = "";
-  for (const byte of bytes) hex += byte.toString(16).padStart(2, "0");
-  return hex;
+/**
+ * A decoded P-256 public key: the point in both SEC1 forms, checked once. A
+ * kept key (see the key cache of `src/domain/public_keys.ts`) is imported once.
+ */
+export class P256PublicKey {
+  /** The 33-byte compressed SEC1 form: equal points have equal compressed forms. */
+  readonly compressed: Uint8Array;
+  /** The 65-byte uncompressed SEC1 form. */
+  readonly uncompressed: Uint8Array;
+
+  /**
+   * @param bytes a SEC1 point, compressed (33 bytes) or uncompressed (65 bytes).
+   * @throws {RangeError} when the bytes are not a valid point (see {@link decodeP256PublicKey}).
+   */
+  constructor(bytes: Uint8Array) {
+    const { compressed, uncompressed } = decodeP256PublicKey(bytes);
+    this.compressed = compressed;
+    this.uncompressed = uncompressed;
+  }
 }
 
-/** Returns the cached Web Crypto key for `publicKey`, decoding and importing it on a miss. */
-async function verificationKey(publicKey: Uint8Array): Promise<CryptoKey> {
-  const id = toHex(publicKey);
-  const cached = keyCache.get(id);
-  if (cached) {
-    // Re-insert so Map order is least recently used first.
-    keyCache.delete(id);
-    keyCache.set(id, cached);
-    return cached;
-  }
-  const { uncompressed } = decodeP256PublicKey(publicKey);
-  const key = await crypto.subtle.importKey(
-    "raw",
-    uncompressed as Uint8Array<ArrayBuffer>,
-    // Uncompressed raw import is the one form every Web Crypto implementation accepts.
-    { name: "ECDSA", namedCurve: "P-256" },
-    false, // never exported
-    ["verify"],
-  );
-  keyCache.set(id, key);
-  if (keyCache.size > KEY_CACHE_LIMIT) {
-    keyCache.delete(keyCache.keys().next().value!);
+/** Imported Web Crypto keys, kept as long as their decoded key object lives. */
+const imported = new WeakMap<P256PublicKey, Promise<CryptoKey>>();
+
+/** The Web Crypto key for `publicKey`, imported on first use. */
+function verificationKey(publicKey: P256PublicKey): Promise<CryptoKey> {
+  let key = imported.get(publicKey);
+  if (key === undefined) {
+    key = crypto.subtle.importKey(
+      "raw",
+      publicKey.uncompressed as Uint8Array<ArrayBuffer>,
+      // Uncompressed raw import is the one form every Web Crypto implementation accepts.
+      { name: "ECDSA", namedCurve: "P-256" },
+      false, // never exported
+      ["verify"],
+    );
+    const pending = key;
+    // A failed import must not stick: drop it so the next call retries.
+    pending.catch(() => {
+      if (imported.get(publicKey) === pending) imported.delete(publicKey);
+    });
+    imported.set(publicKey, pending);
   }
   return key;
 }
@@ -82,7 +91,7 @@ async function verificationKey(publicKey: Uint8Array): Promise<CryptoKey> {
  * Verifies an ECDSA P-256 / SHA-256 signature in ASN.1 DER over `message`.
  * High-S signatures are accepted: authenticators emit them about half the time.
  *
- * @param publicKey SEC1 P-256 public key, compressed or uncompressed.
+ * @param publicKey a decoded key, or a SEC1 point (compressed or uncompressed) decoded for this call.
  * @param message the signed bytes; hashed with SHA-256 here.
  * @param derSignature the signature as strict DER.
  * @returns `true` when the signature verifies; `false` when it is not strict DER, has
@@ -95,11 +104,12 @@ async function verificationKey(publicKey: Uint8Array): Promise<CryptoKey> {
  * ```
  */
 export async function verifyP256(
-  publicKey: Uint8Array,
+  publicKey: P256PublicKey | Uint8Array,
   message: Uint8Array,
   derSignature: Uint8Array,
 ): Promise<boolean> {
-  const key = await verificationKey(publicKey);
+  const decoded = publicKey instanceof P256PublicKey ? publicKey : new P256PublicKey(publicKey);
+  const key = await verificationKey(decoded);
   let rs: Uint8Array;
   try {
     rs = parseDerEcdsaSignature(derSignature);

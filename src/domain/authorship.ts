@@ -14,7 +14,7 @@ import type {
   DecodedPasskey,
   DecodedSignature,
 } from "./signature.ts";
-import type { Authorship } from "../storage/store.ts";
+import type { Authorship } from "./intent.ts";
 
 /** What the verifiers need besides the signature. */
 export interface VerifyContext {

@@ -11,7 +11,7 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { base64urlnopad } from "@scure/base";
 import { parseDerEcdsaSignature } from "../crypto/der.ts";
-import { verifyP256 } from "../crypto/p256.ts";
+import { P256PublicKey, verifyP256 } from "../crypto/p256.ts";
 
 /** Which relying parties and origins are accepted, and whether user verification is required. */
 export interface PasskeyPolicy {
@@ -29,8 +29,8 @@ export interface PasskeyAssertion {
   authenticatorData: Uint8Array;
   /** The client data JSON text, exactly as the client sent it. */
   clientData: string;
-  /** SEC1 P-256 public key, compressed or uncompressed. */
-  publicKey: Uint8Array;
+  /** The public key: decoded, or a SEC1 P-256 point (compressed or uncompressed). */
+  publicKey: P256PublicKey | Uint8Array;
   /** ECDSA signature in ASN.1 DER. */
   signature: Uint8Array;
 }
@@ -165,7 +165,9 @@ async function verifyChecked(
   const { authenticatorData, clientData, publicKey, signature } = assertion ?? {};
   if (!(authenticatorData instanceof Uint8Array)) return fail("authenticator data is not bytes");
   if (typeof clientData !== "string") return fail("client data is not a string");
-  if (!(publicKey instanceof Uint8Array)) return fail("public key is not bytes");
+  if (!(publicKey instanceof Uint8Array) && !(publicKey instanceof P256PublicKey)) {
+    return fail("public key is not bytes");
+  }
   if (!(signature instanceof Uint8Array)) return fail("signature is not bytes");
   if (!(signedBytes instanceof Uint8Array)) return fail("signed bytes are not bytes");
 

@@ -1,16 +1,16 @@
 /**
  * The public form of a stored intent (CONTRACT §4):
- * `{id, variant, template_id|policy_id, attrs?, authorship, received_at, request}`.
+ * `{id, variant, template_id|policy_id, attrs?, authorship, received_at, state, request}`.
  * @module
  */
 
-import type { StoredIntent } from "../storage/store.ts";
+import type { StoredIntent } from "./intent.ts";
 
 const utf8 = new TextDecoder();
 
 /**
- * Renders a stored intent as JSON text. `request` is the body exactly as
- * received (it passed the strict reader, so it is valid JSON text).
+ * Renders a stored intent as JSON text. `request` is the stored body: the
+ * request's JSON value with every number as JCS writes it.
  *
  * @param record the stored intent.
  * @param parsed the body's parsed value when at hand, saving a parse.
@@ -24,6 +24,7 @@ export function renderIntent(record: StoredIntent, parsed?: unknown): string {
   if (attrs !== undefined) head.attrs = attrs;
   head.authorship = record.authorship;
   head.received_at = record.receivedAt;
+  head.state = "accepted";
   const json = JSON.stringify(head);
-  return `${json.slice(0, -1)},"request":${text.trim()}}`;
+  return `${json.slice(0, -1)},"request":${text}}`;
 }

@@ -5,11 +5,10 @@
  * @module
  */
 
-import { base58 } from "@scure/base";
 import { badRequest } from "../errors.ts";
-import { isEd25519PointEncoding } from "../crypto/ed25519.ts";
-import { LruCache } from "../crypto/_ed25519_lru.ts";
-import { decodeP256PublicKey } from "../crypto/p256.ts";
+import type { Ed25519PublicKey } from "../crypto/ed25519.ts";
+import type { P256PublicKey } from "../crypto/p256.ts";
+import { decodeBase58, decodePublicKey } from "./public_keys.ts";
 import { Ed25519Schema, MAX_MULTISIG_ENTRIES, MultisigSchema, PasskeySchema } from "./schemas.ts";
 import { fieldPath, validate } from "./validate.ts";
 
@@ -20,7 +19,7 @@ export interface DecodedEd25519 {
   keyText: string;
   /** The key that identifies the signer in a multisig: the 32 bytes, base58. */
   keyId: string;
-  publicKey: Uint8Array;
+  publicKey: Ed25519PublicKey;
   signature: Uint8Array;
   path: string;
 }
@@ -31,7 +30,7 @@ export interface DecodedPasskey {
   keyText: string;
   /** The compressed SEC1 point, base58: keys are compared as points. */
   keyId: string;
-  publicKey: Uint8Array;
+  publicKey: P256PublicKey;
   authenticatorData: Uint8Array;
   clientData: string;
   signature: Uint8Array;
@@ -51,65 +50,9 @@ export interface DecodedMultisig {
 /** Any decoded signature. */
 export type DecodedSignature = DecodedEd25519 | DecodedPasskey | DecodedMultisig;
 
-function decodeBase58(text: string, path: string): Uint8Array {
-  try {
-    return base58.decode(text);
-  } catch {
-    throw badRequest("invalid_body", `${path}: is not valid base58`);
-  }
-}
-
-/** Decodes a base58 public key of either curve to its key id, or throws a 400 naming `path`. */
-function keyIdOf(text: string, path: string): { keyId: string; bytes: Uint8Array } {
-  const bytes = decodeBase58(text, path);
-  if (bytes.length === 32) {
-    if (!isEd25519PointEncoding(bytes)) {
-      throw badRequest("invalid_body", `${path}: is not a valid Ed25519 public key`);
-    }
-    return { keyId: text, bytes }; // the text is the bytes' base58, as in decodeEd25519
-  }
-  if (bytes.length === 33 || bytes.length === 65) {
-    try {
-      return { keyId: base58.encode(decodeP256PublicKey(bytes).compressed), bytes };
-    } catch {
-      throw badRequest("invalid_body", `${path}: is not a valid P-256 public key`);
-    }
-  }
-  throw badRequest(
-    "invalid_body",
-    `${path}: must decode to 32 bytes (Ed25519) or 33 or 65 bytes (P-256), got ${bytes.length}`,
-  );
-}
-
-/**
- * Valid Ed25519 keys by their base58 text: signers submit again and again, and
- * decoding and checking a key costs more than a lookup. Bounded, so fresh keys
- * cannot grow memory; the arrays are never handed out for writing.
- */
-const ed25519Keys = new LruCache<Uint8Array>(1024);
-
-/** The 32 bytes of a base58 Ed25519 public key, checked to be a point, or a 400 naming `keyPath`. */
-function decodeEd25519Key(text: string, keyPath: string): Uint8Array {
-  const cached = ed25519Keys.get(text);
-  if (cached !== undefined) return cached;
-  const publicKey = decodeBase58(text, keyPath);
-  if (publicKey.length !== 32) {
-    throw badRequest(
-      "invalid_body",
-      `${keyPath}: must decode to 32 bytes, got ${publicKey.length}`,
-    );
-  }
-  if (!isEd25519PointEncoding(publicKey)) {
-    throw badRequest("invalid_body", `${keyPath}: is not a valid Ed25519 public key`);
-  }
-  ed25519Keys.set(text, publicKey);
-  return publicKey;
-}
-
 function decodeEd25519(value: unknown, path: string): DecodedEd25519 {
   const body = validate(Ed25519Schema, value, path);
-  const keyPath = fieldPath(path, "pub_key");
-  const publicKey = decodeEd25519Key(body.pub_key, keyPath);
+  const key = decodePublicKey(body.pub_key, fieldPath(path, "pub_key"), "ed25519");
   const sigPath = fieldPath(path, "signature");
   const signature = decodeBase58(body.signature, sigPath);
   if (signature.length !== 64) {
@@ -121,10 +64,8 @@ function decodeEd25519(value: unknown, path: string): DecodedEd25519 {
   return {
     kind: "Ed25519",
     keyText: body.pub_key,
-    // Base58 is a bijection between strings and byte strings, so the text that
-    // decoded to these 32 bytes is their encoding: no need to encode again.
-    keyId: body.pub_key,
-    publicKey,
+    keyId: key.id,
+    publicKey: key.key,
     signature,
     path,
   };
@@ -132,25 +73,12 @@ function decodeEd25519(value: unknown, path: string): DecodedEd25519 {
 
 function decodePasskey(value: unknown, path: string): DecodedPasskey {
   const body = validate(PasskeySchema, value, path);
-  const keyPath = fieldPath(path, "pub_key");
-  const publicKey = decodeBase58(body.pub_key, keyPath);
-  if (publicKey.length !== 33 && publicKey.length !== 65) {
-    throw badRequest(
-      "invalid_body",
-      `${keyPath}: must decode to 33 or 65 bytes (SEC1 P-256), got ${publicKey.length}`,
-    );
-  }
-  let compressed: Uint8Array;
-  try {
-    compressed = decodeP256PublicKey(publicKey).compressed;
-  } catch {
-    throw badRequest("invalid_body", `${keyPath}: is not a valid P-256 public key`);
-  }
+  const key = decodePublicKey(body.pub_key, fieldPath(path, "pub_key"), "p256");
   return {
     kind: "Passkey",
     keyText: body.pub_key,
-    keyId: base58.encode(compressed),
-    publicKey,
+    keyId: key.id,
+    publicKey: key.key,
     authenticatorData: decodeBase58(body.authenticator_data, fieldPath(path, "authenticator_data")),
     clientData: body.client_data,
     signature: decodeBase58(body.signature, fieldPath(path, "signature")),
@@ -163,7 +91,13 @@ function decodeMultisig(value: unknown, path: string): DecodedMultisig {
   const signersPath = fieldPath(path, "pub_key", "signers");
   const signers = new Map<string, { keyText: string; weight: number }>();
   for (const [keyText, weight] of Object.entries(body.pub_key.signers)) {
-    const { keyId } = keyIdOf(keyText, fieldPath(signersPath, keyText));
+    const keyPath = fieldPath(signersPath, keyText);
+    const signer = decodePublicKey(keyText, keyPath, "any");
+    // One secret key must not stand for two signers (A and A + T, T a torsion point).
+    if (signer.curve === "ed25519" && !signer.key.isPrimeOrder) {
+      throw badRequest("invalid_body", `${keyPath}: is not in the prime-order subgroup`);
+    }
+    const keyId = signer.id;
     if (signers.has(keyId)) {
       throw badRequest(
         "invalid_body",

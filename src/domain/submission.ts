@@ -9,7 +9,7 @@ import { badRequest } from "../errors.ts";
 import { AuthorshipSchema, IntentSchema, PayloadSchema } from "./schemas.ts";
 import { type DecodedSignature, decodeSignature } from "./signature.ts";
 import { validate } from "./validate.ts";
-import type { DocumentKind } from "../storage/store.ts";
+import type { DocumentKind } from "./intent.ts";
 
 /** A well-formed submission, ready for verification. */
 export interface Submission {

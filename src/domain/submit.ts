@@ -10,47 +10,28 @@ import { badRequest, ServiceError } from "../errors.ts";
 import { canonicalBytes } from "./jcs.ts";
 import { verifyAuthorship, type VerifyContext } from "./authorship.ts";
 import { readSubmission } from "./submission.ts";
-import type {
-  Authorship,
-  InsertOutcome,
-  PendingInsert,
-  Store,
-  StoredIntent,
-} from "../storage/store.ts";
-
-// Orders the intents this process accepts within one millisecond (the index is
-// newest first); safe integers last far longer than any process.
-let lastSeq = 0;
-function nextSeq(): number {
-  return ++lastSeq;
-}
-
-/** Commits inserts: one commit per insert, or grouped. */
-export interface IntentWriter {
-  insert(pending: PendingInsert): Promise<InsertOutcome>;
-}
+import { type Authorship, MAX_STORED_BODY_BYTES, type StoredIntent } from "./intent.ts";
+import type { IntentWriter, Store } from "./store.ts";
 
 /** What the use case needs. */
 export interface SubmitDeps extends VerifyContext {
-  store: Store;
+  store: Pick<Store, "findDocument">;
   writer: IntentWriter;
   allowUnsigned: boolean;
-  now: () => Date;
 }
+
+const encoder = new TextEncoder();
 
 /**
  * Submits an intent.
  *
- * @param body the exact request bytes (stored as received).
- * @param value the strict-parsed value of `body` (verified and stored as one).
+ * @param value the strict-parsed request body: verified, and stored with
+ *   every number as JCS writes it (the value that was verified).
  * @returns the stored record.
- * @throws {ServiceError} 400 with the reason's code, or 409 `intent_exists`.
+ * @throws {ServiceError} 400 with the reason's code, 409 `intent_exists`, or
+ *   413 when the stored form of the body would be too large.
  */
-export async function submitIntent(
-  deps: SubmitDeps,
-  body: Uint8Array,
-  value: unknown,
-): Promise<StoredIntent> {
+export async function submitIntent(deps: SubmitDeps, value: unknown): Promise<StoredIntent> {
   const submission = readSubmission(value, { allowUnsigned: deps.allowUnsigned });
   let authorship: Authorship = { kind: "Unsigned", signers: [] };
   if (submission.signature) {
@@ -64,24 +45,32 @@ export async function submitIntent(
     submission.refKind === "template"
       ? badRequest("template_not_found", "payload.template_id: no such template")
       : badRequest("policy_not_found", "intent.policy_id: no such policy");
-  const ref = await deps.store.getDocumentRef(submission.refKind, submission.refId);
+  const ref = await deps.store.findDocument(submission.refKind, submission.refId);
   if (!ref) throw notFound();
 
-  const now = deps.now();
-  const record: StoredIntent = {
-    id: submission.id,
-    variant: submission.variant,
-    refId: submission.refId,
-    authorship,
-    receivedAt: now.toISOString(),
-    receivedAtMs: now.getTime(),
-    seq: nextSeq(),
-    body,
-  };
-  const outcome = await deps.writer.insert({ record, ref });
-  if (outcome === "exists") {
+  // JSON.stringify writes numbers as JCS does, so the record holds no literal nobody signed.
+  const body = encoder.encode(JSON.stringify(value));
+  if (body.length > MAX_STORED_BODY_BYTES) {
+    // Only long runs of numbers such as 1e20, which JCS writes in full, grow this much.
+    throw new ServiceError(
+      413,
+      "payload_too_large",
+      `body: with its numbers written in full it is over ${MAX_STORED_BODY_BYTES} bytes`,
+    );
+  }
+  const result = await deps.writer.insert({
+    intent: {
+      id: submission.id,
+      variant: submission.variant,
+      refId: submission.refId,
+      authorship,
+      body,
+    },
+    ref,
+  });
+  if (result.outcome === "exists") {
     throw new ServiceError(409, "intent_exists", "an intent with this id already exists");
   }
-  if (outcome === "reference_changed") throw notFound();
-  return record;
+  if (result.outcome === "reference_changed") throw notFound();
+  return result.intent;
 }

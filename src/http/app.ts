@@ -6,44 +6,23 @@
 
 import { ServiceError } from "../errors.ts";
 import type { Settings } from "../settings.ts";
-import { Store } from "../storage/store.ts";
-import type { IntentWriter } from "../domain/submit.ts";
-import type { AppContext, Handler } from "./context.ts";
-import { errorResponse, internalErrorResponse, json } from "./respond.ts";
-import { acceptedIntentOf, getIntent, listIntents, postIntent } from "./routes/intents.ts";
+import type { IntentWriter, Store } from "../domain/store.ts";
+import type { AppContext, Handler, RequestContext } from "./context.ts";
+import { errorResponse, internalErrorResponse } from "./respond.ts";
+import type { RequestLogLine } from "./request_log.ts";
+import { getIntent, listIntents, postIntent } from "./routes/intents.ts";
+import { getEvents } from "./routes/events.ts";
 import { getDocument, postDocument } from "./routes/documents.ts";
 import { getConfig, putConfig } from "./routes/config.ts";
 import { getPage, getStatic } from "./routes/static.ts";
-import { openApiHandler } from "./openapi.ts";
-import { metricsHandler, MetricsRegistry } from "./metrics.ts";
+import { healthz, metrics } from "./routes/operations.ts";
+import { openApiHandler } from "./openapi/handler.ts";
+import { MetricsRegistry, type RequestObserver } from "./metrics.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
-
-/** One line of the request log. */
-export interface RequestLogLine {
-  time: string;
-  request_id: string;
-  method: string;
-  path: string;
-  status: number;
-  duration_ms: number;
-  /** Present on 500s only: the cause, for operators (never sent to the client). */
-  error?: string;
-}
-
-/** Called once per finished request, e.g. for metrics. */
-export type RequestObserver = (event: {
-  route: string;
-  method: string;
-  status: number;
-  durationMs: number;
-  code?: string;
-  /** Set when `POST /intents` stored an intent. */
-  accepted?: { variant: "A" | "B"; kind: string };
-}) => void;
 
 /** What `createApp` needs. */
 export interface AppDeps {
-  kv: Deno.Kv;
+  store: Store;
   settings: Settings;
   /** Defaults to one commit per insert. */
   writer?: IntentWriter;
@@ -56,6 +35,8 @@ export interface AppDeps {
   metrics?: MetricsRegistry;
   /** Shared body-read deadlines (the server's); defaults to a timer per read. */
   deadlines?: DeadlineSweeper;
+  /** Aborted when the server stops, ending long-polls and event streams; defaults to never. */
+  stopping?: AbortSignal;
 }
 
 /** A route: a path pattern with capture groups, and handlers by method. */
@@ -66,10 +47,11 @@ export interface Route {
 }
 
 /** The routes of the service, in match order. */
-export function buildRoutes(options: { metrics?: MetricsRegistry } = {}): Route[] {
+export function buildRoutes(): Route[] {
   const routes: Route[] = [
     { name: "/intents", pattern: /^\/intents$/, methods: { POST: postIntent, GET: listIntents } },
     { name: "/intents/{id}", pattern: /^\/intents\/([^/]+)$/, methods: { GET: getIntent } },
+    { name: "/events", pattern: /^\/events$/, methods: { GET: getEvents } },
     { name: "/templates", pattern: /^\/templates$/, methods: { POST: postDocument("template") } },
     {
       name: "/templates/{id}",
@@ -86,11 +68,7 @@ export function buildRoutes(options: { metrics?: MetricsRegistry } = {}): Route[
     { name: "/healthz", pattern: /^\/healthz$/, methods: { GET: healthz } },
     { name: "/", pattern: /^\/$/, methods: { GET: getPage } },
     { name: "/static/{name}", pattern: /^\/static\/([^/]+)$/, methods: { GET: getStatic } },
-    {
-      name: "/metrics",
-      pattern: /^\/metrics$/,
-      methods: { GET: metricsHandler(options.metrics ?? new MetricsRegistry()) },
-    },
+    { name: "/metrics", pattern: /^\/metrics$/, methods: { GET: metrics } },
   ];
   // The document describes the table it is served from.
   routes.push({
@@ -99,26 +77,6 @@ export function buildRoutes(options: { metrics?: MetricsRegistry } = {}): Route[
     methods: { GET: openApiHandler(routes) },
   });
   return routes;
-}
-
-async function healthz(_request: Request, ctx: AppContext): Promise<Response> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let ok = false;
-  try {
-    ok = await Promise.race([
-      ctx.store.ping(),
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), 2000);
-      }),
-    ]);
-  } catch {
-    ok = false;
-  } finally {
-    clearTimeout(timer);
-  }
-  return ok
-    ? json(200, { status: "ok" })
-    : json(503, { message: "storage is not answering", code: "unavailable" });
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -136,26 +94,29 @@ export interface App {
  *
  * @example
  * ```ts
- * const app = createApp({ kv: await Deno.openKv(":memory:"), settings });
+ * const store = new KvStore(await Deno.openKv(":memory:"));
+ * const app = createApp({ store, settings });
  * const res = await app.handler(new Request("http://x/healthz"));
  * ```
  */
 export function createApp(deps: AppDeps): App {
-  const store = new Store(deps.kv);
+  const { store } = deps;
+  const metrics = deps.metrics ?? new MetricsRegistry();
   const context: AppContext = {
     settings: deps.settings,
     store,
-    writer: deps.writer ?? { insert: (pending) => store.insertIntent(pending) },
+    writer: deps.writer ?? { insert: async (pending) => (await store.insertIntents([pending]))[0] },
     passkey: {
       rpIds: deps.settings.passkeyRpIds,
       origins: deps.settings.passkeyOrigins,
       requireUserVerification: deps.settings.passkeyRequireUv,
     },
     now: deps.now ?? (() => new Date()),
+    metrics,
+    stopping: deps.stopping ?? new AbortController().signal,
     deadlines: deps.deadlines,
   };
-  const metrics = deps.metrics ?? new MetricsRegistry();
-  const routes = buildRoutes({ metrics });
+  const routes = buildRoutes();
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
   const observers = [metrics.observe, ...(deps.observers ?? [])];
 
@@ -178,9 +139,7 @@ export function createApp(deps: AppDeps): App {
             405,
             "method_not_allowed",
             `${request.method} is not allowed here`,
-            {
-              allow: allow.join(", "),
-            },
+            { allow: allow.join(", ") },
           );
         };
         return { route, handler: refuse, params: [] };
@@ -199,10 +158,12 @@ export function createApp(deps: AppDeps): App {
     let route = "unmatched";
     let cause: unknown;
     let code: string | undefined;
+    let ctx: RequestContext | undefined;
     try {
       const found = resolve(request, path);
       route = found.route.name;
-      response = await found.handler(request, context, found.params);
+      ctx = { app: context, params: found.params };
+      response = await found.handler(request, ctx);
     } catch (error) {
       if (error instanceof ServiceError) {
         response = errorResponse(error);
@@ -230,17 +191,15 @@ export function createApp(deps: AppDeps): App {
       line.error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
     }
     log(line);
-    const accepted = acceptedIntentOf(request);
-    for (const observe of observers) {
-      observe({
-        route,
-        method: request.method,
-        status: response.status,
-        durationMs,
-        code,
-        accepted,
-      });
-    }
+    const event = {
+      route,
+      method: request.method,
+      status: response.status,
+      durationMs,
+      code,
+      accepted: ctx?.accepted,
+    };
+    for (const observe of observers) observe(event);
     return response;
   }
 

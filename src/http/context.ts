@@ -1,14 +1,14 @@
 /**
- * What route handlers are given: the dependencies of the app, built once by
- * `createApp`.
+ * What route handlers are given: the app's dependencies, built once by
+ * `createApp`, and the state of the one request being answered.
  * @module
  */
 
 import type { Settings } from "../settings.ts";
-import type { Store } from "../storage/store.ts";
-import type { IntentWriter } from "../domain/submit.ts";
+import type { IntentWriter, Store } from "../domain/store.ts";
 import type { PasskeyPolicy } from "../domain/passkey.ts";
 import { ServiceError } from "../errors.ts";
+import type { MetricsRegistry } from "./metrics.ts";
 import { readBody } from "./read_body.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
 import { parseStrictJson, StrictJsonError } from "./strict_json.ts";
@@ -20,16 +20,30 @@ export interface AppContext {
   writer: IntentWriter;
   passkey: PasskeyPolicy;
   now: () => Date;
+  metrics: MetricsRegistry;
+  /** Aborted when the server stops: long-polls and event streams end. */
+  stopping: AbortSignal;
   /** Shared body-read deadlines; without them each read arms its own timer. */
   deadlines?: DeadlineSweeper;
 }
 
-/** A route handler: path parameters come from the route's pattern. */
-export type Handler = (
-  request: Request,
-  ctx: AppContext,
-  params: string[],
-) => Promise<Response> | Response;
+/** What `POST /intents` stored, reported to the metrics. */
+export interface AcceptedIntent {
+  variant: "A" | "B";
+  kind: string;
+}
+
+/** One request's context: the app, the path parameters, and what the handler reports. */
+export interface RequestContext {
+  readonly app: AppContext;
+  /** The route pattern's capture groups, still URL-encoded. */
+  readonly params: readonly string[];
+  /** Set by `POST /intents` when it stored an intent. */
+  accepted?: AcceptedIntent;
+}
+
+/** A route handler. */
+export type Handler = (request: Request, ctx: RequestContext) => Promise<Response> | Response;
 
 /** True when the request's media type is `application/json` (parameters allowed). */
 export function isJsonContentType(request: Request): boolean {
@@ -46,7 +60,7 @@ export function isJsonContentType(request: Request): boolean {
  */
 export async function readJsonBody(
   request: Request,
-  ctx: AppContext,
+  app: AppContext,
 ): Promise<{ bytes: Uint8Array; value: unknown }> {
   if (!isJsonContentType(request)) {
     throw new ServiceError(
@@ -56,9 +70,9 @@ export async function readJsonBody(
     );
   }
   const bytes = await readBody(request, {
-    maxBytes: ctx.settings.maxBodyBytes,
-    timeoutMs: ctx.settings.bodyTimeoutMs,
-    deadlines: ctx.deadlines,
+    maxBytes: app.settings.maxBodyBytes,
+    timeoutMs: app.settings.bodyTimeoutMs,
+    deadlines: app.deadlines,
   });
   try {
     return { bytes, value: parseStrictJson(bytes) };

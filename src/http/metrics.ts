@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics of one server process, fed by the app's request observer
- * and served at `GET /metrics` (admin token or `METRICS_TOKEN`) in the text
- * exposition format 0.0.4.
+ * and by the event feed, served at `GET /metrics` (admin token or
+ * `METRICS_TOKEN`) in the text exposition format 0.0.4.
  *
  * Counts are per process: with several processes, Prometheus scrapes each and
  * sums. Every label value comes from a bounded set (route names, known
@@ -9,10 +9,6 @@
  * cannot grow the registry.
  * @module
  */
-
-import type { RequestObserver } from "./app.ts";
-import type { AppContext } from "./context.ts";
-import { requireBearer } from "./auth.ts";
 
 /** Upper bounds of the latency histogram, in seconds. */
 export const LATENCY_BUCKETS = [
@@ -33,8 +29,19 @@ export const LATENCY_BUCKETS = [
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]);
 
-/** The observer event, as `createApp` reports it. */
-export type RequestEvent = Parameters<RequestObserver>[0];
+/** One finished request, as `createApp` reports it. */
+export interface RequestEvent {
+  route: string;
+  method: string;
+  status: number;
+  durationMs: number;
+  code?: string;
+  /** Set when `POST /intents` stored an intent. */
+  accepted?: { variant: "A" | "B"; kind: string };
+}
+
+/** Called once per finished request. */
+export type RequestObserver = (event: RequestEvent) => void;
 
 /** Escapes a label value (exposition format: backslash, quote, newline). */
 function escapeLabel(value: string): string {
@@ -69,6 +76,23 @@ class Counter {
       lines.push(`${this.name}${labelText(this.labelNames, labels)} ${number(value)}`);
     }
     return lines;
+  }
+}
+
+class Gauge {
+  #value = 0;
+  constructor(readonly name: string, readonly help: string) {}
+
+  add(by: number): void {
+    this.#value += by;
+  }
+
+  render(): string[] {
+    return [
+      `# HELP ${this.name} ${this.help}`,
+      `# TYPE ${this.name} gauge`,
+      `${this.name} ${number(this.#value)}`,
+    ];
   }
 }
 
@@ -146,6 +170,26 @@ export class MetricsRegistry {
     ["route", "code"],
   );
 
+  readonly #eventsSent = new Counter(
+    "intents_events_sent_total",
+    "Feed events sent to consumers, by form (pull or stream).",
+    ["form"],
+  );
+  readonly #streamsOpen = new Gauge(
+    "intents_event_streams_open",
+    "Server-Sent Events streams of the feed open now.",
+  );
+
+  /** Counts feed events sent. */
+  eventsSent(form: "pull" | "stream", count: number): void {
+    if (count > 0) this.#eventsSent.inc([form], count);
+  }
+
+  /** Counts a feed stream opened (+1) or closed (−1). */
+  streamsOpen(change: 1 | -1): void {
+    this.#streamsOpen.add(change);
+  }
+
   /** The observer to pass to `createApp`; records one finished request. */
   readonly observe: RequestObserver = (event) => this.record(event);
 
@@ -165,27 +209,11 @@ export class MetricsRegistry {
       ...this.#latency.render(),
       ...this.#accepted.render(),
       ...this.#rejections.render(),
+      ...this.#eventsSent.render(),
+      ...this.#streamsOpen.render(),
     ].join("\n") + "\n";
   }
 }
 
 /** Media type of the text exposition format. */
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
-
-/**
- * The `GET /metrics` handler: 401 unless the request carries the admin token
- * or `METRICS_TOKEN`.
- */
-export function metricsHandler(metrics: MetricsRegistry) {
-  return (request: Request, ctx: AppContext): Response => {
-    requireBearer(request, [ctx.settings.adminToken, ctx.settings.metricsToken]);
-    return new Response(metrics.render(), {
-      status: 200,
-      headers: {
-        "content-type": METRICS_CONTENT_TYPE,
-        "cache-control": "no-store",
-        "x-content-type-options": "nosniff",
-      },
-    });
-  };
-}

@@ -7,7 +7,17 @@
  * @module
  */
 
-import type { RequestLogLine } from "./app.ts";
+/** One line of the request log. */
+export interface RequestLogLine {
+  time: string;
+  request_id: string;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  /** Present on 500s only: the cause, for operators (never sent to the client). */
+  error?: string;
+}
 
 /** Options of {@link createBatchedLog}. */
 export interface BatchedLogOptions {
@@ -37,7 +47,7 @@ function writeAllToStdout(bytes: Uint8Array): void {
  * @example
  * ```ts
  * const requestLog = createBatchedLog();
- * const app = createApp({ kv, settings, log: requestLog.log });
+ * const app = createApp({ store, settings, log: requestLog.log });
  * // at shutdown:
  * requestLog.flush();
  * ```

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runServerExpectingExit, startServer, tempKvPath } from "../support/server.ts";
-import { Store } from "../../src/storage/store.ts";
+import { auditIntents } from "../support/audit.ts";
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -136,12 +136,15 @@ Deno.test("two boots without ADMIN_TOKEN get different tokens", async () => {
   assert.notEqual(tokens[0], tokens[1]);
 });
 
-Deno.test("moves intents stored in the earlier layout into blocks at start, and serves them", async () => {
+Deno.test("moves intents stored before the feed into it at start, in their order, and serves them", async () => {
   const kvPath = await tempKvPath();
-  const legacy = Array.from({ length: 45 }, (_, i) => {
+  // The layout before the feed: blocks keyed by time, counter and writer id; pointers to them.
+  const earlier = Array.from({ length: 45 }, (_, i) => {
     const id = crypto.randomUUID();
-    const ms = Date.UTC(2026, 0, 1) + i * 1000;
-    const body = JSON.stringify({ authorship: "Unsigned", intent: { id, policy_id: "p" } });
+    const ms = Date.UTC(2026, 0, 1) + Math.floor(i / 3) * 1000;
+    // Literals as a relayer may send them: the feed stores numbers as JCS writes them.
+    const body = `{"authorship":"Unsigned","intent":{"id":"${id}","policy_id":"p",` +
+      `"attrs":{"fields":{"n":1.50,"z":-0}}}}`;
     return {
       id,
       variant: "B",
@@ -154,33 +157,50 @@ Deno.test("moves intents stored in the earlier layout into blocks at start, and 
     };
   });
   const kv = await Deno.openKv(kvPath);
-  for (const record of legacy) {
-    await kv.atomic()
-      .set(["intents", record.id], record)
-      .set(["intents_by_time", record.receivedAtMs, record.seq, record.id], record.id)
-      .commit();
+  // Three intents a block, written out of order by two writers.
+  for (let b = 14; b >= 0; b--) {
+    const block = earlier.slice(3 * b, 3 * b + 3);
+    const writer = b % 2 === 0 ? "00000000000000aa" : "00000000000000bb";
+    const op = kv.atomic().set(
+      ["intent_batches", block[0].receivedAtMs, block[0].seq, writer],
+      block,
+    );
+    block.forEach((record, index) => {
+      op.set(["intents", record.id], [block[0].receivedAtMs, block[0].seq, writer, index]);
+    });
+    assert.ok((await op.commit()).ok);
   }
   kv.close();
 
   const server = await startServer({ kvPath });
   try {
     const auth = { authorization: `Bearer ${server.adminToken}` };
-    const one = await fetch(`${server.url}/intents/${legacy[7].id}`, { headers: auth });
+    const one = await fetch(`${server.url}/intents/${earlier[7].id}`, { headers: auth });
     assert.equal(one.status, 200);
     const record = await one.json();
-    assert.equal(record.id, legacy[7].id);
-    assert.equal(record.received_at, legacy[7].receivedAt);
-    assert.deepEqual(record.request.intent, { id: legacy[7].id, policy_id: "p" });
+    assert.equal(record.id, earlier[7].id);
+    assert.equal(record.received_at, earlier[7].receivedAt);
+    assert.equal(record.state, "accepted");
+    assert.deepEqual(record.request.intent, {
+      id: earlier[7].id,
+      policy_id: "p",
+      attrs: { fields: { n: 1.5, z: 0 } },
+    });
     const page = await fetch(`${server.url}/intents?limit=100`, { headers: auth });
     const { items, cursor } = await page.json();
-    assert.deepEqual(items.map((r: { id: string }) => r.id), legacy.map((r) => r.id).reverse());
+    assert.deepEqual(items.map((r: { id: string }) => r.id), earlier.map((r) => r.id).reverse());
     assert.equal(cursor, null);
+    const feed = await (await fetch(`${server.url}/events?limit=1000`, { headers: auth })).json();
+    assert.deepEqual(
+      feed.events.map((e: { record: { id: string } }) => e.record.id),
+      earlier.map((r) => r.id),
+    );
   } finally {
     await server.stop();
   }
   const after = await Deno.openKv(kvPath);
   try {
-    const stored = await new Store(after).auditIntents();
+    const stored = await auditIntents(after);
     assert.equal(stored.length, 45);
   } finally {
     after.close();

@@ -15,7 +15,7 @@ import {
   signVariantA,
   signVariantB,
 } from "../../client/mod.ts";
-import { Store } from "../../src/storage/store.ts";
+import { auditIntents } from "../support/audit.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 
 const KILLS = 3;
@@ -95,7 +95,7 @@ async function assertNothingHalfWritten(kvPath: string): Promise<Set<string>> {
   const kv = await Deno.openKv(kvPath);
   try {
     const ids = new Set<string>();
-    for (const record of await new Store(kv).auditIntents()) {
+    for (const record of await auditIntents(kv)) {
       JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(record.body));
       ids.add(record.id);
     }

@@ -41,7 +41,7 @@ async function expectRecord(
   const record = await expectCreated(response);
   const refName = expected.variant === "A" ? "template_id" : "policy_id";
   const inner = (expected.variant === "A" ? sent.payload : sent.intent) as Json;
-  const members = ["id", "variant", refName, "authorship", "received_at", "request"];
+  const members = ["id", "variant", refName, "authorship", "received_at", "state", "request"];
   if (inner.attrs !== undefined) members.push("attrs");
   assert.deepEqual(Object.keys(record).sort(), members.sort());
   assert.equal(record.variant, expected.variant);
@@ -56,6 +56,7 @@ async function expectRecord(
     /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/,
   );
   assert.ok(Math.abs(Date.parse(record.received_at as string) - Date.now()) < 60_000);
+  assert.equal(record.state, "accepted");
   assert.deepEqual(record.request, sent);
 
   const got = await h.fetch(`/intents/${encodeURIComponent(record.id as string)}`, {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { openApiExamples } from "../../src/http/openapi_examples.ts";
+import { openApiExamples } from "../../src/http/openapi/examples.ts";
 import { LATENCY_BUCKETS } from "../../src/http/metrics.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 

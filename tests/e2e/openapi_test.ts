@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { buildRoutes } from "../../src/http/app.ts";
-import { buildOpenApiDocument } from "../../src/http/openapi.ts";
+import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 
 // deno-lint-ignore no-explicit-any

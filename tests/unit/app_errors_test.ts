@@ -5,7 +5,9 @@
  */
 
 import assert from "node:assert/strict";
-import { createApp, type RequestLogLine } from "../../src/http/app.ts";
+import { createApp } from "../../src/http/app.ts";
+import type { RequestLogLine } from "../../src/http/request_log.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
 import { readSettings } from "../../src/settings.ts";
 import { generateEd25519Key, signVariantB } from "../../client/mod.ts";
 
@@ -15,7 +17,7 @@ async function brokenApp() {
   const kv = await Deno.openKv(":memory:");
   const lines: RequestLogLine[] = [];
   const app = createApp({
-    kv,
+    store: new KvStore(kv),
     settings: readSettings({ ADMIN_TOKEN: TOKEN }),
     log: (line) => lines.push(line),
   });

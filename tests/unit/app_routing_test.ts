@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { createApp } from "../../src/http/app.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
 import { readSettings } from "../../src/settings.ts";
 
 async function app() {
@@ -13,7 +14,7 @@ async function app() {
   return {
     kv,
     app: createApp({
-      kv,
+      store: new KvStore(kv),
       settings: readSettings({ ADMIN_TOKEN: "routing-admin-token-0123" }),
       log: () => {},
     }),

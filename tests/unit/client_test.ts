@@ -20,6 +20,7 @@ import {
   variantBBody,
 } from "../../client/mod.ts";
 import { createApp } from "../../src/http/app.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
 import { readSettings } from "../../src/settings.ts";
 import { canonicalBytes } from "../../src/domain/jcs.ts";
 import { passkeyChallenge as serverChallenge } from "../../src/domain/passkey.ts";
@@ -41,7 +42,7 @@ async function withService(
   const kv = await Deno.openKv(":memory:");
   try {
     const settings = readSettings({ ADMIN_TOKEN, PASSKEY_ORIGINS: ORIGIN, ...env });
-    const app = createApp({ kv, settings, log: () => {} });
+    const app = createApp({ store: new KvStore(kv), settings, log: () => {} });
     const client = new IntentsClient({
       url: "http://service.test/",
       token: ADMIN_TOKEN,
@@ -236,7 +237,11 @@ Deno.test("service refusals are IntentsErrors carrying status and code", async (
 Deno.test("admin calls without the token are refused with unauthorized", async () => {
   const kv = await Deno.openKv(":memory:");
   try {
-    const app = createApp({ kv, settings: readSettings({ ADMIN_TOKEN }), log: () => {} });
+    const app = createApp({
+      store: new KvStore(kv),
+      settings: readSettings({ ADMIN_TOKEN }),
+      log: () => {},
+    });
     const client = new IntentsClient({
       url: "http://service.test",
       fetch: (input, init) => app.handler(new Request(input, init)),

@@ -6,12 +6,11 @@ import { bytesToNumberLE, hexToBytes, numberToBytesLE } from "@noble/curves/util
 import {
   type Ed25519Backend,
   ed25519DefaultBackend,
-  isEd25519PointEncoding,
+  Ed25519PublicKey,
   verifyEd25519,
 } from "../../src/crypto/ed25519.ts";
 import { SMALL_ORDER_Y } from "../../src/crypto/_ed25519_encoding.ts";
 import { cofactoredOnlySignature } from "../../src/crypto/_ed25519_probe.ts";
-import { LruCache } from "../../src/crypto/_ed25519_lru.ts";
 import { ed25519KeyObject } from "../../src/crypto/_ed25519_node.ts";
 import { verify as nodeVerify } from "node:crypto";
 import { needsVectors, readVectorJson } from "../support/vectors.ts";
@@ -130,7 +129,7 @@ Deno.test("the small-order y set covers exactly the 8 points of order dividing 8
   assert.deepEqual(points, expected);
 });
 
-Deno.test("isEd25519PointEncoding agrees with noble's strict decoding", () => {
+Deno.test("Ed25519PublicKey.isPoint agrees with noble's strict decoding", () => {
   const nearP = fc.tuple(fc.integer({ min: -40, max: 40 }), fc.boolean()).map(([delta, sign]) => {
     const y = (P + BigInt(delta) + (1n << 255n)) % (1n << 255n);
     const bytes = numberToBytesLE(y, 32);
@@ -147,7 +146,7 @@ Deno.test("isEd25519PointEncoding agrees with noble's strict decoding", () => {
   let accepted = 0;
   fc.assert(
     fc.property(inputs, (bytes) => {
-      const verdict = isEd25519PointEncoding(bytes);
+      const verdict = new Ed25519PublicKey(bytes).isPoint;
       if (verdict) accepted++;
       assert.equal(verdict, nobleDecodes(bytes), hex(bytes));
     }),
@@ -155,29 +154,53 @@ Deno.test("isEd25519PointEncoding agrees with noble's strict decoding", () => {
   );
   assert.ok(accepted > 500 && accepted < 2900, `both verdicts exercised (${accepted} accepted)`);
   for (const h of ED25519_TORSION_SUBGROUP) {
-    assert.equal(isEd25519PointEncoding(hexToBytes(h)), true);
+    assert.equal(new Ed25519PublicKey(hexToBytes(h)).isPoint, true);
   }
-  assert.equal(isEd25519PointEncoding(new Uint8Array(31)), false);
-  assert.equal(isEd25519PointEncoding(new Uint8Array(33)), false);
+  assert.throws(() => new Ed25519PublicKey(new Uint8Array(31)), TypeError);
+  assert.throws(() => new Ed25519PublicKey(new Uint8Array(33)), TypeError);
   const negativeZero = identityKey.slice();
   negativeZero[31] |= 0x80; // x = 0 with the sign bit set
-  assert.equal(isEd25519PointEncoding(negativeZero), false);
+  assert.equal(new Ed25519PublicKey(negativeZero).isPoint, false);
 });
 
-Deno.test("LruCache keeps at most its capacity and evicts the least recently used", () => {
-  const cache = new LruCache<number>(3);
-  cache.set("a", 1);
-  cache.set("b", 2);
-  cache.set("c", 3);
-  assert.equal(cache.get("a"), 1); // a is now the most recent
-  cache.set("d", 4);
-  assert.equal(cache.size, 3);
-  assert.equal(cache.get("b"), undefined);
-  assert.equal(cache.get("a"), 1);
-  assert.equal(cache.get("c"), 3);
-  assert.equal(cache.get("d"), 4);
-  assert.throws(() => new LruCache(0), RangeError);
+Deno.test("Ed25519PublicKey knows small-order keys and keys outside the prime-order subgroup", () => {
+  const a = bytesToNumberLE(sha512(utf8("prime order test"))) % L;
+  const clean = new Ed25519PublicKey(Point.BASE.multiply(a).toBytes());
+  assert.equal(clean.isSmallOrder, false);
+  assert.equal(clean.isPrimeOrder, true);
+  for (let t = 1; t < ED25519_TORSION_SUBGROUP.length; t++) {
+    // zip215 false: the torsion listing consists of strict encodings.
+    const torsion = Point.fromHex(ED25519_TORSION_SUBGROUP[t], false);
+    const mixed = new Ed25519PublicKey(Point.BASE.multiply(a).add(torsion).toBytes());
+    assert.equal(mixed.isPoint, true);
+    assert.equal(mixed.isSmallOrder, false, `torsion ${t}`);
+    assert.equal(mixed.isPrimeOrder, false, `torsion ${t}`);
+    const small = new Ed25519PublicKey(torsion.toBytes());
+    assert.equal(small.isSmallOrder, true, `torsion ${t}`);
+    assert.equal(small.isPrimeOrder, false, `torsion ${t}`);
+  }
+  const offCurve = new Ed25519PublicKey(negativeZeroKey());
+  assert.equal(offCurve.isPoint, false);
+  assert.equal(offCurve.isPrimeOrder, false);
 });
+
+Deno.test("a key object is a private copy: changing the caller's bytes changes nothing", async () => {
+  const secret = sha512(utf8("copy test")).subarray(0, 32);
+  const bytes = ed25519.getPublicKey(secret);
+  const key = new Ed25519PublicKey(bytes);
+  const message = utf8("m");
+  const signature = ed25519.sign(message, secret);
+  bytes[0] ^= 1;
+  for (const backend of BACKENDS) {
+    assert.equal(await verifyEd25519(key, message, signature, { backend }), true, backend);
+  }
+});
+
+function negativeZeroKey(): Uint8Array {
+  const bytes = identityKey.slice();
+  bytes[31] |= 0x80; // x = 0 with the sign bit set
+  return bytes;
+}
 
 for (const backend of BACKENDS) {
   Deno.test(

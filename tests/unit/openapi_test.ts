@@ -3,8 +3,9 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import * as v from "valibot";
 import { buildRoutes } from "../../src/http/app.ts";
-import { buildOpenApiDocument, ERROR_CODES } from "../../src/http/openapi.ts";
-import { openApiExamples } from "../../src/http/openapi_examples.ts";
+import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
+import { ERROR_CODES } from "../../src/errors.ts";
+import { openApiExamples } from "../../src/http/openapi/examples.ts";
 import { VariantASchema, VariantBSchema } from "../../src/domain/schemas.ts";
 
 // deno-lint-ignore no-explicit-any

@@ -27,7 +27,7 @@ const compressedKey = await SoftwarePasskey.create({ compressed: true });
 async function assertion(
   options: AssertOptions = {},
   key: SoftwarePasskey = uncompressedKey,
-): Promise<PasskeyAssertion> {
+): Promise<PasskeyAssertion & { publicKey: Uint8Array }> {
   const body = await key.assert(signedBytes, options);
   return {
     authenticatorData: base58.decode(body.authenticator_data),

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { createBatchedLog } from "../../src/http/request_log.ts";
-import type { RequestLogLine } from "../../src/http/app.ts";
+import { createBatchedLog, type RequestLogLine } from "../../src/http/request_log.ts";
 
 function line(n: number): RequestLogLine {
   return {

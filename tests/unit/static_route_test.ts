@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { createApp } from "../../src/http/app.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
 import { PAGE_CSP, STATIC_FILES } from "../../src/http/routes/static.ts";
 import { readSettings } from "../../src/settings.ts";
 
@@ -14,7 +15,7 @@ async function withApp(
   const kv = await Deno.openKv(":memory:");
   try {
     const app = createApp({
-      kv,
+      store: new KvStore(kv),
       settings: readSettings({ ADMIN_TOKEN: "static-route-test-token-0123456789" }),
       log: () => {},
     });

@@ -1,39 +1,39 @@
 /** Unit tests of the KV store on a real in-memory Deno KV. */
 
 import assert from "node:assert/strict";
-import {
-  InvalidCursorError,
-  type PendingInsert,
-  Store,
-  type StoredIntent,
-} from "../../src/storage/store.ts";
+import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
+import type { InsertResult } from "../../src/domain/store.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
+import { auditIntents } from "../support/audit.ts";
 
-async function withStore(fn: (store: Store, kv: Deno.Kv) => Promise<void>): Promise<void> {
+async function withStore(fn: (store: KvStore, kv: Deno.Kv) => Promise<void>): Promise<void> {
   const kv = await Deno.openKv(":memory:");
   try {
-    await fn(new Store(kv), kv);
+    await fn(new KvStore(kv), kv);
   } finally {
     kv.close();
   }
 }
 
-function record(id: string, ms: number, refId = "T"): StoredIntent {
+function intent(id: string, refId = "T"): NewIntent {
   return {
     id,
     variant: "A",
     refId,
     authorship: { kind: "Ed25519", signers: ["k"] },
-    receivedAt: new Date(ms).toISOString(),
-    receivedAtMs: ms,
-    seq: ms,
     body: new TextEncoder().encode(`{"id":"${id}"}`),
   };
 }
 
-async function pending(store: Store, rec: StoredIntent): Promise<PendingInsert> {
-  const found = await store.getDocument("template", rec.refId);
+async function ref(store: KvStore, id = "T"): Promise<DocumentRef> {
+  const found = await store.findDocument("template", id);
   assert.ok(found);
-  return { record: rec, ref: found.ref };
+  return found;
+}
+
+async function insert(store: KvStore, rec: NewIntent): Promise<InsertResult> {
+  const [result] = await store.insertIntents([{ intent: rec, ref: await ref(store, rec.refId) }]);
+  return result;
 }
 
 const doc = { contentType: "application/json", bytes: new Uint8Array([123, 125]) };
@@ -46,210 +46,184 @@ Deno.test("putDocument stores once and reports an existing document", async () =
       "exists",
     );
     const found = await store.getDocument("template", "T");
-    assert.equal(found?.doc.contentType, "application/json");
-    assert.deepEqual(found?.doc.bytes, doc.bytes);
+    assert.equal(found?.contentType, "application/json");
+    assert.deepEqual(found?.bytes, doc.bytes);
     assert.equal(await store.getDocument("policy", "T"), null);
   });
 });
 
-Deno.test("insertIntent creates once, then reports exists", async () => {
+Deno.test("insertIntents creates once, then reports exists", async () => {
   await withStore(async (store) => {
     await store.putDocument("template", "T", doc);
-    const p = await pending(store, record("a", 1000));
-    assert.equal(await store.insertIntent(p), "created");
-    assert.equal(await store.insertIntent(p), "exists");
+    const rec = intent("a");
+    const created = await insert(store, rec);
+    assert.equal(created.outcome, "created");
+    assert.equal((await insert(store, rec)).outcome, "exists");
     const stored = await store.getIntent("a");
     assert.equal(stored?.id, "a");
-    assert.deepEqual(stored?.body, p.record.body);
+    assert.deepEqual(stored?.body, rec.body);
+    assert.deepEqual(created.outcome === "created" && created.intent, stored);
   });
 });
 
-Deno.test("insertIntent refuses when the template read has changed", async (t) => {
+Deno.test("insertIntents stamps the acceptance time from the store's clock and the feed position", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    let now = Date.UTC(2026, 2, 3, 4, 5, 6, 7);
+    const store = new KvStore(kv, { now: () => new Date(now) });
+    await store.putDocument("template", "T", doc);
+    const t = await ref(store);
+    const first = await store.insertIntents([
+      { intent: intent("x"), ref: t },
+      { intent: intent("y"), ref: t },
+    ]);
+    now += 1000;
+    const [second] = await store.insertIntents([{ intent: intent("z"), ref: t }]);
+    const stamps = [...first, second].map((r) =>
+      r.outcome === "created" ? [r.intent.receivedAt, r.intent.position] : null
+    );
+    assert.deepEqual(stamps, [
+      ["2026-03-03T04:05:06.007Z", 1],
+      ["2026-03-03T04:05:06.007Z", 2],
+      ["2026-03-03T04:05:07.007Z", 3],
+    ]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("insertIntents refuses when the template read has changed", async (t) => {
   await withStore(async (store, kv) => {
     await store.putDocument("template", "T", doc);
-    const p = await pending(store, record("b", 1000));
-    // Rewriting the entry gives it a new versionstamp, as a delete and re-add would.
+    const stale = await ref(store);
+    // Rewriting the entry gives it a new version, as a delete and re-add would.
     await kv.set(["templates", "T"], doc);
     await t.step("the outcome is reference_changed and nothing is stored", async () => {
-      assert.equal(await store.insertIntent(p), "reference_changed");
+      const [result] = await store.insertIntents([{ intent: intent("b"), ref: stale }]);
+      assert.equal(result.outcome, "reference_changed");
       assert.equal(await store.getIntent("b"), null);
     });
+    await t.step(
+      "the stale reference is forgotten, so the next read finds the new one",
+      async () => {
+        assert.notDeepEqual(await ref(store), stale);
+        assert.equal((await insert(store, intent("b"))).outcome, "created");
+      },
+    );
   });
 });
 
-Deno.test("insertIntent stores a body view with only its own bytes", async () => {
+Deno.test("insertIntents stores a body view with only its own bytes", async () => {
   await withStore(async (store) => {
     await store.putDocument("template", "T", doc);
-    const rec = record("c", 1000);
+    const rec = intent("c");
     // A view into a buffer larger than a KV value may be: only the view's bytes may be stored.
     const big = new Uint8Array(70_000);
     big.set(rec.body, 100);
     rec.body = big.subarray(100, 100 + rec.body.length);
-    assert.equal(await store.insertIntent(await pending(store, rec)), "created");
-    assert.equal(new TextDecoder().decode((await store.getIntent("c"))!.body), '{"id":"c"}');
+    assert.equal((await insert(store, rec)).outcome, "created");
+    const stored = (await store.getIntent("c"))!.body;
+    assert.equal(new TextDecoder().decode(stored), '{"id":"c"}');
+    assert.equal(stored.buffer.byteLength, stored.length);
   });
 });
 
-Deno.test("listIntents pages newest first and ends with a null cursor", async () => {
+Deno.test("listIntents pages newest first and ends with a null next position", async () => {
   await withStore(async (store) => {
     await store.putDocument("template", "T", doc);
     const ids = Array.from({ length: 12 }, (_, i) => `id-${String(i).padStart(2, "0")}`);
-    for (const [i, id] of ids.entries()) {
-      await store.insertIntent(await pending(store, record(id, 1000 + i)));
-    }
+    for (const id of ids) await insert(store, intent(id));
     const seen: string[] = [];
-    let cursor: string | undefined;
+    let before: number | undefined;
     let pages = 0;
     do {
-      const page = await store.listIntents({ limit: 5, cursor });
+      const page = await store.listIntents({ limit: 5, before });
       seen.push(...page.items.map((r) => r.id));
-      cursor = page.cursor ?? undefined;
+      before = page.next ?? undefined;
       pages++;
-    } while (cursor);
+    } while (before);
     assert.equal(pages, 3);
     assert.deepEqual(seen, [...ids].reverse());
     const exact = await store.listIntents({ limit: 12 });
     assert.equal(exact.items.length, 12);
-    assert.equal(exact.cursor, null);
+    assert.equal(exact.next, null);
+    assert.deepEqual((await store.listIntents({ limit: 5, before: 1 })).items, []);
   });
 });
 
-Deno.test("listIntents refuses a cursor it did not hand out", async () => {
+Deno.test("isPosition accepts exactly the positions the feed handed out", async () => {
   await withStore(async (store) => {
-    // Base64 that KV's own cursors would have taken, and well-encoded positions of the wrong shape.
-    const encode = (v: unknown) => btoa(JSON.stringify(v)).replace(/=+$/, "");
-    for (
-      const cursor of [
-        "not a cursor",
-        "zzzz",
-        "AAAA",
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
-        encode([1, 2]),
-        encode([-1, 0, "x"]),
-        encode([1.5, 0, "x"]),
-        encode([1, 0, 7]),
-        encode([1, 0, "x", 0]),
-        encode([1, 0, "0123abcd", -1]),
-        encode([1, 0, "0123abcd", 0, 5]),
-        encode({ a: 1 }),
-      ]
-    ) {
-      await assert.rejects(store.listIntents({ limit: 5, cursor }), InvalidCursorError, cursor);
+    assert.equal(await store.isPosition(1), false);
+    await store.putDocument("template", "T", doc);
+    for (const id of ["a", "b", "c"]) await insert(store, intent(id));
+    for (const position of [1, 2, 3]) assert.equal(await store.isPosition(position), true);
+    for (const position of [0, -1, 4, 1.5, NaN, Number.MAX_SAFE_INTEGER + 2]) {
+      assert.equal(await store.isPosition(position), false, String(position));
     }
   });
 });
 
-Deno.test("listIntents orders intents of one millisecond newest first", async () => {
+Deno.test("listIntents orders the intents of one commit newest first", async () => {
   await withStore(async (store) => {
     await store.putDocument("template", "T", doc);
-    // Accepted in this order within the same millisecond; ids sort differently.
+    const t = await ref(store);
+    // Accepted in this order in one commit; ids sort differently.
     const order = ["m", "z", "a", "q"];
-    for (const [i, id] of order.entries()) {
-      await store.insertIntent(await pending(store, { ...record(id, 5000), seq: i + 1 }));
-    }
+    await store.insertIntents(order.map((id) => ({ intent: intent(id), ref: t })));
     const page = await store.listIntents({ limit: 3 });
     assert.deepEqual(page.items.map((r) => r.id), ["q", "a", "z"]);
-    assert.ok(page.cursor);
-    const rest = await store.listIntents({ limit: 3, cursor: page.cursor });
+    assert.ok(page.next);
+    const rest = await store.listIntents({ limit: 3, before: page.next });
     assert.deepEqual(rest.items.map((r) => r.id), ["m"]);
-    assert.equal(rest.cursor, null);
+    assert.equal(rest.next, null);
   });
 });
 
 Deno.test("one commit's intents share blocks within the value limit; pages run across them", async () => {
-  await withStore(async (store) => {
+  await withStore(async (store, kv) => {
     await store.putDocument("template", "T", doc);
-    const ref = (await store.getDocument("template", "T"))!.ref;
+    const t = await ref(store);
     // 20,000-byte bodies: three fit a block, so 10 intents make four blocks.
     const records = Array.from({ length: 10 }, (_, i) => {
-      const rec = { ...record(`big-${i}`, 7000), seq: 7000 + i };
+      const rec = intent(`big-${i}`);
       rec.body = new TextEncoder().encode(`"${"x".repeat(19_998)}"`);
       return rec;
     });
-    const outcomes = await store.insertIntents(records.map((r) => ({ record: r, ref })));
-    assert.deepEqual(outcomes, Array(10).fill("created"));
+    const results = await store.insertIntents(records.map((r) => ({ intent: r, ref: t })));
+    assert.deepEqual(results.map((r) => r.outcome), Array(10).fill("created"));
     let blocks = 0;
-    for await (const entry of store.kv.list<StoredIntent[]>({ prefix: ["intent_batches"] })) {
+    for await (const entry of kv.list<unknown[]>({ prefix: ["events"] })) {
       blocks++;
       assert.ok(entry.value.length <= 3, `${entry.value.length} records in a block`);
     }
     assert.equal(blocks, 4);
-    assert.equal((await store.auditIntents()).length, 10);
+    assert.equal((await auditIntents(kv)).length, 10);
     for (const r of records) assert.deepEqual((await store.getIntent(r.id))?.body, r.body);
     const seen: string[] = [];
-    let cursor: string | undefined;
+    let before: number | undefined;
     do {
-      const page = await store.listIntents({ limit: 4, cursor });
+      const page = await store.listIntents({ limit: 4, before });
       seen.push(...page.items.map((r) => r.id));
-      cursor = page.cursor ?? undefined;
-    } while (cursor);
+      before = page.next ?? undefined;
+    } while (before);
     assert.deepEqual(seen, records.map((r) => r.id).reverse());
   });
 });
 
 Deno.test("a pointer that leads nowhere reads as no intent", async () => {
   await withStore(async (store, kv) => {
-    await kv.set(["intents", "ghost"], [1, 2, "0123abcd", 0]);
+    await kv.set(["intents", "ghost"], [7, 0]);
     assert.equal(await store.getIntent("ghost"), null);
-    await assert.rejects(store.auditIntents(), /pointer of intent ghost/);
+    await kv.set(["intents", "odd"], "not a pointer");
+    assert.equal(await store.getIntent("odd"), null);
+    await assert.rejects(auditIntents(kv), /pointer of intent ghost/);
   });
 });
 
-Deno.test("intents of the earlier layout are read, then moved into blocks whole", async () => {
-  await withStore(async (store, kv) => {
-    await store.putDocument("template", "T", doc);
-    // The earlier layout: the record under its id and an index entry by time.
-    const legacy = Array.from({ length: 95 }, (_, i) => record(`old-${i}`, 1000 + i));
-    legacy[3].body = new TextEncoder().encode(`"${"y".repeat(60_000)}"`);
-    for (const rec of legacy) {
-      await kv.atomic()
-        .set(["intents", rec.id], rec)
-        .set(["intents_by_time", rec.receivedAtMs, rec.seq, rec.id], rec.id)
-        .commit();
-    }
-    assert.equal((await store.getIntent("old-7"))?.id, "old-7");
-    assert.equal(await store.migrateLegacyIntents(), 95);
-    assert.equal(await store.migrateLegacyIntents(), 0);
-    const audited = await store.auditIntents();
-    assert.equal(audited.length, 95);
-    for (const rec of legacy) assert.deepEqual(await store.getIntent(rec.id), rec);
-    // Intents accepted after the move list before the moved ones.
-    await store.insertIntent(await pending(store, record("new", 5000)));
-    const page = await store.listIntents({ limit: 100 });
-    assert.deepEqual(
-      page.items.map((r) => r.id),
-      ["new", ...legacy.map((r) => r.id).reverse()],
-    );
-  });
-});
-
-Deno.test("moving the earlier layout keeps records that share a time and counter", async () => {
-  await withStore(async (store, kv) => {
-    // Two processes of the earlier version had their own counters: equal (ms, seq) happen.
-    const big = (id: string) => {
-      const rec = { ...record(id, 1000), seq: 5 };
-      rec.body = new TextEncoder().encode(`"${"z".repeat(32_766)}"`);
-      return rec;
-    };
-    const legacy = [big("a"), big("b"), { ...record("c", 1000), seq: 5 }];
-    for (const rec of legacy) {
-      await kv.atomic()
-        .set(["intents", rec.id], rec)
-        .set(["intents_by_time", rec.receivedAtMs, rec.seq, rec.id], rec.id)
-        .commit();
-    }
-    assert.equal(await store.migrateLegacyIntents(), 3);
-    assert.equal((await store.auditIntents()).length, 3);
-    for (const rec of legacy) assert.deepEqual(await store.getIntent(rec.id), rec);
-    const page = await store.listIntents({ limit: 10 });
-    assert.deepEqual(page.items.map((r) => r.id).sort(), ["a", "b", "c"]);
-  });
-});
-
-Deno.test("setConfig honours the expected versionstamps", async () => {
+Deno.test("setConfig honours the expected versions", async () => {
   await withStore(async (store) => {
     const value = { evidence_extractor_url: "", updated_at: new Date(0).toISOString() };
-    assert.equal((await store.getConfig()).versionstamp, null);
+    assert.equal((await store.getConfig()).version, null);
     const first = await store.setConfig(value, [null]);
     assert.ok(first);
     assert.equal(await store.setConfig(value, [null]), null);
@@ -260,10 +234,35 @@ Deno.test("setConfig honours the expected versionstamps", async () => {
     assert.ok(second);
     assert.notEqual(second, first);
     const now = await store.getConfig();
-    assert.equal(now.versionstamp, second);
+    assert.equal(now.version, second);
     assert.equal(now.value?.evidence_extractor_url, "https://x");
     assert.ok(await store.setConfig(value));
   });
+});
+
+Deno.test("findDocument remembers found documents but never an absence", async () => {
+  const kv = await Deno.openKv(":memory:");
+  let open = true;
+  try {
+    const store = new KvStore(kv);
+    assert.equal(await store.findDocument("policy", "later"), null);
+    await store.putDocument("template", "tpl", doc);
+    const t = await ref(store, "tpl");
+    // Added after a miss: found, because the miss was not remembered.
+    await store.putDocument("policy", "later", {
+      contentType: "text/plain",
+      bytes: new Uint8Array(1),
+    });
+    const later = await store.findDocument("policy", "later");
+    assert.ok(later);
+    // Served from memory: the KV is closed, yet the reference is at hand.
+    kv.close();
+    open = false;
+    assert.deepEqual(await store.findDocument("template", "tpl"), t);
+    assert.deepEqual(await store.findDocument("policy", "later"), later);
+  } finally {
+    if (open) kv.close();
+  }
 });
 
 Deno.test("ping answers true on an open KV", async () => {

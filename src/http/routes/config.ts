@@ -8,29 +8,29 @@ import { badRequest, ServiceError } from "../../errors.ts";
 import { checkExtractorUrl } from "../../domain/extractor_url.ts";
 import { ConfigBodySchema } from "../../domain/schemas.ts";
 import { validate } from "../../domain/validate.ts";
-import type { StoredConfig } from "../../storage/store.ts";
+import type { StoredConfig } from "../../domain/intent.ts";
 import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
-import { type AppContext, readJsonBody } from "../context.ts";
+import { type AppContext, readJsonBody, type RequestContext } from "../context.ts";
 
 // The ETag of the configuration before it was ever set.
 const UNSET_TAG = "default";
 
-function etagOf(versionstamp: string | null): string {
-  return `"${versionstamp ?? UNSET_TAG}"`;
+function etagOf(version: string | null): string {
+  return `"${version ?? UNSET_TAG}"`;
 }
 
-function render(ctx: AppContext, value: StoredConfig | null, versionstamp: string | null) {
+function render(app: AppContext, value: StoredConfig | null, version: string | null) {
   const url = value?.evidence_extractor_url ?? "";
   return json(200, {
     evidence_extractor_url: url,
-    effective_url: url === "" ? ctx.settings.evidenceExtractorUrl : url,
+    effective_url: url === "" ? app.settings.evidenceExtractorUrl : url,
     updated_at: value?.updated_at ?? null,
-  }, { etag: etagOf(versionstamp) });
+  }, { etag: etagOf(version) });
 }
 
 /**
- * The versionstamps an `If-Match` header accepts: undefined for "any"
+ * The versions an `If-Match` header accepts: undefined for "any"
  * (header absent or `*`), else the list (`null` = never set). Weak tags never
  * match: If-Match uses strong comparison (RFC 9110 §13.1.1).
  */
@@ -46,33 +46,33 @@ function parseIfMatch(header: string | null): (string | null)[] | undefined {
 }
 
 /** `GET /config`. */
-export async function getConfig(request: Request, ctx: AppContext): Promise<Response> {
-  requireBearer(request, [ctx.settings.adminToken]);
-  const { value, versionstamp } = await ctx.store.getConfig();
-  return render(ctx, value, versionstamp);
+export async function getConfig(request: Request, { app }: RequestContext): Promise<Response> {
+  requireBearer(request, [app.settings.adminToken]);
+  const { value, version } = await app.store.getConfig();
+  return render(app, value, version);
 }
 
 /** `PUT /config`: 200 with the new configuration; 412 when `If-Match` does not match. */
-export async function putConfig(request: Request, ctx: AppContext): Promise<Response> {
-  requireBearer(request, [ctx.settings.adminToken]);
-  const { value } = await readJsonBody(request, ctx);
+export async function putConfig(request: Request, { app }: RequestContext): Promise<Response> {
+  requireBearer(request, [app.settings.adminToken]);
+  const { value } = await readJsonBody(request, app);
   const body = validate(ConfigBodySchema, value, "");
   const url = body.evidence_extractor_url;
   const problem = url === "" ? null : checkExtractorUrl(url);
   if (problem) {
     throw badRequest("invalid_evidence_extractor_url", `evidence_extractor_url: ${problem}`);
   }
-  const stored: StoredConfig = { evidence_extractor_url: url, updated_at: ctx.now().toISOString() };
-  const versionstamp = await ctx.store.setConfig(
+  const stored: StoredConfig = { evidence_extractor_url: url, updated_at: app.now().toISOString() };
+  const version = await app.store.setConfig(
     stored,
     parseIfMatch(request.headers.get("if-match")),
   );
-  if (versionstamp === null) {
+  if (version === null) {
     throw new ServiceError(
       412,
       "precondition_failed",
       "If-Match does not match the current configuration's ETag",
     );
   }
-  return render(ctx, stored, versionstamp);
+  return render(app, stored, version);
 }

@@ -6,11 +6,11 @@
 
 import { base58 } from "@scure/base";
 import { badRequest, ServiceError } from "../../errors.ts";
-import type { DocumentKind } from "../../storage/store.ts";
+import type { DocumentKind } from "../../domain/intent.ts";
 import { requireBearer } from "../auth.ts";
 import { readBody } from "../read_body.ts";
 import { json } from "../respond.ts";
-import type { AppContext } from "../context.ts";
+import type { RequestContext } from "../context.ts";
 
 const DEFAULT_TYPE = "application/octet-stream";
 
@@ -26,18 +26,18 @@ function storedContentType(request: Request): string {
 
 /** `POST /templates` or `POST /policies`: 201 `{id}` when new, 200 `{id}` when stored already. */
 export function postDocument(kind: DocumentKind) {
-  return async (request: Request, ctx: AppContext): Promise<Response> => {
-    requireBearer(request, [ctx.settings.adminToken]);
+  return async (request: Request, { app }: RequestContext): Promise<Response> => {
+    requireBearer(request, [app.settings.adminToken]);
     const contentType = storedContentType(request);
     const bytes = await readBody(request, {
-      maxBytes: ctx.settings.maxBodyBytes,
-      timeoutMs: ctx.settings.bodyTimeoutMs,
-      deadlines: ctx.deadlines,
+      maxBytes: app.settings.maxBodyBytes,
+      timeoutMs: app.settings.bodyTimeoutMs,
+      deadlines: app.deadlines,
     });
     if (bytes.length === 0) throw badRequest("invalid_body", `body: the ${kind} must not be empty`);
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
     const id = base58.encode(digest);
-    const outcome = await ctx.store.putDocument(kind, id, { contentType, bytes });
+    const outcome = await app.store.putDocument(kind, id, { contentType, bytes });
     const path = kind === "template" ? "templates" : "policies";
     return json(outcome === "created" ? 201 : 200, { id }, { location: `/${path}/${id}` });
   };
@@ -45,15 +45,15 @@ export function postDocument(kind: DocumentKind) {
 
 /** `GET /templates/{id}` or `GET /policies/{id}`: the exact bytes, or 404. */
 export function getDocument(kind: DocumentKind) {
-  return async (_request: Request, ctx: AppContext, [id]: string[]): Promise<Response> => {
+  return async (_request: Request, { app, params: [id] }: RequestContext): Promise<Response> => {
     const found = /^[1-9A-HJ-NP-Za-km-z]{1,64}$/.test(id)
-      ? await ctx.store.getDocument(kind, id)
+      ? await app.store.getDocument(kind, id)
       : null;
     if (!found) throw new ServiceError(404, "not_found", `no such ${kind}`);
-    return new Response(found.doc.bytes as Uint8Array<ArrayBuffer>, {
+    return new Response(found.bytes as Uint8Array<ArrayBuffer>, {
       status: 200,
       headers: {
-        "content-type": found.doc.contentType,
+        "content-type": found.contentType,
         // Immutable: the id is the hash of these bytes.
         "cache-control": "public, max-age=31536000, immutable",
         "etag": `"${id}"`,

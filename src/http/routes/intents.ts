@@ -7,66 +7,61 @@ import { badRequest, ServiceError } from "../../errors.ts";
 import { submitIntent } from "../../domain/submit.ts";
 import { renderIntent } from "../../domain/record.ts";
 import { normalizeIntentId } from "../../domain/submission.ts";
-import { InvalidCursorError } from "../../storage/store.ts";
 import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
-import { type AppContext, readJsonBody } from "../context.ts";
-
-/** What `POST /intents` stored, for the request observers (metrics). */
-export interface AcceptedIntent {
-  variant: "A" | "B";
-  kind: string;
-}
-
-// Keyed by request, so the entry goes when the request does.
-const accepted = new WeakMap<Request, AcceptedIntent>();
-
-/** The variant and signature kind of the intent `request` stored, if it stored one. */
-export function acceptedIntentOf(request: Request): AcceptedIntent | undefined {
-  return accepted.get(request);
-}
+import { readJsonBody, type RequestContext } from "../context.ts";
+import { readPosition } from "./positions.ts";
 
 /** `POST /intents`: 201 with the stored record and its `Location`. */
-export async function postIntent(request: Request, ctx: AppContext): Promise<Response> {
-  const { bytes, value } = await readJsonBody(request, ctx);
+export async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  const { value } = await readJsonBody(request, app);
   const record = await submitIntent(
     {
-      store: ctx.store,
-      writer: ctx.writer,
-      allowUnsigned: ctx.settings.allowUnsigned,
-      passkey: ctx.passkey,
-      now: ctx.now,
+      store: app.store,
+      writer: app.writer,
+      allowUnsigned: app.settings.allowUnsigned,
+      passkey: app.passkey,
     },
-    bytes,
     value,
   );
-  accepted.set(request, { variant: record.variant, kind: record.authorship.kind });
+  ctx.accepted = { variant: record.variant, kind: record.authorship.kind };
   return json(201, renderIntent(record, value), {
     location: `/intents/${encodeURIComponent(record.id)}`,
   });
 }
 
-/** `GET /intents/{id}` (admin). */
-export async function getIntent(
-  request: Request,
-  ctx: AppContext,
-  [rawId]: string[],
-): Promise<Response> {
-  requireBearer(request, [ctx.settings.adminToken]);
+// An id no intent can have: over 128 characters (UTF-16 units bound code
+// points from above) or holding control characters.
+const IMPOSSIBLE_ID = /\p{Cc}/u;
+
+/**
+ * The stored id a `{id}` path segment names, or null when no intent can have
+ * it (then no store read is needed to answer 404).
+ */
+export function intentIdOf(rawId: string): string | null {
   let id: string;
   try {
-    id = normalizeIntentId(decodeURIComponent(rawId));
+    id = decodeURIComponent(rawId);
   } catch {
-    throw new ServiceError(404, "not_found", "no such intent");
+    return null;
   }
-  const record = await ctx.store.getIntent(id);
+  if (id.length === 0 || [...id].length > 128 || IMPOSSIBLE_ID.test(id)) return null;
+  return normalizeIntentId(id);
+}
+
+/** `GET /intents/{id}` (admin). */
+export async function getIntent(request: Request, { app, params }: RequestContext) {
+  requireBearer(request, [app.settings.adminToken]);
+  const id = intentIdOf(params[0]);
+  const record = id === null ? null : await app.store.getIntent(id);
   if (!record) throw new ServiceError(404, "not_found", "no such intent");
   return json(200, renderIntent(record));
 }
 
 /** `GET /intents?limit=&cursor=` (admin): newest first. */
-export async function listIntents(request: Request, ctx: AppContext): Promise<Response> {
-  requireBearer(request, [ctx.settings.adminToken]);
+export async function listIntents(request: Request, { app }: RequestContext): Promise<Response> {
+  requireBearer(request, [app.settings.adminToken]);
   const params = new URL(request.url).searchParams;
   const rawLimit = params.get("limit");
   let limit = 20;
@@ -76,15 +71,13 @@ export async function listIntents(request: Request, ctx: AppContext): Promise<Re
     }
     limit = Number(rawLimit);
   }
-  const cursor = params.get("cursor") ?? undefined;
-  try {
-    const page = await ctx.store.listIntents({ limit, cursor: cursor || undefined });
-    const items = page.items.map((record) => renderIntent(record));
-    return json(200, `{"items":[${items.join(",")}],"cursor":${JSON.stringify(page.cursor)}}`);
-  } catch (error) {
-    if (error instanceof InvalidCursorError) {
-      throw badRequest("invalid_body", "cursor: is not a cursor this service handed out");
-    }
-    throw error;
+  const cursor = params.get("cursor") || null;
+  const before = cursor === null ? undefined : await readPosition(app.store, cursor);
+  if (before === null) {
+    throw badRequest("invalid_body", "cursor: is not a cursor this service handed out");
   }
+  const page = await app.store.listIntents({ limit, before });
+  const items = page.items.map((record) => renderIntent(record));
+  const next = page.next === null ? null : String(page.next);
+  return json(200, `{"items":[${items.join(",")}],"cursor":${JSON.stringify(next)}}`);
 }

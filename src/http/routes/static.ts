@@ -7,7 +7,9 @@
  * @module
  */
 
+import { hex } from "@scure/base";
 import { ServiceError } from "../../errors.ts";
+import type { RequestContext } from "../context.ts";
 
 /**
  * The page's Content-Security-Policy: scripts, styles, images and fetches from
@@ -65,9 +67,7 @@ function load(name: string): Promise<LoadedFile> {
       const digest = new Uint8Array(
         await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
       );
-      const etag = `"${
-        Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, "0")).join("")
-      }"`;
+      const etag = `"${hex.encode(digest.subarray(0, 16))}"`;
       return { bytes, type: entry.type, etag };
     })();
     // A failed read is not cached, so a transient error does not stick.
@@ -110,7 +110,7 @@ export function getPage(request: Request): Promise<Response> {
 }
 
 /** `GET /static/{name}`: one allow-listed file, else 404. */
-export function getStatic(request: Request, _ctx: unknown, [name]: string[]): Promise<Response> {
+export function getStatic(request: Request, { params: [name] }: RequestContext): Promise<Response> {
   if (!Object.hasOwn(STATIC_FILES, name)) {
     throw new ServiceError(404, "not_found", "no such file");
   }

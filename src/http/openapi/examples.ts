@@ -13,7 +13,7 @@ import { ed25519 } from "@noble/curves/ed25519.js";
 import { p256 } from "@noble/curves/nist.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { base58, base64urlnopad } from "@scure/base";
-import { canonicalBytes } from "../domain/jcs.ts";
+import { canonicalBytes } from "../../domain/jcs.ts";
 
 const utf8 = new TextEncoder();
 
@@ -100,7 +100,13 @@ function record(
   head: Record<string, unknown>,
   authorship: { kind: string; signers: string[] },
 ): Record<string, unknown> {
-  return { ...head, authorship, received_at: "2026-01-01T12:00:00.000Z", request: body };
+  return {
+    ...head,
+    authorship,
+    received_at: "2026-01-01T12:00:00.000Z",
+    state: "accepted",
+    request: body,
+  };
 }
 
 let cached: OpenApiExamples | undefined;

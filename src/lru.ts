@@ -1,6 +1,7 @@
 /**
- * A small least-recently-used map for per-key verification work. Bounded so
- * that a stream of fresh public keys cannot grow memory without limit.
+ * The one small least-recently-used map behind every cache of the service
+ * (decoded public keys, template and policy references). Bounded, so that a
+ * stream of fresh keys or ids cannot grow memory without limit.
  * @module
  */
 

@@ -1,0 +1,105 @@
+/**
+ * What the service needs of its storage: the port that `src/storage/`
+ * implements on Deno KV. The use cases and the HTTP edge know only this.
+ * @module
+ */
+
+import type {
+  DocumentKind,
+  DocumentRef,
+  IntentEvent,
+  NewIntent,
+  StoredConfig,
+  StoredDocument,
+  StoredIntent,
+} from "./intent.ts";
+
+/** An intent to store, with the template or policy read that its commit checks. */
+export interface PendingIntent {
+  intent: NewIntent;
+  ref: DocumentRef;
+}
+
+/** What became of one insert. */
+export type InsertResult =
+  | { outcome: "created"; intent: StoredIntent }
+  | { outcome: "exists" }
+  | { outcome: "reference_changed" };
+
+/** Stores verified intents: one commit per insert, or concurrent inserts grouped. */
+export interface IntentWriter {
+  /**
+   * Stores one intent unless its id is taken or its template/policy read is
+   * stale; "created" only after the commit that carries it succeeded.
+   */
+  insert(pending: PendingIntent): Promise<InsertResult>;
+}
+
+/** One page of intents, newest first. */
+export interface IntentPage {
+  items: StoredIntent[];
+  /** The position to pass as `before` for the next page; null on the last page. */
+  next: number | null;
+}
+
+/** The storage port. */
+export interface Store {
+  /**
+   * The reference an intent's commit checks for a template or policy, or
+   * null when there is none. Documents are immutable, so a found reference
+   * may be remembered; an absence never is.
+   */
+  findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null>;
+  /** A template or policy, or null. */
+  getDocument(kind: DocumentKind, id: string): Promise<StoredDocument | null>;
+  /** Stores a document under its id unless present: documents are immutable. */
+  putDocument(kind: DocumentKind, id: string, doc: StoredDocument): Promise<"created" | "exists">;
+
+  /**
+   * Stores intents with distinct ids, each exactly once, stamping their
+   * acceptance time and their feed positions in the commit that stores them.
+   *
+   * @returns one result per input, in order.
+   */
+  insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]>;
+  /** One intent by its stored id, or null. */
+  getIntent(id: string): Promise<StoredIntent | null>;
+  /**
+   * Intents newest first.
+   *
+   * @param options.before only intents at feed positions below this one.
+   */
+  listIntents(options: { limit: number; before?: number }): Promise<IntentPage>;
+
+  /** True when `position` is one the feed has handed out: from 1 to its newest event. */
+  isPosition(position: number): Promise<boolean>;
+  /**
+   * The events after position `after`, in feed order: at most `limit` of
+   * them, and no more once their bodies pass `maxBytes` (at least one, when
+   * there is one).
+   */
+  readEvents(options: { after: number; limit: number; maxBytes?: number }): Promise<IntentEvent[]>;
+  /**
+   * Resolves once the feed holds an event after `after` (true), or when
+   * `timeoutMs` passes or `signal` aborts first (false). Events stored by
+   * other processes sharing the storage count too.
+   */
+  waitForEvents(
+    after: number,
+    options: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<boolean>;
+
+  /** The runtime configuration and its version (null when never set). */
+  getConfig(): Promise<{ value: StoredConfig | null; version: string | null }>;
+  /**
+   * Writes the runtime configuration.
+   *
+   * @param expected when given, the write happens only if the current version
+   *   is one of these (`null` standing for "never set").
+   * @returns the new version, or null when `expected` did not match.
+   */
+  setConfig(value: StoredConfig, expected?: readonly (string | null)[]): Promise<string | null>;
+
+  /** True when the storage answers a read. */
+  ping(): Promise<boolean>;
+}

@@ -1,0 +1,238 @@
+/**
+ * The OpenAPI operations on templates, policies, the configuration, and the
+ * operations endpoints.
+ * @module
+ */
+
+import { ref } from "./components.ts";
+import type { ExampleDocument } from "./examples.ts";
+import {
+  ADMIN,
+  ERR,
+  errorResponse,
+  idParameter,
+  jsonResponse,
+  type Obj,
+  PUBLIC,
+  REQUEST_ID_HEADER,
+} from "./responses.ts";
+
+/** `/templates`, `/templates/{id}` or `/policies`, `/policies/{id}`. */
+export function documentPaths(kind: "template" | "policy", example: ExampleDocument): Obj {
+  const plural = kind === "template" ? "templates" : "policies";
+  return {
+    [`/${plural}`]: {
+      post: {
+        operationId: `${plural}_add`,
+        summary: `Store a ${kind} (admin)`,
+        description: `The raw body is the ${kind}, any content type, non-empty, at most ` +
+          `MAX_BODY_BYTES. Its id is the base58 SHA-256 of the exact body bytes; ${plural} are ` +
+          "immutable.",
+        tags: [plural],
+        security: ADMIN,
+        requestBody: {
+          required: true,
+          content: {
+            "*/*": {
+              schema: {},
+              examples: { example: { summary: `A ${kind}`, value: example.text } },
+            },
+          },
+        },
+        responses: {
+          "200": jsonResponse(`Already stored.`, ref("DocumentId"), {
+            example: { id: example.id },
+          }),
+          "201": jsonResponse(`Stored.`, ref("DocumentId"), {
+            example: { id: example.id },
+            headers: {
+              Location: { description: `/${plural}/{id}`, schema: { type: "string" } },
+            },
+          }),
+          "400": errorResponse("The body is empty or the Content-Type is unusable.", [
+            "invalid_body",
+          ]),
+          "401": ERR.unauthorized,
+          "405": ERR.methodNotAllowed,
+          "408": ERR.timeout,
+          "413": ERR.tooLarge,
+          "500": ERR.internal,
+        },
+      },
+    },
+    [`/${plural}/{id}`]: {
+      get: {
+        operationId: `${plural}_get`,
+        summary: `Read a ${kind} (public)`,
+        tags: [plural],
+        security: PUBLIC,
+        parameters: [idParameter(`The ${kind}'s content address.`)],
+        responses: {
+          "200": {
+            description: `The exact bytes stored, with the stored content type.`,
+            headers: {
+              "X-Request-Id": REQUEST_ID_HEADER,
+              ETag: { description: "The id, quoted.", schema: { type: "string" } },
+            },
+            content: { "*/*": { schema: {}, example: example.text } },
+          },
+          "404": ERR.notFound(kind),
+          "405": ERR.methodNotAllowed,
+          "500": ERR.internal,
+        },
+      },
+    },
+  };
+}
+
+const CONFIG_EXAMPLE = {
+  evidence_extractor_url: "https://extractor.example/v1",
+  effective_url: "https://extractor.example/v1",
+  updated_at: "2026-01-01T12:00:00.000Z",
+};
+const ETAG = { description: "Version of the configuration.", schema: { type: "string" } };
+
+/** `/config`. */
+export function configPaths(): Obj {
+  return {
+    "/config": {
+      get: {
+        operationId: "config_get",
+        summary: "Read the runtime configuration (admin)",
+        tags: ["config"],
+        security: ADMIN,
+        responses: {
+          "200": jsonResponse("The configuration.", ref("Config"), {
+            example: CONFIG_EXAMPLE,
+            headers: { ETag: ETAG },
+          }),
+          "401": ERR.unauthorized,
+          "500": ERR.internal,
+        },
+      },
+      put: {
+        operationId: "config_set",
+        summary: "Set the runtime configuration (admin)",
+        tags: ["config"],
+        security: ADMIN,
+        parameters: [{
+          name: "If-Match",
+          in: "header",
+          required: false,
+          description: "Apply only if the configuration still has this ETag (412 otherwise).",
+          schema: { type: "string" },
+        }],
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: ref("ConfigBody"),
+              example: { evidence_extractor_url: CONFIG_EXAMPLE.evidence_extractor_url },
+            },
+          },
+        },
+        responses: {
+          "200": jsonResponse("The new configuration.", ref("Config"), {
+            example: CONFIG_EXAMPLE,
+            headers: { ETag: ETAG },
+          }),
+          "400": ERR.invalidJsonBody(["invalid_evidence_extractor_url"]),
+          "401": ERR.unauthorized,
+          "405": ERR.methodNotAllowed,
+          "408": ERR.timeout,
+          "412": errorResponse("If-Match does not match.", ["precondition_failed"]),
+          "413": ERR.tooLarge,
+          "415": ERR.mediaType,
+          "500": ERR.internal,
+        },
+      },
+    },
+  };
+}
+
+/** `/healthz`, `/openapi.json` and `/metrics`. */
+export function operationPaths(): Obj {
+  return {
+    "/healthz": {
+      get: {
+        operationId: "health_get",
+        summary: "Liveness and storage check (public)",
+        tags: ["operations"],
+        security: PUBLIC,
+        responses: {
+          "200": jsonResponse("KV answers.", ref("Health"), { example: { status: "ok" } }),
+          "503": errorResponse("KV does not answer.", ["unavailable"]),
+        },
+      },
+    },
+    "/openapi.json": {
+      get: {
+        operationId: "openapi_get",
+        summary: "This document (public)",
+        tags: ["operations"],
+        security: PUBLIC,
+        responses: {
+          "200": jsonResponse("The OpenAPI 3.1 document.", { type: "object" }),
+        },
+      },
+    },
+    "/metrics": {
+      get: {
+        operationId: "metrics_get",
+        summary: "Prometheus metrics of this process (admin or metrics token)",
+        tags: ["operations"],
+        security: [{ adminBearer: [] }, { metricsBearer: [] }],
+        responses: {
+          "200": {
+            description: "Prometheus text exposition format 0.0.4.",
+            headers: { "X-Request-Id": REQUEST_ID_HEADER },
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
+          "401": ERR.unauthorized,
+        },
+      },
+    },
+  };
+}
+
+/** `/` and `/static/{name}`: the passkey page. */
+export function pagePaths(): Obj {
+  return {
+    "/": {
+      get: {
+        operationId: "page_get",
+        summary: "The passkey page (public)",
+        tags: ["operations"],
+        security: PUBLIC,
+        responses: {
+          "200": {
+            description: "An HTML page that signs and submits intents with a passkey.",
+            content: { "text/html": { schema: { type: "string" } } },
+          },
+        },
+      },
+    },
+    "/static/{name}": {
+      get: {
+        operationId: "static_get",
+        summary: "A file of the passkey page (public)",
+        tags: ["operations"],
+        security: PUBLIC,
+        parameters: [{
+          name: "name",
+          in: "path",
+          required: true,
+          description: "One of the page's files (an allow-list; anything else is 404).",
+          schema: { type: "string" },
+        }],
+        responses: {
+          "200": {
+            description: "The file, with its media type.",
+            content: { "*/*": { schema: {} } },
+          },
+          "404": ERR.notFound("file"),
+        },
+      },
+    },
+  };
+}

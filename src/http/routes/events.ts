@@ -1,0 +1,175 @@
+/**
+ * `GET /events` (CONTRACT §9): the feed of accepted intents, in one order,
+ * resumable after any event id. Two forms: a JSON page (`after`, `limit`,
+ * `wait` long-poll) and a Server-Sent Events stream (`Last-Event-ID`).
+ *
+ * A stream is pulled: the next page is read from the store only when the
+ * client has taken the previous one, so a slow reader holds one page, not
+ * the feed. Caught up, it waits for the store's signal of a new event.
+ * @module
+ */
+
+import { badRequest } from "../../errors.ts";
+import type { IntentEvent } from "../../domain/intent.ts";
+import { renderIntent } from "../../domain/record.ts";
+import { requireBearer } from "../auth.ts";
+import type { AppContext, RequestContext } from "../context.ts";
+import { json } from "../respond.ts";
+import { readPosition } from "./positions.ts";
+
+/** Default and largest `limit` of a page. */
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+/** Largest `wait`, in seconds. */
+const MAX_WAIT_S = 30;
+/** A page stops early once its bodies pass this many bytes (a page may be shorter than `limit`). */
+const PAGE_BYTES = 1 << 20;
+/** Events per stream chunk, and their bodies' bytes, at most. */
+const STREAM_PAGE = 32;
+const STREAM_PAGE_BYTES = 256 << 10;
+/** An idle stream sends a comment this often (the contract: at least every 15 s). */
+const KEEPALIVE_MS = 10_000;
+
+/** True when the client asks for the stream form. */
+function wantsStream(request: Request): boolean {
+  const accept = request.headers.get("accept");
+  if (!accept) return false;
+  return accept.split(",").some((range) =>
+    range.split(";", 1)[0].trim().toLowerCase() === "text/event-stream"
+  );
+}
+
+function wholeNumber(
+  params: URLSearchParams,
+  name: string,
+  options: { min: number; max: number; fallback: number },
+): number {
+  const raw = params.get(name);
+  if (raw === null) return options.fallback;
+  if (!/^[0-9]{1,4}$/.test(raw) || Number(raw) < options.min || Number(raw) > options.max) {
+    throw badRequest(
+      "invalid_body",
+      `${name}: must be a whole number from ${options.min} to ${options.max}`,
+    );
+  }
+  return Number(raw);
+}
+
+/** The position to start after: 0 (the beginning), or an event id the feed handed out. */
+async function startAfter(app: AppContext, id: string | null, name: string): Promise<number> {
+  if (id === null) return 0;
+  const position = await readPosition(app.store, id);
+  if (position === null) {
+    throw badRequest("invalid_body", `${name}: is not an event id this service handed out`);
+  }
+  return position;
+}
+
+/** One event as JSON text: `{"id", "type", "record"}`. */
+function eventJson(event: IntentEvent): string {
+  return `{"id":"${event.position}","type":"${event.type}","record":${renderIntent(event.intent)}}`;
+}
+
+/** `GET /events` (admin token or `EVENTS_TOKEN`). */
+export async function getEvents(request: Request, { app }: RequestContext): Promise<Response> {
+  requireBearer(request, [app.settings.adminToken, app.settings.eventsToken]);
+  const params = new URL(request.url).searchParams;
+  const limit = wholeNumber(params, "limit", { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT });
+  const wait = wholeNumber(params, "wait", { min: 0, max: MAX_WAIT_S, fallback: 0 });
+  if (wantsStream(request)) {
+    const lastEventId = request.headers.get("last-event-id");
+    const after = lastEventId !== null
+      ? await startAfter(app, lastEventId, "Last-Event-ID")
+      : await startAfter(app, params.get("after"), "after");
+    return eventStream(request, app, after);
+  }
+  const given = params.get("after");
+  const after = await startAfter(app, given, "after");
+  const read = () => app.store.readEvents({ after, limit, maxBytes: PAGE_BYTES });
+  let events = await read();
+  if (events.length === 0 && wait > 0) {
+    const signal = AbortSignal.any([request.signal, app.stopping]);
+    if (await app.store.waitForEvents(after, { timeoutMs: wait * 1000, signal })) {
+      events = await read();
+    }
+  }
+  app.metrics.eventsSent("pull", events.length);
+  const last = events.at(-1);
+  const next = last ? String(last.position) : given;
+  return json(
+    200,
+    `{"events":[${events.map(eventJson).join(",")}],"next":${JSON.stringify(next)}}`,
+  );
+}
+
+const encoder = new TextEncoder();
+
+/** The SSE stream of the events after `after`, live until the client or the server leaves. */
+function eventStream(request: Request, app: AppContext, after: number): Response {
+  const gone = new AbortController();
+  const signal = AbortSignal.any([gone.signal, request.signal, app.stopping]);
+  let last = after;
+  let open = true;
+  const close = () => {
+    if (!open) return;
+    open = false;
+    gone.abort();
+    app.metrics.streamsOpen(-1);
+  };
+  app.metrics.streamsOpen(1);
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      // Sent at once, so that clients and proxies see the stream has started.
+      controller.enqueue(encoder.encode(": intents feed\n\n"));
+    },
+    async pull(controller) {
+      try {
+        for (;;) {
+          if (signal.aborted) {
+            close();
+            controller.close();
+            return;
+          }
+          const events = await app.store.readEvents({
+            after: last,
+            limit: STREAM_PAGE,
+            maxBytes: STREAM_PAGE_BYTES,
+          });
+          if (events.length > 0) {
+            let text = "";
+            for (const event of events) {
+              text += `id: ${event.position}\nevent: ${event.type}\ndata: ${
+                renderIntent(event.intent)
+              }\n\n`;
+            }
+            last = events[events.length - 1].position;
+            app.metrics.eventsSent("stream", events.length);
+            controller.enqueue(encoder.encode(text));
+            return;
+          }
+          const woken = await app.store.waitForEvents(last, { timeoutMs: KEEPALIVE_MS, signal });
+          if (!woken && !signal.aborted) {
+            controller.enqueue(encoder.encode(": keep-alive\n\n"));
+            return;
+          }
+        }
+      } catch (error) {
+        close();
+        controller.error(error);
+      }
+    },
+    cancel() {
+      close();
+    },
+  });
+  return new Response(body, {
+    status: 200,
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+      // Proxies that buffer responses (nginx) would hold the events back.
+      "x-accel-buffering": "no",
+    },
+  });
+}

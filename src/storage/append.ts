@@ -1,0 +1,199 @@
+/**
+ * Appending to the feed: the one atomic commit that stores accepted intents.
+ *
+ * Each commit checks the feed head's version and moves the head past the
+ * events it adds, so the store itself orders commits: two commits that read
+ * the same head cannot both succeed, and the loser reads the new head and
+ * tries again. Positions are therefore dense and in commit order — an event
+ * is never placed behind one a reader may already have passed.
+ * @module
+ */
+
+import type { DocumentRef, StoredIntent } from "../domain/intent.ts";
+import type { InsertResult, PendingIntent } from "../domain/store.ts";
+import type { Feed, Head } from "./feed.ts";
+import { type IntentPointer, keys, type StoredEvent } from "./keys.ts";
+import { planCommit, refIdentity } from "./layout.ts";
+import { retryWhileLocked } from "./retry.ts";
+
+/**
+ * Adds to `op` the events after `head`, in the blocks `blockOf` assigns, each
+ * intent's pointer, and the head's check and new value.
+ *
+ * @returns the head position after these events.
+ */
+export function addEvents(
+  op: Deno.AtomicOperation,
+  head: Head,
+  events: readonly StoredEvent[],
+  blockOf: readonly number[],
+): number {
+  op.check({ key: keys.feedHead, versionstamp: head.versionstamp });
+  let start = 0;
+  while (start < events.length) {
+    let end = start + 1;
+    while (end < events.length && blockOf[end] === blockOf[start]) end++;
+    const last = head.position + end;
+    for (let i = start; i < end; i++) {
+      const pointer: IntentPointer = [last, i - start];
+      op.set(keys.intent(events[i].intent.id), pointer);
+    }
+    op.set(keys.events(last), events.slice(start, end));
+    start = end;
+  }
+  const position = head.position + events.length;
+  op.set(keys.feedHead, position);
+  return position;
+}
+
+/**
+ * A body that owns exactly its bytes: Deno KV serializes a typed array's
+ * whole underlying buffer, so a view into a larger buffer would store (and
+ * count against the 64 KiB value limit) more than the body.
+ */
+function exactBytes(bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+    ? bytes
+    : bytes.slice();
+}
+
+/** What {@link insertIntents} works with. */
+export interface InsertContext {
+  kv: Deno.Kv;
+  feed: Feed;
+  /** The clock that stamps the acceptance time. */
+  now: () => Date;
+  /** Called for a document read found stale, so a cache can drop it. */
+  staleRef: (ref: DocumentRef) => void;
+}
+
+/** Failed commits in a row, with every check passing on reading, before giving up. */
+const MAX_STALLS = 3;
+/** Failed commits of one call, for any reason, before giving up. */
+const MAX_ATTEMPTS = 200;
+
+/**
+ * Inserts intents with distinct ids, each in an atomic commit that checks
+ * its id is free, its template/policy read unchanged and the feed head
+ * unmoved. A batch goes in as few commits as KV's limits allow; when a
+ * commit fails, the checks are read to find out which failed, the intents
+ * whose id is taken or whose document changed are settled, and the rest go
+ * again — one intent's conflict never fails another's.
+ *
+ * The intents of one call share one acceptance time, taken as their first
+ * commit starts.
+ *
+ * @returns one result per input, in order; "created" only after its commit succeeded.
+ * @throws {RangeError} when two inserts share an id: checks see the state
+ *   before the commit, so both would pass and both would claim "created".
+ * @throws the KV error of a failed commit or read; what that commit carried is then not written.
+ */
+export async function insertIntents(
+  ctx: InsertContext,
+  batch: readonly PendingIntent[],
+): Promise<InsertResult[]> {
+  if (batch.length > 1) {
+    const ids = new Set<string>();
+    for (const { intent } of batch) {
+      if (ids.has(intent.id)) throw new RangeError("a batch must not repeat an intent id");
+      ids.add(intent.id);
+    }
+  }
+  const { kv, feed } = ctx;
+  const results: (InsertResult | undefined)[] = new Array(batch.length);
+  const receivedAt = ctx.now().toISOString();
+  let open = batch.map((_, i) => i);
+  let stalls = 0;
+  for (let attempt = 1; open.length > 0; attempt++) {
+    if (attempt > MAX_ATTEMPTS) throw new Error("the feed head stays contended");
+    const plan = planCommit(open.map((i) => batch[i]));
+    const members = open.slice(0, plan.count);
+    const head = await feed.head();
+    const op = kv.atomic();
+    const checked = new Set<string>();
+    const events: StoredEvent[] = members.map((i, k) => {
+      const { intent, ref } = batch[i];
+      op.check({ key: keys.intent(intent.id), versionstamp: null });
+      const identity = refIdentity(ref);
+      // Many intents of a batch name the same template: check it once.
+      if (!checked.has(identity)) {
+        checked.add(identity);
+        op.check({ key: keys.document(ref.kind, ref.id), versionstamp: ref.version });
+      }
+      const stored: StoredIntent = {
+        ...intent,
+        body: exactBytes(intent.body),
+        receivedAt,
+        position: head.position + k + 1,
+      };
+      return { type: "intent.accepted", intent: stored };
+    });
+    const position = addEvents(op, head, events, plan.blockOf);
+    let result: Deno.KvCommitResult | Deno.KvCommitError;
+    try {
+      result = await retryWhileLocked(() => op.commit());
+    } catch (error) {
+      // The outcome of a commit that threw may be unknown (a networked KV): read the head anew.
+      feed.forget();
+      throw error;
+    }
+    if (result.ok) {
+      feed.advanced({ position, versionstamp: result.versionstamp });
+      members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
+      open = open.slice(plan.count);
+      stalls = 0;
+      continue;
+    }
+    // Another process moved the head first: try again after it. Should an id
+    // of ours be taken as well, the next commit's checks will say so.
+    if ((await feed.freshHead()).versionstamp !== head.versionstamp) continue;
+    // A check of ours failed: learn which, settle those, and try the others again.
+    const settled = await settle(ctx, batch, members, results);
+    if (settled.size === 0 && ++stalls > MAX_STALLS) {
+      // Every check passes on reading yet the commit keeps failing: give up
+      // rather than spin; the callers answer with an error and store nothing.
+      throw new Error("atomic commit keeps failing with passing checks");
+    }
+    open = open.filter((i) => !settled.has(i));
+  }
+  return results as InsertResult[];
+}
+
+/**
+ * Reads the id and document of each member of a failed commit and settles
+ * those whose document changed (CONTRACT §4 orders a missing template or
+ * policy, 400, before an existing id, 409) or whose id is taken.
+ *
+ * @returns the indices settled.
+ */
+async function settle(
+  ctx: InsertContext,
+  batch: readonly PendingIntent[],
+  members: readonly number[],
+  results: (InsertResult | undefined)[],
+): Promise<Set<number>> {
+  // getMany reads at most 10 keys: five intents (id and document) per read, all at once.
+  const reads: Promise<Deno.KvEntryMaybe<unknown>[]>[] = [];
+  for (let j = 0; j < members.length; j += 5) {
+    const readKeys: Deno.KvKey[] = [];
+    for (const i of members.slice(j, j + 5)) {
+      const { intent, ref } = batch[i];
+      readKeys.push(keys.intent(intent.id), keys.document(ref.kind, ref.id));
+    }
+    reads.push(ctx.kv.getMany(readKeys));
+  }
+  const entries = (await Promise.all(reads)).flat();
+  const settled = new Set<number>();
+  members.forEach((i, k) => {
+    const [existing, doc] = [entries[2 * k], entries[2 * k + 1]];
+    if (doc.versionstamp !== batch[i].ref.version) {
+      results[i] = { outcome: "reference_changed" };
+      ctx.staleRef(batch[i].ref);
+      settled.add(i);
+    } else if (existing.versionstamp !== null) {
+      results[i] = { outcome: "exists" };
+      settled.add(i);
+    }
+  });
+  return settled;
+}

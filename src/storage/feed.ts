@@ -1,0 +1,185 @@
+/**
+ * The feed: its head, reading events in order, and waiting for new ones.
+ *
+ * Every commit that adds events checks the version of the head key and moves
+ * it (see `append.ts`), so positions are handed out by the store in commit
+ * order: once position p is readable, so is every position below it, and a
+ * reader that has read up to p has missed nothing.
+ *
+ * Waiting readers share, per store (per process), what watches the head
+ * while anyone waits: commits of this process wake them at once; a
+ * `kv.watch` of the head key wakes them for commits of other clients of a
+ * networked KV (Deno Deploy, KV Connect); and a read of the head every
+ * {@link HEAD_POLL_MS} catches commits of other processes on a local KV
+ * file, which `kv.watch` does not see (SQLite has no cross-process
+ * notification). Nobody waiting, nothing runs.
+ * @module
+ */
+
+import type { IntentEvent } from "../domain/intent.ts";
+import { keys, type StoredEvent } from "./keys.ts";
+
+/** The newest feed position, and the version of the head key that says so. */
+export interface Head {
+  position: number;
+  /** null while the head key was never written (an empty feed). */
+  versionstamp: string | null;
+}
+
+interface Waiter {
+  after: number;
+  wake: (woken: boolean) => void;
+}
+
+/** How often the head is read while anyone waits: well within the 2 s delivery bound. */
+export const HEAD_POLL_MS = 500;
+
+/** Blocks read per KV round trip when reading forward (each up to 64 KB). */
+const BLOCKS_PER_READ = 8;
+
+/** The feed of one store. */
+export class Feed {
+  readonly #kv: Deno.Kv;
+  #known: Head | undefined;
+  readonly #waiters = new Set<Waiter>();
+  #watch: ReadableStreamDefaultReader<Deno.KvEntryMaybe<unknown>[]> | undefined;
+  #poll: ReturnType<typeof setInterval> | undefined;
+
+  /** @param kv an open KV handle; the caller closes it. */
+  constructor(kv: Deno.Kv) {
+    this.#kv = kv;
+  }
+
+  /** The head as this process last saw it, read from KV when it has not seen it yet. */
+  async head(): Promise<Head> {
+    return this.#known ?? await this.freshHead();
+  }
+
+  /** The head as KV has it now. */
+  async freshHead(): Promise<Head> {
+    const entry = await this.#kv.get<number>(keys.feedHead);
+    const head = { position: entry.value ?? 0, versionstamp: entry.versionstamp };
+    this.#learn(head);
+    return head;
+  }
+
+  /** Records the head after a commit of this process moved it, and wakes whoever waits. */
+  advanced(head: Head): void {
+    this.#learn(head);
+  }
+
+  /** Forgets the head (a commit failed): the next {@link head} reads it from KV. */
+  forget(): void {
+    this.#known = undefined;
+  }
+
+  /** True when `position` is one the feed has handed out (1 to the head). */
+  async isPosition(position: number): Promise<boolean> {
+    if (!Number.isSafeInteger(position) || position < 1) return false;
+    if (this.#known && position <= this.#known.position) return true;
+    return position <= (await this.freshHead()).position;
+  }
+
+  /**
+   * The events after position `after`, in order: at most `limit` of them, and
+   * no more once their bodies pass `maxBytes` (at least one, when there is one).
+   */
+  async readEvents(
+    options: { after: number; limit: number; maxBytes?: number },
+  ): Promise<IntentEvent[]> {
+    const { after, limit, maxBytes = Infinity } = options;
+    const events: IntentEvent[] = [];
+    let bytes = 0;
+    // Blocks are keyed by their last position: the first block keyed at or
+    // after `after + 1` holds it, and every later block follows in order.
+    const blocks = this.#kv.list<StoredEvent[]>(
+      { prefix: keys.eventsPrefix, start: keys.events(after + 1) },
+      { limit, batchSize: Math.min(limit, BLOCKS_PER_READ) },
+    );
+    for await (const block of blocks) {
+      const last = block.key[1] as number;
+      const first = last - block.value.length + 1;
+      for (let i = Math.max(0, after + 1 - first); i < block.value.length; i++) {
+        const { type, intent } = block.value[i];
+        events.push({ position: first + i, type, intent });
+        bytes += intent.body.byteLength;
+        if (events.length === limit || bytes >= maxBytes) return events;
+      }
+    }
+    return events;
+  }
+
+  /**
+   * Resolves true once the head passes `after`, or false when `timeoutMs`
+   * passes or `signal` aborts first.
+   */
+  waitForEvents(
+    after: number,
+    options: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<boolean> {
+    const { timeoutMs, signal } = options;
+    if (this.#known && this.#known.position > after) return Promise.resolve(true);
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const waiter: Waiter = {
+        after,
+        wake: (woken) => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+          this.#waiters.delete(waiter);
+          if (this.#waiters.size === 0) this.#stopWatch();
+          resolve(woken);
+        },
+      };
+      const onAbort = () => waiter.wake(false);
+      const timer = setTimeout(() => waiter.wake(false), timeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#waiters.add(waiter);
+      this.#startWatch();
+    });
+  }
+
+  /** Takes a head seen in KV or after a commit, if newer, and wakes the waiters it passes. */
+  #learn(head: Head): void {
+    if (this.#known && this.#known.position >= head.position) return;
+    this.#known = head;
+    for (const waiter of this.#waiters) {
+      if (head.position > waiter.after) waiter.wake(true);
+    }
+  }
+
+  #startWatch(): void {
+    this.#poll ??= setInterval(() => {
+      this.freshHead().catch(() => {
+        // The KV was closed or failed: the waiters still time out.
+      });
+    }, HEAD_POLL_MS);
+    if (this.#watch) return;
+    const reader = this.#kv.watch([keys.feedHead]).getReader();
+    this.#watch = reader;
+    (async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          const [entry] = value;
+          if (entry.versionstamp !== null) {
+            this.#learn({ position: entry.value as number, versionstamp: entry.versionstamp });
+          }
+        }
+      } catch {
+        // The KV was closed, or the watch failed: the waiters still time out.
+      } finally {
+        if (this.#watch === reader) this.#watch = undefined;
+      }
+    })();
+  }
+
+  #stopWatch(): void {
+    clearInterval(this.#poll);
+    this.#poll = undefined;
+    const reader = this.#watch;
+    this.#watch = undefined;
+    reader?.cancel().catch(() => {});
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The storage port (`src/domain/store.ts`) on Deno KV: the one place that
+ * reads and commits KV entries. It is handed an open `Deno.Kv`; it never
+ * opens one itself. Keys are listed in `keys.ts`.
+ * @module
+ */
+
+import type {
+  DocumentKind,
+  DocumentRef,
+  IntentEvent,
+  StoredConfig,
+  StoredDocument,
+  StoredIntent,
+} from "../domain/intent.ts";
+import type { InsertResult, IntentPage, PendingIntent, Store } from "../domain/store.ts";
+import { LruCache } from "../lru.ts";
+import { insertIntents } from "./append.ts";
+import { Feed } from "./feed.ts";
+import { keys } from "./keys.ts";
+import { getIntent, listIntents } from "./read_intents.ts";
+import { retryWhileLocked } from "./retry.ts";
+import { moveEarlierBlocks } from "./upgrade.ts";
+
+/** Template/policy references remembered (a few hundred bytes each). */
+const DOCUMENT_REFS_CACHED = 1024;
+
+function documentCacheKey(kind: DocumentKind, id: string): string {
+  return `${kind}/${id}`;
+}
+
+/** Options of {@link KvStore}. */
+export interface KvStoreOptions {
+  /** The clock that stamps acceptance times; defaults to the system clock. */
+  now?: () => Date;
+}
+
+/** The service's storage on one `Deno.Kv`. */
+export class KvStore implements Store {
+  readonly #kv: Deno.Kv;
+  readonly #now: () => Date;
+  readonly #feed: Feed;
+  /** Found document references: documents are immutable and never deleted. */
+  readonly #refs = new LruCache<DocumentRef>(DOCUMENT_REFS_CACHED);
+
+  /** @param kv an open KV handle; the caller closes it. */
+  constructor(kv: Deno.Kv, options: KvStoreOptions = {}) {
+    this.#kv = kv;
+    this.#now = options.now ?? (() => new Date());
+    this.#feed = new Feed(kv);
+  }
+
+  /**
+   * Moves intents stored before the feed existed into it (see `upgrade.ts`);
+   * run at start, before serving.
+   *
+   * @returns how many intents were moved.
+   */
+  upgrade(): Promise<number> {
+    return moveEarlierBlocks({ kv: this.#kv, feed: this.#feed });
+  }
+
+  async findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null> {
+    const cacheKey = documentCacheKey(kind, id);
+    const cached = this.#refs.get(cacheKey);
+    if (cached) return cached;
+    const entry = await this.#kv.get(keys.document(kind, id));
+    if (entry.versionstamp === null) return null;
+    const ref: DocumentRef = { kind, id, version: entry.versionstamp };
+    this.#refs.set(cacheKey, ref);
+    return ref;
+  }
+
+  async getDocument(kind: DocumentKind, id: string): Promise<StoredDocument | null> {
+    const entry = await this.#kv.get<StoredDocument>(keys.document(kind, id));
+    return entry.value;
+  }
+
+  async putDocument(
+    kind: DocumentKind,
+    id: string,
+    doc: StoredDocument,
+  ): Promise<"created" | "exists"> {
+    const key = keys.document(kind, id);
+    const result = await retryWhileLocked(() =>
+      this.#kv.atomic().check({ key, versionstamp: null }).set(key, doc).commit()
+    );
+    return result.ok ? "created" : "exists";
+  }
+
+  insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]> {
+    return insertIntents({
+      kv: this.#kv,
+      feed: this.#feed,
+      now: this.#now,
+      staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
+    }, batch);
+  }
+
+  getIntent(id: string): Promise<StoredIntent | null> {
+    return getIntent(this.#kv, id);
+  }
+
+  listIntents(options: { limit: number; before?: number }): Promise<IntentPage> {
+    return listIntents(this.#kv, options);
+  }
+
+  isPosition(position: number): Promise<boolean> {
+    return this.#feed.isPosition(position);
+  }
+
+  readEvents(options: { after: number; limit: number; maxBytes?: number }): Promise<IntentEvent[]> {
+    return this.#feed.readEvents(options);
+  }
+
+  waitForEvents(
+    after: number,
+    options: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<boolean> {
+    return this.#feed.waitForEvents(after, options);
+  }
+
+  async getConfig(): Promise<{ value: StoredConfig | null; version: string | null }> {
+    const entry = await this.#kv.get<StoredConfig>(keys.config);
+    return { value: entry.value, version: entry.versionstamp };
+  }
+
+  async setConfig(
+    value: StoredConfig,
+    expected?: readonly (string | null)[],
+  ): Promise<string | null> {
+    if (expected === undefined) {
+      const result = await retryWhileLocked(() => this.#kv.set(keys.config, value));
+      return result.versionstamp;
+    }
+    const current = await this.#kv.get(keys.config);
+    if (!expected.includes(current.versionstamp)) return null;
+    const result = await retryWhileLocked(() =>
+      this.#kv.atomic().check(current).set(keys.config, value).commit()
+    );
+    return result.ok ? result.versionstamp : null;
+  }
+
+  async ping(): Promise<boolean> {
+    await this.#kv.get(keys.health);
+    return true;
+  }
+}

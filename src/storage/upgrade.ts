@@ -1,0 +1,99 @@
+/**
+ * Moves intents stored before the feed existed into it, when a server starts.
+ *
+ * Before the feed, the intents of one commit were a block under
+ * `["intent_batches", receivedAtMs, seq, writer]`, and each id's pointer was
+ * `[receivedAtMs, seq, writer, index]`. Those blocks are read in key order —
+ * their acceptance order, by time — and appended to the feed, a few blocks
+ * per atomic commit that checks and deletes the blocks it moves and
+ * rewrites their pointers. An interrupted move loses nothing, and another
+ * start finishes it; processes that start together move each block once.
+ * @module
+ */
+
+import type { Authorship, NewIntent, StoredIntent, Variant } from "../domain/intent.ts";
+import { addEvents, type InsertContext } from "./append.ts";
+import { keys, type StoredEvent } from "./keys.ts";
+import { planCommit } from "./layout.ts";
+import { retryWhileLocked } from "./retry.ts";
+
+/** An intent as the layout before the feed kept it. */
+interface EarlierIntent {
+  id: string;
+  variant: Variant;
+  refId: string;
+  authorship: Authorship;
+  receivedAt: string;
+  body: Uint8Array;
+}
+
+/** Earlier blocks moved per commit, at most (each holds at most about 64 KB). */
+const BLOCKS_PER_COMMIT = 8;
+
+const utf8 = new TextDecoder();
+const encoder = new TextEncoder();
+
+/**
+ * The body with every number as JCS writes it, as the feed stores bodies;
+ * the earlier layout kept the bytes as received, which passed the strict
+ * reader and therefore parse to the values that were verified.
+ */
+function normalBody(body: Uint8Array): Uint8Array {
+  try {
+    const normal = encoder.encode(JSON.stringify(JSON.parse(utf8.decode(body))));
+    return normal.length <= body.length ? normal : body;
+  } catch {
+    return body;
+  }
+}
+
+/**
+ * Moves every block of the earlier layout into the feed.
+ *
+ * @returns how many intents were moved.
+ */
+export async function moveEarlierBlocks(ctx: Pick<InsertContext, "kv" | "feed">): Promise<number> {
+  const { kv, feed } = ctx;
+  let moved = 0;
+  for (;;) {
+    const blocks: Deno.KvEntry<EarlierIntent[]>[] = [];
+    const listed = kv.list<EarlierIntent[]>(
+      { prefix: keys.earlierBlocksPrefix },
+      { limit: BLOCKS_PER_COMMIT },
+    );
+    for await (const entry of listed) blocks.push(entry);
+    if (blocks.length === 0) return moved;
+    // As many whole blocks as one commit carries (always the first).
+    let take = blocks.length;
+    let intents: NewIntent[] = [];
+    for (; take > 0; take--) {
+      intents = blocks.slice(0, take).flatMap((block) => block.value);
+      if (planCommit(intents.map((intent) => ({ intent }))).count === intents.length) break;
+    }
+    if (take === 0) throw new Error("an earlier block does not fit one commit");
+    const head = await feed.freshHead();
+    const op = kv.atomic();
+    for (const block of blocks.slice(0, take)) op.check(block).delete(block.key);
+    const earlier = blocks.slice(0, take).flatMap((block) => block.value);
+    const events: StoredEvent[] = earlier.map((intent, k) => {
+      const stored: StoredIntent = {
+        id: intent.id,
+        variant: intent.variant,
+        refId: intent.refId,
+        authorship: intent.authorship,
+        body: normalBody(intent.body),
+        receivedAt: intent.receivedAt,
+        position: head.position + k + 1,
+      };
+      return { type: "intent.accepted", intent: stored };
+    });
+    const { blockOf } = planCommit(events.map((event) => ({ intent: event.intent })));
+    const position = addEvents(op, head, events, blockOf);
+    const result = await retryWhileLocked(() => op.commit());
+    // A failed check: another process moved some of them, or appended, first; read again.
+    if (result.ok) {
+      feed.advanced({ position, versionstamp: result.versionstamp });
+      moved += events.length;
+    }
+  }
+}

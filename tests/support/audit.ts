@@ -1,0 +1,60 @@
+/**
+ * Checks that the stored intents and the feed are whole, reading KV directly:
+ * what the crash, race and group-commit tests assert after the fact.
+ * @module
+ */
+
+import type { StoredIntent } from "../../src/domain/intent.ts";
+import { isPointer, keys, type StoredEvent } from "../../src/storage/keys.ts";
+
+/**
+ * Checks the layout: the feed's blocks hold positions 1 to the head with no
+ * gap and no repeat, the head key names the last one, every event's intent
+ * carries its position, every pointer leads to its intent and every intent
+ * has its pointer, and nothing of the layout before the feed is left.
+ *
+ * @returns every stored intent, in feed order.
+ * @throws {Error} naming the first inconsistency.
+ */
+export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
+  const positions = new Map<string, string>();
+  const intents: StoredIntent[] = [];
+  let last = 0;
+  for await (const block of kv.list<StoredEvent[]>({ prefix: keys.eventsPrefix })) {
+    const key = block.key[1] as number;
+    if (!Array.isArray(block.value) || block.value.length === 0) {
+      throw new Error(`block ${key} is not a list of events`);
+    }
+    if (key - block.value.length !== last) {
+      throw new Error(`block ${key} does not follow position ${last}`);
+    }
+    block.value.forEach((event, index) => {
+      const { intent } = event;
+      if (positions.has(intent.id)) throw new Error(`intent ${intent.id} is stored twice`);
+      if (intent.position !== last + index + 1) {
+        throw new Error(`intent ${intent.id} is at ${last + index + 1}, says ${intent.position}`);
+      }
+      positions.set(intent.id, JSON.stringify([key, index]));
+      intents.push(intent);
+    });
+    last = key;
+  }
+  const head = await kv.get<number>(keys.feedHead);
+  if ((head.value ?? 0) !== last) {
+    throw new Error(`the head is ${head.value}, the feed ends at ${last}`);
+  }
+  let pointers = 0;
+  for await (const entry of kv.list<unknown>({ prefix: ["intents"] })) {
+    const id = entry.key[1] as string;
+    if (!isPointer(entry.value)) throw new Error(`intent ${id} has no pointer`);
+    if (positions.get(id) !== JSON.stringify(entry.value)) {
+      throw new Error(`the pointer of intent ${id} does not lead to it`);
+    }
+    pointers++;
+  }
+  if (pointers !== positions.size) throw new Error("an intent has no pointer");
+  for await (const _ of kv.list({ prefix: keys.earlierBlocksPrefix }, { limit: 1 })) {
+    throw new Error("blocks of the layout before the feed are left");
+  }
+  return intents;
+}
