@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { parseStrictJson, StrictJsonError } from "../../src/http/strict_json.ts";
+import { parseStrictJson, StrictJsonError } from "../../src/domain/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
