@@ -377,7 +377,7 @@ export function buildOpenApiDocument(routes: readonly RouteShape[] = []): Record
         description: "The top-level members select the variant: exactly `payload` and " +
           "`signature` is Variant A, exactly `authorship` and `intent` is Variant B. The body is " +
           "parsed strictly (no duplicate members, nesting at most 32, integer literals within " +
-          "±(2^53−1)). Checks run in this order: 415, 413, 400 (JSON, shape, encodings, " +
+          "±(2^53−1) or written as JCS writes them). Checks run in this order: 415, 413, 400 (JSON, shape, encodings, " +
           "signature, missing template or policy), 409, then 201. A request whose authorship " +
           "does not verify never learns whether an id exists.",
         tags: ["intents"],
