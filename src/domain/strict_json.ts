@@ -30,6 +30,8 @@ export class StrictJsonError extends SyntaxError {
   override name = "StrictJsonError";
   /** Byte offset into the body where the problem was found. */
   readonly offset: number;
+  /** What is wrong, without the offset: for callers that word their own message. */
+  readonly reason: string;
   /** An optional extra sentence telling the client what to do instead. */
   readonly hint?: string;
 
@@ -41,6 +43,7 @@ export class StrictJsonError extends SyntaxError {
   constructor(offset: number, reason: string, hint?: string) {
     super(`Cannot parse JSON at byte ${offset}: ${reason}`);
     this.offset = offset;
+    this.reason = reason;
     if (hint !== undefined) this.hint = hint;
   }
 }
