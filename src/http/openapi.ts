@@ -143,7 +143,8 @@ const COMPONENT_DESCRIPTIONS: Record<keyof typeof DEFINITIONS, string> = {
   VariantB: "Variant B request: exactly `authorship` and `intent`.",
   ConfigBody: 'The runtime configuration. `evidence_extractor_url` is "" (the default) or an ' +
     "absolute http or https URL with a host, no user info, query, fragment or white space, " +
-    "at most 2048 characters.",
+    "at most 2048 characters, written in its normal form: the URL standard's serialization " +
+    "equals it, or equals it plus the `/` of an empty path.",
   ErrorBody: "The body of every error response.",
   IntentRecord: "A stored intent.",
   IntentPage: "A page of stored intents, newest first.",
