@@ -4,12 +4,14 @@
  *
  * A text is decoded as UTF-8, checked by a single validating scan that
  * enforces the rules `JSON.parse` does not (duplicate member names, lone
- * surrogate escapes, nesting depth, integers a double cannot hold as
- * written, overflowing numbers, no BOM), and only then handed to `JSON.parse` to build the value. The scan
- * uses an explicit stack, so no input can overflow the call stack, and it
- * stops at the first container deeper than the limit.
+ * surrogate escapes, nesting depth, integers that JCS would write otherwise,
+ * overflowing numbers, no BOM), and only then handed to `JSON.parse` to
+ * build the value. The scan uses an explicit stack, so no input can overflow
+ * the call stack, and it stops at the first container deeper than the limit.
  * @module
  */
+
+import { firstInvalidUtf8Offset, utf8Offset } from "./_utf8_offsets.ts";
 
 /**
  * Thrown for any body that is not strict JSON. `message` is safe to send to
@@ -383,56 +385,4 @@ function loneSurrogate(i: number): ScanError {
 
 function endOfInput(i: number): ScanError {
   return new ScanError(i, "unexpected end of input");
-}
-
-/** UTF-8 byte length of `text` before UTF-16 index `index`. */
-function utf8Offset(text: string, index: number): number {
-  let bytes = 0;
-  for (let k = 0; k < index; k++) {
-    const c = text.charCodeAt(k);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      // The text came from valid UTF-8, so a high surrogate is always paired.
-      bytes += 4;
-      k++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-/**
- * Offset of the first byte at which `bytes` stops being well-formed UTF-8
- * (Unicode Table 3-7). Only used to report where decoding failed.
- */
-function firstInvalidUtf8Offset(bytes: Uint8Array): number {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i];
-    if (b < 0x80) {
-      i++;
-      continue;
-    }
-    let need: number;
-    let lo = 0x80;
-    let hi = 0xbf;
-    if (b >= 0xc2 && b <= 0xdf) need = 1;
-    else if (b >= 0xe0 && b <= 0xef) {
-      need = 2;
-      if (b === 0xe0) lo = 0xa0;
-      if (b === 0xed) hi = 0x9f; // excludes encoded surrogates
-    } else if (b >= 0xf0 && b <= 0xf4) {
-      need = 3;
-      if (b === 0xf0) lo = 0x90;
-      if (b === 0xf4) hi = 0x8f;
-    } else return i;
-    for (let k = 1; k <= need; k++) {
-      const next = bytes[i + k];
-      if (next === undefined || next < lo || next > hi) return i;
-      lo = 0x80;
-      hi = 0xbf;
-    }
-    i += need + 1;
-  }
-  return bytes.length;
 }
