@@ -11,7 +11,7 @@
  */
 
 import { deepStrictEqual } from "node:assert/strict";
-import { parseStrictJson } from "../src/http/strict_json.ts";
+import { parseStrictJson } from "../src/domain/strict_json.ts";
 import { canonicalJson } from "../src/domain/jcs.ts";
 
 const utf8 = new TextEncoder();

@@ -10,7 +10,12 @@ export const MAX_EXTRACTOR_URL_LENGTH = 2048;
 /**
  * Checks a non-empty evidence extractor URL: absolute, scheme http or https,
  * with a host, no user info, no query, no fragment, no white space, at most
- * 2048 characters.
+ * 2048 characters, and written in its normal form: the URL standard's
+ * serialization (`new URL(url).href`) equals it, or equals it plus the `/`
+ * of an empty path. Whoever reads the stored text then sees the host a URL
+ * parser connects to: `http://0x7f.1/` (127.0.0.1), `http://EXAMPLE.com`,
+ * `http://x.example:80/`, full-width letters or invisible characters in the
+ * host are refused, and the reason names the normal form.
  *
  * @param url the candidate URL (the empty string is handled by the caller: it selects the default).
  * @returns `null` when valid, else the reason, phrased to follow the setting's name.
@@ -18,7 +23,8 @@ export const MAX_EXTRACTOR_URL_LENGTH = 2048;
  * @example
  * ```ts
  * checkExtractorUrl("https://x.example/api"); // null
- * checkExtractorUrl("ftp://x.example"); // "must use http or https"
+ * checkExtractorUrl("ftp://x.example"); // "must be an absolute URL starting with http:// or https://"
+ * checkExtractorUrl("http://0x7f.1/"); // "is not in its normal form; write it as http://127.0.0.1/"
  * ```
  */
 export function checkExtractorUrl(url: string): string | null {
@@ -42,5 +48,21 @@ export function checkExtractorUrl(url: string): string | null {
     return "is not a valid URL";
   }
   if (parsed.hostname === "") return "must have a host";
-  return null;
+  const normal = parsed.href;
+  if (normal === url || (parsed.pathname === "/" && normal === `${url}/`)) return null;
+  return notNormal(normal);
+}
+
+/**
+ * The reason for a URL that is not in its normal form. The serialization is
+ * printable ASCII (hosts are ASCII after IDNA, everything else outside ASCII
+ * is percent-encoded), but it is checked again before it goes into a
+ * message, and it may be longer than the input it came from.
+ */
+function notNormal(normal: string): string {
+  if (normal.length > MAX_EXTRACTOR_URL_LENGTH) {
+    return `is not in its normal form, which is longer than ${MAX_EXTRACTOR_URL_LENGTH} characters`;
+  }
+  if (!/^[\x21-\x7e]+$/.test(normal)) return "is not in its normal form";
+  return `is not in its normal form; write it as ${normal}`;
 }

@@ -12,6 +12,8 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { base64urlnopad } from "@scure/base";
 import { parseDerEcdsaSignature } from "../crypto/der.ts";
 import { P256PublicKey, verifyP256 } from "../crypto/p256.ts";
+import { AuthenticatorDataError, parseAuthenticatorData } from "./authenticator_data.ts";
+import { parseStrictJson, StrictJsonError } from "./strict_json.ts";
 
 /** Which relying parties and origins are accepted, and whether user verification is required. */
 export interface PasskeyPolicy {
@@ -25,7 +27,7 @@ export interface PasskeyPolicy {
 
 /** One decoded WebAuthn assertion. */
 export interface PasskeyAssertion {
-  /** Authenticator data: rpIdHash (32) ‖ flags (1) ‖ signCount (4) ‖ extensions. */
+  /** Authenticator data: rpIdHash (32) ‖ flags (1) ‖ signCount (4) ‖ extensions when flagged. */
   authenticatorData: Uint8Array;
   /** The client data JSON text, exactly as the client sent it. */
   clientData: string;
@@ -38,9 +40,6 @@ export interface PasskeyAssertion {
 /** The outcome of {@link verifyPasskey}; `reason` is safe to show to the client. */
 export type PasskeyVerdict = { ok: true } | { ok: false; reason: string };
 
-/** WebAuthn §6.1: rpIdHash (32 bytes) ‖ flags (1 byte) ‖ signCount (4 bytes). */
-const MIN_AUTHENTICATOR_DATA = 37;
-const FLAGS_INDEX = 32;
 const FLAG_USER_PRESENT = 0x01;
 const FLAG_USER_VERIFIED = 0x04;
 
@@ -91,17 +90,24 @@ export function passkeyChallenge(signedBytes: Uint8Array): string {
   return base64urlnopad.encode(sha256(signedBytes));
 }
 
-/** Checks the client data members; returns a failure reason or `null`. */
+/**
+ * Checks the client data members; returns a failure reason or `null`.
+ *
+ * Read by the strict reader of request bodies: with `JSON.parse` a second
+ * `"type"`, `"origin"` or `"crossOrigin"` member would silently win over the
+ * first, so two readers of the same signed bytes could see different values.
+ */
 function checkClientData(
-  clientData: string,
+  clientDataBytes: Uint8Array,
   challenge: string,
   policy: PasskeyPolicy,
 ): string | null {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(clientData);
-  } catch {
-    return "client data is not JSON";
+    parsed = parseStrictJson(clientDataBytes);
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    return `client data is not strict JSON: ${error.reason} at byte ${error.offset}`;
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return "client data is not a JSON object";
@@ -117,15 +123,19 @@ function checkClientData(
     if (typeof data.crossOrigin !== "boolean") return "client data crossOrigin is not a boolean";
     if (data.crossOrigin) return "client data crossOrigin is true";
   }
+  // Only a ceremony in a cross-origin frame has a top origin; such ceremonies are refused.
+  if (Object.hasOwn(data, "topOrigin")) return "client data has a topOrigin member";
   return null;
 }
 
 /**
  * Verifies a WebAuthn assertion over `signedBytes`.
  *
- * Checks, in order: the shapes of the inputs; authenticator data length,
+ * Checks, in order: the shapes of the inputs; authenticator data layout by
+ * its flags (37 bytes, or with ED one CBOR map of extensions; never AT),
  * rpIdHash, user-present and (when required) user-verified flags; client data
- * `type`, `challenge`, `origin` and `crossOrigin`; strict DER with `r`, `s` in
+ * read as strict JSON (no duplicate member), its `type`, `challenge`,
+ * `origin`, `crossOrigin` and the absence of `topOrigin`; strict DER with `r`, `s` in
  * range; the public key; and the ECDSA P-256 / SHA-256 signature over
  * `authenticatorData ‖ SHA-256(UTF-8 of clientData)`. High-S signatures are accepted.
  *
@@ -171,21 +181,25 @@ async function verifyChecked(
   if (!(signature instanceof Uint8Array)) return fail("signature is not bytes");
   if (!(signedBytes instanceof Uint8Array)) return fail("signed bytes are not bytes");
 
-  if (authenticatorData.length < MIN_AUTHENTICATOR_DATA) {
-    return fail("authenticator data is shorter than 37 bytes");
+  let flags: number;
+  try {
+    ({ flags } = parseAuthenticatorData(authenticatorData));
+  } catch (error) {
+    if (error instanceof AuthenticatorDataError) return fail(error.message);
+    throw error;
   }
   const hashes = rpIdHashes(policy.rpIds);
   if (!hashes.some((hash) => startsWith(authenticatorData, hash))) {
     return fail("authenticator data rpIdHash matches no accepted relying party");
   }
-  const flags = authenticatorData[FLAGS_INDEX];
   if ((flags & FLAG_USER_PRESENT) === 0) return fail("user presence flag is not set");
   if (policy.requireUserVerification && (flags & FLAG_USER_VERIFIED) === 0) {
     return fail("user verification flag is not set");
   }
 
+  const clientDataBytes = encoder.encode(clientData);
   const clientDataFailure = checkClientData(
-    clientData,
+    clientDataBytes,
     passkeyChallenge(signedBytes),
     policy,
   );
@@ -204,7 +218,7 @@ async function verifyChecked(
   // WebAuthn §7.2 steps 19–20: the signature covers authData ‖ SHA-256(clientDataJSON bytes).
   // Hashed here, not by Web Crypto: a Web Crypto digest is handed to a thread
   // pool, which costs more than hashing a few hundred bytes.
-  const clientDataHash = sha256(encoder.encode(clientData));
+  const clientDataHash = sha256(clientDataBytes);
   const message = new Uint8Array(authenticatorData.length + clientDataHash.length);
   message.set(authenticatorData, 0);
   message.set(clientDataHash, authenticatorData.length);

@@ -11,7 +11,7 @@ import { ServiceError } from "../errors.ts";
 import type { MetricsRegistry } from "./metrics.ts";
 import { readBody } from "./read_body.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
-import { parseStrictJson, StrictJsonError } from "./strict_json.ts";
+import { parseStrictJson, StrictJsonError } from "../domain/strict_json.ts";
 
 /** Dependencies shared by every handler. */
 export interface AppContext {

@@ -56,7 +56,7 @@ Deno.test("runtime configuration", async (t) => {
           "http://localhost:8081",
           "https://x.example/api/v1/",
           "http://10.0.0.7:9000/extract",
-          "HTTPS://X.EXAMPLE/A",
+          "https://x.example/A",
           "http://[::1]:8081",
           "https://x.example/" + "a".repeat(2048 - "https://x.example/".length),
         ]

@@ -116,17 +116,42 @@ Deno.test("HTTP edge", async (t) => {
       await invalidJson("[".repeat(MAX_BODY_BYTES));
     });
 
-    await t.step("rejects an integer literal outside ±(2^53−1) with a hint", async () => {
-      for (const n of ["9007199254740992", "-9007199254740992", "123456789012345678901234567890"]) {
-        const message = await invalidJson(signedWithFields(templateId, `{"n":${n}}`));
-        assert.match(message, /string/);
-      }
-      await expectCreated(
-        await h.submit(
-          signedWithFields(templateId, '{"max":9007199254740991,"min":-9007199254740991}'),
-        ),
-      );
-    });
+    await t.step(
+      "rejects an integer literal outside ±(2^53−1) that JCS writes otherwise, with a hint",
+      async () => {
+        for (
+          const n of [
+            "9007199254740993",
+            "-9007199254740993",
+            "18446744073709551615",
+            "123456789012345678901234567890",
+          ]
+        ) {
+          const message = await invalidJson(signedWithFields(templateId, `{"n":${n}}`));
+          assert.match(message, /string/);
+        }
+        await expectCreated(
+          await h.submit(
+            signedWithFields(templateId, '{"max":9007199254740991,"min":-9007199254740991}'),
+          ),
+        );
+      },
+    );
+
+    await t.step(
+      "accepts a large integer literal written as JavaScript writes it, signed as sent",
+      async () => {
+        // JSON.stringify(1e20) and JSON.stringify(1.2345678901234568e20), 2^53.
+        const fields =
+          '{"a":100000000000000000000,"b":123456789012345680000,"c":-9007199254740992}';
+        const record = await expectCreated(await h.submit(signedWithFields(templateId, fields)));
+        assert.deepEqual((record.attrs as { fields: unknown }).fields, {
+          a: 1e20,
+          b: 1.2345678901234568e20,
+          c: -(2 ** 53),
+        });
+      },
+    );
 
     await t.step("rejects a number that overflows to infinity with invalid_json", async () => {
       await invalidJson(signedWithFields(templateId, '{"n":1e400}'));

@@ -239,14 +239,21 @@ export const SPECIAL_NAMES = [
 
 /**
  * Number literals at the edges, with whether the contract accepts them:
- * integer literals must be within ±(2^53−1); literals with a fraction or an
- * exponent are doubles, refused only when they overflow to infinity.
+ * an integer literal outside ±(2^53−1) only when it is how JCS writes the
+ * double it parses to; literals with a fraction or an exponent are doubles,
+ * refused only when they overflow to infinity.
  */
 const EDGE_NUMBERS: [string, boolean][] = [
   ["9007199254740991", true],
   ["-9007199254740991", true],
-  ["9007199254740992", false],
-  ["-9007199254740992", false],
+  ["9007199254740992", true],
+  ["-9007199254740992", true],
+  ["9007199254740993", false],
+  ["-9007199254740993", false],
+  ["100000000000000000000", true],
+  ["123456789012345680000", true],
+  ["18446744073709551615", false],
+  ["1000000000000000000000", false],
   ["123456789012345678901234567890", false],
   ["1e400", false],
   ["-1e400", false],

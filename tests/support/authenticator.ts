@@ -35,6 +35,14 @@ export interface AssertOptions {
   highS?: boolean;
   /** Force s <= n/2. */
   lowS?: boolean;
+  /**
+   * The client data text itself, made from the correct challenge; replaces
+   * `type`, `origin`, `crossOrigin` and `extraClientData`. For texts
+   * `JSON.stringify` cannot write, such as a member given twice.
+   */
+  clientDataText?: (challenge: string) => string;
+  /** Bytes appended to the 37 bytes of authenticator data (set `flags` to match). */
+  authenticatorDataTail?: Uint8Array;
 }
 
 /** A `Passkey` signature member body: base58 binary fields, `client_data` as its JSON text. */
@@ -97,25 +105,30 @@ export class SoftwarePasskey {
     options: AssertOptions = {},
   ): Promise<PasskeySignatureBody> {
     if (options.highS && options.lowS) throw new Error("highS and lowS are exclusive");
+    const challenge = options.challenge ?? passkeyChallenge(signedBytes);
     const clientDataObject: Record<string, unknown> = {
       type: options.type ?? "webauthn.get",
-      challenge: options.challenge ?? await passkeyChallenge(signedBytes),
+      challenge,
       origin: options.origin ?? "http://localhost:8000",
     };
     if (!("crossOrigin" in options)) clientDataObject.crossOrigin = false;
     else if (options.crossOrigin !== undefined) clientDataObject.crossOrigin = options.crossOrigin;
     Object.assign(clientDataObject, options.extraClientData ?? {});
-    const clientData = JSON.stringify(clientDataObject);
+    const clientData = options.clientDataText
+      ? options.clientDataText(challenge)
+      : JSON.stringify(clientDataObject);
 
-    const authenticatorData = new Uint8Array(37);
+    const tail = options.authenticatorDataTail ?? new Uint8Array(0);
+    const authenticatorData = new Uint8Array(37 + tail.length);
     authenticatorData.set(await sha256(encoder.encode(options.rpId ?? "localhost")), 0);
     authenticatorData[32] = options.flags ?? 0x05;
     new DataView(authenticatorData.buffer).setUint32(33, options.signCount ?? 0);
+    authenticatorData.set(tail, 37);
 
     const clientDataHash = await sha256(encoder.encode(clientData));
-    const message = new Uint8Array(37 + 32);
+    const message = new Uint8Array(authenticatorData.length + 32);
     message.set(authenticatorData, 0);
-    message.set(clientDataHash, 37);
+    message.set(clientDataHash, authenticatorData.length);
     const rs = new Uint8Array(
       await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, this.privateKey, message),
     );

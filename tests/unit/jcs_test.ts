@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { hex } from "@scure/base";
 import { canonicalBytes, canonicalJson } from "../../src/domain/jcs.ts";
-import { parseStrictJson } from "../../src/http/strict_json.ts";
+import { parseStrictJson } from "../../src/domain/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
 
 function vectorNames(): string[] {

@@ -88,7 +88,6 @@ Deno.test("accepts client data with extra members a browser appends", async () =
     extraClientData: {
       other_keys_can_be_added_here:
         "do not compare clientDataJSON against a template. See https://goo.gl/yabPex",
-      topOrigin: "http://localhost:8000",
     },
   });
   assert.match(input.clientData, /other_keys_can_be_added_here/);
@@ -122,30 +121,6 @@ Deno.test("accepts any of several relying parties and origins", async () => {
   const input = await assertion({ rpId: "example.com", origin: "https://example.com" });
   assert.deepEqual(await verifyPasskey(input, signedBytes, wide), { ok: true });
   assert.deepEqual(await verifyPasskey(await assertion(), signedBytes, wide), { ok: true });
-});
-
-Deno.test("accepts authenticator data longer than 37 bytes (extensions)", async () => {
-  // Build the assertion by hand: the software authenticator writes no extensions.
-  const key = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, [
-    "sign",
-    "verify",
-  ]);
-  const publicKey = new Uint8Array(await crypto.subtle.exportKey("raw", key.publicKey));
-  const base = await assertion();
-  const authenticatorData = Uint8Array.of(...base.authenticatorData, 0xa0);
-  authenticatorData[32] |= 0x80; // ED flag
-  const clientHash = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(base.clientData)),
-  );
-  const rs = new Uint8Array(
-    await crypto.subtle.sign(
-      { name: "ECDSA", hash: "SHA-256" },
-      key.privateKey,
-      Uint8Array.of(...authenticatorData, ...clientHash),
-    ),
-  );
-  const input = { ...base, authenticatorData, publicKey, signature: encodeDerEcdsaSignature(rs) };
-  assert.deepEqual(await verifyPasskey(input, signedBytes, policy), { ok: true });
 });
 
 // ---------------------------------------------------------------- client data
@@ -213,7 +188,9 @@ Deno.test("rejects client data that is not JSON", async () => {
   const input = await assertion();
   await assertRejected(
     { ...input, clientData: input.clientData.slice(0, -1) },
-    "client data is not JSON",
+    `client data is not strict JSON: unexpected end of input at byte ${
+      input.clientData.length - 1
+    }`,
   );
 });
 

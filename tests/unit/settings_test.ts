@@ -62,6 +62,8 @@ const MALFORMED: [string, string][] = [
   ["EVIDENCE_EXTRACTOR_URL", "ftp://x"],
   ["EVIDENCE_EXTRACTOR_URL", ""],
   ["EVIDENCE_EXTRACTOR_URL", "https://x.example/#f"],
+  ["EVIDENCE_EXTRACTOR_URL", "http://0x7f.1/"],
+  ["EVIDENCE_EXTRACTOR_URL", "http://EXAMPLE.com"],
   ["MAX_BODY_BYTES", "0"],
   ["MAX_BODY_BYTES", "1000000"],
   ["PASSKEY_ORIGINS", "not-an-origin"],

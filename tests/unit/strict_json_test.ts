@@ -5,7 +5,9 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { parseStrictJson, StrictJsonError } from "../../src/http/strict_json.ts";
+import canonicalize from "canonicalize";
+import { canonicalBytes, canonicalJson } from "../../src/domain/jcs.ts";
+import { parseStrictJson, StrictJsonError } from "../../src/domain/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
@@ -59,6 +61,7 @@ Deno.test("parseStrictJson accepts ordinary JSON exactly as JSON.parse reads it"
     "5e-324",
     "9007199254740991",
     "-9007199254740991",
+    "100000000000000000000",
     "9007199254740992.0",
     "9007199254740993e0",
     "123456789012345678901234567890.5",
@@ -227,20 +230,70 @@ Deno.test("parseStrictJson rejects a lone UTF-16 surrogate written as an escape"
   for (const [text, offset] of cases) assertRejected(text, /lone UTF-16 surrogate/, offset);
 });
 
-Deno.test("parseStrictJson rejects integer literals outside ±(2^53−1) with a hint to send strings", () => {
+Deno.test("parseStrictJson accepts an integer literal outside ±(2^53−1) written as JCS writes it", () => {
+  const cases: [string, number][] = [
+    ["100000000000000000000", 1e20],
+    ["123456789012345680000", 1.2345678901234568e20],
+    ["-123456789012345680000", -1.2345678901234568e20],
+    ["9007199254740992", 2 ** 53],
+    ["-9007199254740992", -(2 ** 53)],
+    ["18446744073709552000", 2 ** 64],
+    ["999999999999999900000", 999999999999999900000],
+  ];
+  for (const [text, value] of cases) {
+    // The premise: this is what a JavaScript signer writes for the value.
+    assert.equal(JSON.stringify(value), text);
+    assert.equal(canonicalize(value), text);
+    assert.deepEqual(assertAccepted(`[${text}]`), [value]);
+    assert.equal(canonicalJson(parseStrictJson(utf8(`{"n":${text}}`))), `{"n":${text}}`);
+  }
+});
+
+Deno.test("parseStrictJson rejects an integer literal outside ±(2^53−1) that JCS writes otherwise, with a hint to send strings", () => {
   for (
     const text of [
-      "9007199254740992",
-      "-9007199254740992",
-      "9007199254740993",
+      "9007199254740993", // 2^53 + 1: no double holds it
+      "-9007199254740993",
+      "18446744073709551615", // 2^64 − 1
+      "18446744073709551616", // 2^64, written exactly; JCS writes 18446744073709552000
       "12345678901234567890",
+      "100000000000000000001",
+      "1000000000000000000000", // 1e21: JCS writes 1e+21
       "100000000000000000000000000000",
+      "1" + "0".repeat(400), // overflows to infinity
     ]
   ) {
     const error = assertRejected(`[${text}]`, /integer literal outside ±\(2\^53−1\)/, 1);
     assert.equal(error.hint, "send such numbers as strings");
   }
   assert.equal(assertRejected("[1,2,]", /expected/).hint, undefined);
+});
+
+Deno.test("parseStrictJson reads JSON.stringify of every finite double as the value a JavaScript signer signs", () => {
+  // Beyond fc.double's spread, integers just past 2^53 and near powers of ten,
+  // where Number::toString switches between digit runs and exponents.
+  const doubles = fc.oneof(
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.bigInt({ min: -(10n ** 22n), max: 10n ** 22n }).map(Number),
+    fc.bigInt({ min: 2n ** 53n - 8n, max: 2n ** 53n + 64n }).map((n) => Number(n)),
+    fc.tuple(fc.integer({ min: 1, max: 999 }), fc.integer({ min: 13, max: 22 }))
+      .map(([m, e]) => m * 10 ** e),
+  );
+  fc.assert(
+    fc.property(doubles, fc.boolean(), (d, negate) => {
+      const value = negate ? -d : d;
+      const signed = new TextEncoder().encode(canonicalize({ n: value }));
+      for (const text of [JSON.stringify(value), JSON.stringify({ n: value })]) {
+        const parsed = parseStrictJson(utf8(text));
+        assert.deepStrictEqual(parsed, JSON.parse(text));
+        // The same double, but for -0, which JSON.stringify writes as 0.
+        const wrapped = typeof parsed === "number" ? { n: parsed } : parsed as { n: number };
+        assert.ok(wrapped.n === value, `${text} reads as ${wrapped.n}`);
+        assert.deepEqual(canonicalBytes(wrapped), signed);
+      }
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 Deno.test("parseStrictJson rejects number literals that overflow to infinity", () => {
@@ -304,26 +357,12 @@ Deno.test("parseStrictJson error messages never echo the input", () => {
   }
 });
 
-/** True when JSON.stringify would write `n` as an integer literal beyond ±(2^53−1). */
-function isUnsafeIntegerLiteral(n: number): boolean {
-  return Number.isInteger(n) && Math.abs(n) > Number.MAX_SAFE_INTEGER && Math.abs(n) < 1e21;
-}
-
-/** Whether `value` holds a number the strict reader refuses once stringified. */
-function hasUnsafeInteger(value: unknown): boolean {
-  if (typeof value === "number") return isUnsafeIntegerLiteral(value);
-  if (Array.isArray(value)) return value.some(hasUnsafeInteger);
-  if (value !== null && typeof value === "object") {
-    return Object.values(value).some(hasUnsafeInteger);
-  }
-  return false;
-}
-
 Deno.test("parseStrictJson agrees with JSON.parse on random JSON values", () => {
+  // Every number JSON.stringify writes is accepted, large integers included.
   const values = fc.oneof(
     fc.jsonValue({ maxDepth: 6 }),
     fc.jsonValue({ maxDepth: 6, stringUnit: "binary" }),
-  ).filter((v) => !hasUnsafeInteger(v));
+  );
   fc.assert(
     fc.property(values, fc.boolean(), (value, pretty) => {
       const text = pretty ? JSON.stringify(value, null, "\t") : JSON.stringify(value);

@@ -125,11 +125,14 @@ const COMPONENT_DESCRIPTIONS: Record<ComponentName, string> = {
   Attrs: "Optional attributes; `fields` is free-form.",
   Ed25519: "Ed25519 (strict RFC 8032): `pub_key` is 32 bytes, `signature` 64 bytes, both base58. " +
     "Non-canonical S, non-canonical point encodings and small-order keys or R are rejected.",
-  Passkey: "A WebAuthn assertion. `client_data` is the client data JSON text byte for byte: " +
+  Passkey: "A WebAuthn assertion. `client_data` is the client data JSON text byte for byte, " +
+    "read as strictly as a request body (no member twice): " +
     '`type` "webauthn.get", `challenge` base64url (no padding) of SHA-256 of the signed bytes, ' +
-    "`origin` one of PASSKEY_ORIGINS, `crossOrigin` absent or false. `authenticator_data` " +
-    "(base58, at least 37 bytes) starts with SHA-256 of one of PASSKEY_RP_IDS and has the " +
-    "user-present flag. `pub_key` is a SEC1 P-256 point (33 or 65 bytes, base58); `signature` " +
+    "`origin` one of PASSKEY_ORIGINS, `crossOrigin` absent or false, no `topOrigin`. " +
+    "`authenticator_data` (base58) is exactly 37 bytes, or, with the extension data flag " +
+    "(0x80), 37 bytes and one CBOR map of extensions; never the attested credential data flag " +
+    "(0x40). It starts with SHA-256 of one of PASSKEY_RP_IDS and has the user-present flag. " +
+    "`pub_key` is a SEC1 P-256 point (33 or 65 bytes, base58); `signature` " +
     "the ASN.1 DER ECDSA signature over authenticator_data || SHA-256(client_data).",
   Multisig: "Valid when every entry of `signatures` verifies, each entry's key is a signer, no " +
     "signer signs twice and the signers' weights reach `threshold`. Keys of `signers` are " +
@@ -145,7 +148,8 @@ const COMPONENT_DESCRIPTIONS: Record<ComponentName, string> = {
   VariantB: "Variant B request: exactly `authorship` and `intent`.",
   ConfigBody: 'The runtime configuration. `evidence_extractor_url` is "" (the default) or an ' +
     "absolute http or https URL with a host, no user info, query, fragment or white space, " +
-    "at most 2048 characters.",
+    "at most 2048 characters, written in its normal form: the URL standard's serialization " +
+    "equals it, or equals it plus the `/` of an empty path.",
   ErrorBody: "The body of every error response.",
   IntentRecord: "A stored intent.",
   IntentPage: "A page of stored intents, newest first.",

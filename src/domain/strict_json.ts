@@ -1,14 +1,17 @@
 /**
- * The strict JSON reader for request bodies (CONTRACT §3).
+ * The strict JSON reader for request bodies and passkey client data
+ * (CONTRACT §3, §4).
  *
- * A body is decoded as UTF-8, checked by a single validating scan that
+ * A text is decoded as UTF-8, checked by a single validating scan that
  * enforces the rules `JSON.parse` does not (duplicate member names, lone
- * surrogate escapes, nesting depth, unsafe integers, overflowing numbers,
- * no BOM), and only then handed to `JSON.parse` to build the value. The scan
- * uses an explicit stack, so no input can overflow the call stack, and it
- * stops at the first container deeper than the limit.
+ * surrogate escapes, nesting depth, integers that JCS would write otherwise,
+ * overflowing numbers, no BOM), and only then handed to `JSON.parse` to
+ * build the value. The scan uses an explicit stack, so no input can overflow
+ * the call stack, and it stops at the first container deeper than the limit.
  * @module
  */
+
+import { firstInvalidUtf8Offset, utf8Offset } from "./_utf8_offsets.ts";
 
 /**
  * Thrown for any body that is not strict JSON. `message` is safe to send to
@@ -29,6 +32,8 @@ export class StrictJsonError extends SyntaxError {
   override name = "StrictJsonError";
   /** Byte offset into the body where the problem was found. */
   readonly offset: number;
+  /** What is wrong, without the offset: for callers that word their own message. */
+  readonly reason: string;
   /** An optional extra sentence telling the client what to do instead. */
   readonly hint?: string;
 
@@ -40,6 +45,7 @@ export class StrictJsonError extends SyntaxError {
   constructor(offset: number, reason: string, hint?: string) {
     super(`Cannot parse JSON at byte ${offset}: ${reason}`);
     this.offset = offset;
+    this.reason = reason;
     if (hint !== undefined) this.hint = hint;
   }
 }
@@ -88,14 +94,15 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  * Member names such as `__proto__` become ordinary own data properties; the
  * result deep-equals what `JSON.parse` gives for the same text.
  *
- * @param bytes the request body.
+ * @param bytes the UTF-8 text: a request body, or passkey client data.
  * @param options `maxDepth`: deepest allowed nesting of arrays and objects
  *   (default 32; the top-level container is depth 1).
  * @returns the parsed JSON value.
  * @throws {StrictJsonError} for invalid UTF-8, a BOM, a grammar error, a
  *   duplicate member name, a lone surrogate escape, nesting deeper than
- *   `maxDepth`, an integer literal outside ±(2^53−1), or a number literal
- *   that overflows to infinity.
+ *   `maxDepth`, an integer literal outside ±(2^53−1) that is not how JCS
+ *   writes the number it parses to, or a number literal that overflows to
+ *   infinity.
  * @throws {RangeError} when `maxDepth` is not a positive integer.
  *
  * @example
@@ -331,15 +338,33 @@ function scanNumber(text: string, i: number): number {
   // Most literals need no conversion: an integer of up to 15 digits is
   // safe, and without an exponent it takes over 300 digits to overflow.
   if (integer) {
-    // Rounding is monotonic and 2^53 is exact, so any literal beyond
-    // 2^53−1 converts to a double beyond it too.
-    if (i - start > 15 && Math.abs(Number(text.slice(start, i))) > Number.MAX_SAFE_INTEGER) {
-      throw new ScanError(start, "integer literal outside ±(2^53−1)", UNSAFE_INTEGER_HINT);
-    }
+    if (i - start > 15) checkLargeInteger(text.slice(start, i), start);
   } else if ((exponent || i - start > 300) && !Number.isFinite(Number(text.slice(start, i)))) {
     throw new ScanError(start, "number literal overflows to infinity");
   }
   return i;
+}
+
+/**
+ * An integer literal outside ±(2^53−1) is accepted only when it is exactly
+ * how JCS (ECMAScript Number::toString) writes the double it parses to, as
+ * `JSON.stringify(1e20)` gives `100000000000000000000`. Any other such
+ * literal names an integer a double cannot hold: a client holding the exact
+ * integer would sign other bytes than the value read here canonicalizes to.
+ * Beyond 1e21 Number::toString uses an exponent, and an overflow gives
+ * "Infinity", so neither ever matches a digit run.
+ */
+function checkLargeInteger(literal: string, start: number): void {
+  const value = Number(literal);
+  // Rounding is monotonic and 2^53 is exact, so a literal beyond 2^53−1
+  // converts to a double beyond it too, and one within converts exactly.
+  if (Math.abs(value) > Number.MAX_SAFE_INTEGER && String(value) !== literal) {
+    throw new ScanError(
+      start,
+      "integer literal outside ±(2^53−1) that is not how JCS writes its value",
+      UNSAFE_INTEGER_HINT,
+    );
+  }
 }
 
 function skipWhiteSpace(text: string, i: number): number {
@@ -360,56 +385,4 @@ function loneSurrogate(i: number): ScanError {
 
 function endOfInput(i: number): ScanError {
   return new ScanError(i, "unexpected end of input");
-}
-
-/** UTF-8 byte length of `text` before UTF-16 index `index`. */
-function utf8Offset(text: string, index: number): number {
-  let bytes = 0;
-  for (let k = 0; k < index; k++) {
-    const c = text.charCodeAt(k);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      // The text came from valid UTF-8, so a high surrogate is always paired.
-      bytes += 4;
-      k++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-/**
- * Offset of the first byte at which `bytes` stops being well-formed UTF-8
- * (Unicode Table 3-7). Only used to report where decoding failed.
- */
-function firstInvalidUtf8Offset(bytes: Uint8Array): number {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i];
-    if (b < 0x80) {
-      i++;
-      continue;
-    }
-    let need: number;
-    let lo = 0x80;
-    let hi = 0xbf;
-    if (b >= 0xc2 && b <= 0xdf) need = 1;
-    else if (b >= 0xe0 && b <= 0xef) {
-      need = 2;
-      if (b === 0xe0) lo = 0xa0;
-      if (b === 0xed) hi = 0x9f; // excludes encoded surrogates
-    } else if (b >= 0xf0 && b <= 0xf4) {
-      need = 3;
-      if (b === 0xf0) lo = 0x90;
-      if (b === 0xf4) hi = 0x8f;
-    } else return i;
-    for (let k = 1; k <= need; k++) {
-      const next = bytes[i + k];
-      if (next === undefined || next < lo || next > hi) return i;
-      lo = 0x80;
-      hi = 0xbf;
-    }
-    i += need + 1;
-  }
-  return bytes.length;
 }
