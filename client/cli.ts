@@ -12,6 +12,7 @@ import {
   fromKeyFile,
   generateEd25519Key,
   type Intent,
+  type IntentEvent,
   type IntentRecord,
   IntentsClient,
   IntentsError,
@@ -20,6 +21,7 @@ import {
   signVariantB,
   toKeyFile,
 } from "./mod.ts";
+import { DEFAULT_URL, HELP } from "./cli_help.ts";
 
 /** A usage or local input problem: exit code 2. */
 class UsageError extends Error {
@@ -27,100 +29,6 @@ class UsageError extends Error {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DEFAULT_URL = "http://localhost:8000";
-
-const COMMON_HELP = `
-Common options:
-  --url URL      service URL (env INTENTS_URL, default ${DEFAULT_URL})
-  --token TOKEN  admin bearer token (env ADMIN_TOKEN)
-  --json         print one JSON value on standard output, for scripts
-  -h, --help     this help`;
-
-const HELP: Record<string, string> = {
-  main: `Usage: deno task cli COMMAND [options]
-
-Commands:
-  keygen           make an Ed25519 key file
-  template add     store a template (admin)
-  template get     print a stored template
-  policy add       store a policy (admin)
-  policy get       print a stored policy
-  sign             sign a Variant A (--template) or Variant B (--policy) body
-  submit           submit a signed body
-  get              show a stored intent (admin)
-  list             list stored intents, newest first (admin)
-  config get       show the runtime configuration (admin)
-  config set       set the evidence extractor URL (admin)
-
-Run "deno task cli COMMAND --help" for a command's options.
-Exit codes: 0 success, 1 refused by the service or unreachable, 2 usage error.
-${COMMON_HELP}`,
-  keygen: `Usage: deno task cli keygen [--out FILE] [--force] [--json]
-
-Makes an Ed25519 key pair. With --out, writes the key file
-{"kind":"Ed25519","secret_key","public_key"} (base58) there, readable by its
-owner only, and prints the public key; without it, prints the key file.
-  --out FILE   where to write the key file
-  --force      overwrite FILE if it exists
-${COMMON_HELP}`,
-  "template add": `Usage: deno task cli template add FILE [--content-type TYPE] [--json]
-
-Stores FILE (or - for standard input) as a template; prints its id, the base58
-SHA-256 of the exact bytes. --json prints {"id": …}.
-  --content-type TYPE  stored content type (default application/json)
-${COMMON_HELP}`,
-  "template get": `Usage: deno task cli template get ID
-
-Writes the stored template's exact bytes to standard output.
-${COMMON_HELP}`,
-  "policy add": `Usage: deno task cli policy add FILE [--content-type TYPE] [--json]
-
-Stores FILE (or - for standard input) as a policy; prints its id, the base58
-SHA-256 of the exact bytes. --json prints {"id": …}.
-  --content-type TYPE  stored content type (default application/json)
-${COMMON_HELP}`,
-  "policy get": `Usage: deno task cli policy get ID
-
-Writes the stored policy's exact bytes to standard output.
-${COMMON_HELP}`,
-  sign: `Usage: deno task cli sign --key FILE (--template ID | --policy ID) [--id ID]
-                     [--fields JSON | --fields-file FILE] [--out FILE]
-       deno task cli sign --key FILE --payload FILE [--out FILE]
-
-Prints a signed request body (JSON) for "submit". --template makes Variant A
-(payload), --policy makes Variant B (intent; the id must be a UUID). Without
---id, a random UUID is used. --fields sets attrs.fields (a JSON object).
---payload reads the whole payload or intent from FILE (or -): one with
-template_id is signed as Variant A, one with policy_id as Variant B.
-  --key FILE          Ed25519 key file from "keygen"
-  --out FILE          write the body to FILE instead of standard output
-${COMMON_HELP}`,
-  submit: `Usage: deno task cli submit FILE [--json]
-
-Submits the body in FILE (or - for standard input) exactly as it is. Prints the
-stored record; on refusal prints the service's message and code and exits 1
-(--json prints {"message", "code"} on standard output).
-${COMMON_HELP}`,
-  get: `Usage: deno task cli get ID [--json]
-
-Shows a stored intent (admin).
-${COMMON_HELP}`,
-  list: `Usage: deno task cli list [--limit N] [--cursor CURSOR] [--json]
-
-Lists stored intents, newest first (admin). --json prints {"items", "cursor"}.
-  --limit N        1 to 100 (default 20)
-  --cursor CURSOR  the cursor printed with the previous page
-${COMMON_HELP}`,
-  "config get": `Usage: deno task cli config get [--json]
-
-Shows the runtime configuration and its ETag (admin).
-${COMMON_HELP}`,
-  "config set": `Usage: deno task cli config set URL [--if-match ETAG] [--json]
-
-Sets the evidence extractor URL ("" selects the default) (admin).
-  --if-match ETAG  only if the configuration still has this ETag
-${COMMON_HELP}`,
-};
 
 const OPTIONS = {
   url: { type: "string" },
@@ -140,6 +48,8 @@ const OPTIONS = {
   limit: { type: "string" },
   cursor: { type: "string" },
   "if-match": { type: "string" },
+  after: { type: "string" },
+  follow: { type: "boolean" },
 } as const;
 
 type Values = {
@@ -152,6 +62,8 @@ export interface CliIo {
   stderr(text: string): void;
   readStdin(): Promise<Uint8Array>;
   env(name: string): string | undefined;
+  /** Aborted when the user interrupts (Ctrl-C). */
+  interrupted?: AbortSignal;
 }
 
 const encoder = new TextEncoder();
@@ -213,6 +125,8 @@ interface Ctx {
   io: CliIo;
   client: () => IntentsClient;
   print: (human: string, json: unknown) => void;
+  /** Aborted on Ctrl-C, so that a following command ends cleanly. */
+  signal: AbortSignal;
 }
 
 async function keygen({ values, io, print }: Ctx): Promise<void> {
@@ -351,6 +265,23 @@ async function list({ values, client, print }: Ctx): Promise<void> {
   print(lines.length > 0 ? lines.join("") + more : "no intents\n", page);
 }
 
+function describeEvent(event: IntentEvent): string {
+  const r = event.record;
+  const ref = r.variant === "A" ? `template ${r.template_id}` : `policy ${r.policy_id}`;
+  return `${event.id}  ${r.received_at}  ${event.type}  ${r.id}  ${r.variant} ${ref}  ` +
+    `${r.authorship.kind}\n`;
+}
+
+async function events({ values, io, client, signal }: Ctx): Promise<void> {
+  const feed = client().events({ after: values.after, follow: values.follow === true, signal });
+  let count = 0;
+  for await (const event of feed) {
+    io.stdout(values.json ? `${JSON.stringify(event)}\n` : describeEvent(event));
+    count++;
+  }
+  if (!values.json && !values.follow && count === 0) io.stderr("no events\n");
+}
+
 async function config(action: "get" | "set", { values, args, client, print }: Ctx) {
   const c = client();
   // "" is a valid URL argument here: it selects the default.
@@ -377,6 +308,7 @@ const COMMANDS: Record<string, (ctx: Ctx) => Promise<void>> = {
   submit,
   get: getIntent,
   list,
+  events,
   "config get": (ctx) => config("get", ctx),
   "config set": (ctx) => config("set", ctx),
 };
@@ -425,13 +357,15 @@ export async function runCli(argv: string[], io: CliIo = denoIo): Promise<number
     return 0;
   }
   const url = values.url ?? io.env("INTENTS_URL") ?? DEFAULT_URL;
-  const token = values.token ?? io.env("ADMIN_TOKEN");
+  const token = values.token ??
+    (name === "events" ? io.env("EVENTS_TOKEN") ?? io.env("ADMIN_TOKEN") : io.env("ADMIN_TOKEN"));
   const ctx: Ctx = {
     values,
     args: positionals,
     io,
     client: () => new IntentsClient({ url, token }),
     print: (human, value) => io.stdout(json ? `${JSON.stringify(value)}\n` : human),
+    signal: io.interrupted ?? new AbortController().signal,
   };
   try {
     await command(ctx);
@@ -443,4 +377,8 @@ export async function runCli(argv: string[], io: CliIo = denoIo): Promise<number
   }
 }
 
-if (import.meta.main) Deno.exit(await runCli(Deno.args));
+if (import.meta.main) {
+  const interrupt = new AbortController();
+  Deno.addSignalListener("SIGINT", () => interrupt.abort());
+  Deno.exit(await runCli(Deno.args, { ...denoIo, interrupted: interrupt.signal }));
+}

@@ -18,10 +18,22 @@
  */
 
 import { ed25519 } from "@noble/curves/ed25519.js";
-import { base58, base64urlnopad } from "@scure/base";
+import { base58, base64urlnopad, hex } from "@scure/base";
 import { canonicalBytes } from "../src/domain/jcs.ts";
 
 export { canonicalBytes };
+export { type ClientOptions, IntentsClient, IntentsError } from "./client.ts";
+export type * from "./types.ts";
+import type {
+  Ed25519Signature,
+  Intent,
+  MultisigSignature,
+  PasskeySignature,
+  Payload,
+  Signature,
+  VariantABody,
+  VariantBBody,
+} from "./types.ts";
 
 /** An Ed25519 key pair; `secretKey` is the 32-byte seed. */
 export interface Ed25519Key {
@@ -34,72 +46,6 @@ export interface Ed25519KeyFile {
   kind: "Ed25519";
   secret_key: string;
   public_key: string;
-}
-
-/** Variant A payload. */
-export interface Payload {
-  id: string;
-  template_id: string;
-  attrs?: { fields: Record<string, unknown> };
-}
-
-/** Variant B intent. */
-export interface Intent {
-  id: string;
-  policy_id: string;
-  attrs?: { fields: Record<string, unknown> };
-}
-
-/** `{"Ed25519": {...}}`. */
-export interface Ed25519Signature {
-  Ed25519: { pub_key: string; signature: string };
-}
-
-/** `{"Passkey": {...}}`. */
-export interface PasskeySignature {
-  Passkey: { authenticator_data: string; client_data: string; pub_key: string; signature: string };
-}
-
-/** `{"Multisig": {...}}`. */
-export interface MultisigSignature {
-  Multisig: {
-    pub_key: { signers: Record<string, number>; threshold: number };
-    signatures: (Ed25519Signature | PasskeySignature)[];
-  };
-}
-
-/** Any signature kind. */
-export type Signature = Ed25519Signature | PasskeySignature | MultisigSignature;
-
-/** Variant A request body. */
-export interface VariantABody {
-  payload: Payload;
-  signature: Signature;
-}
-
-/** Variant B request body. */
-export interface VariantBBody {
-  authorship: "Unsigned" | { Signed: Signature };
-  intent: Intent;
-}
-
-/** A stored intent as the service returns it. */
-export interface IntentRecord {
-  id: string;
-  variant: "A" | "B";
-  template_id?: string;
-  policy_id?: string;
-  attrs?: { fields: Record<string, unknown> };
-  authorship: { kind: "Ed25519" | "Passkey" | "Multisig" | "Unsigned"; signers: string[] };
-  received_at: string;
-  request: VariantABody | VariantBBody;
-}
-
-/** The runtime configuration. */
-export interface RuntimeConfig {
-  evidence_extractor_url: string;
-  effective_url: string;
-  updated_at: string | null;
 }
 
 /** Makes a new Ed25519 key pair. */
@@ -209,14 +155,12 @@ export async function passkeyChallengeBytes(value: Payload | Intent): Promise<Ui
 // AuthenticatorAttestationResponse.getPublicKey() returns, followed by the 65-byte point.
 const P256_SPKI_PREFIX = "3059301306072a8648ce3d020106082a8648ce3d030107034200";
 
-function toHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /** The SEC1 uncompressed point of a P-256 SPKI public key (from `getPublicKey()`). */
 export function p256PointFromSpki(spki: Uint8Array): Uint8Array {
   // The point after the prefix must be uncompressed (0x04), as SPKI from WebAuthn always is.
-  if (spki.length !== 91 || toHex(spki.subarray(0, 26)) !== P256_SPKI_PREFIX || spki[26] !== 4) {
+  if (
+    spki.length !== 91 || hex.encode(spki.subarray(0, 26)) !== P256_SPKI_PREFIX || spki[26] !== 4
+  ) {
     throw new TypeError("expected a P-256 SubjectPublicKeyInfo (91 bytes)");
   }
   return spki.slice(26);
@@ -265,171 +209,4 @@ export function multisigSignature(options: {
       signatures: options.signatures,
     },
   };
-}
-
-/** An error answer of the service, with its stable `code`. */
-export class IntentsError extends Error {
-  override name = "IntentsError";
-  /**
-   * @param status the HTTP status.
-   * @param code the service's error code (e.g. `intent_exists`), or `network` / `bad_response`.
-   */
-  constructor(readonly status: number, readonly code: string, message: string) {
-    super(message);
-  }
-}
-
-/** Options of {@link IntentsClient}. */
-export interface ClientOptions {
-  /** Base URL, e.g. `http://localhost:8000`. */
-  url: string;
-  /** Admin bearer token, for admin calls. */
-  token?: string;
-  fetch?: typeof fetch;
-}
-
-/** Typed calls to the service. Every failure is an {@link IntentsError}. */
-export class IntentsClient {
-  readonly #base: string;
-  readonly #token?: string;
-  readonly #fetch: typeof fetch;
-
-  constructor(options: ClientOptions) {
-    this.#base = options.url.replace(/\/+$/, "");
-    this.#token = options.token;
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
-  }
-
-  async #call(
-    method: string,
-    path: string,
-    options: { body?: BodyInit; type?: string; admin?: boolean; headers?: HeadersInit } = {},
-  ): Promise<Response> {
-    const headers = new Headers(options.headers);
-    if (options.type) headers.set("content-type", options.type);
-    if (options.admin && this.#token) headers.set("authorization", `Bearer ${this.#token}`);
-    let response: Response;
-    try {
-      response = await this.#fetch(`${this.#base}${path}`, { method, headers, body: options.body });
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new IntentsError(0, "network", `cannot reach ${this.#base}: ${reason}`);
-    }
-    if (response.ok) return response;
-    let code = "bad_response";
-    let message = `HTTP ${response.status}`;
-    try {
-      const body = await response.json();
-      if (typeof body?.code === "string") code = body.code;
-      if (typeof body?.message === "string") message = body.message;
-    } catch {
-      // Not our error body: keep the status line.
-    }
-    throw new IntentsError(response.status, code, message);
-  }
-
-  async #json<T>(
-    method: string,
-    path: string,
-    options: { body?: BodyInit; type?: string; admin?: boolean } = {},
-  ): Promise<T> {
-    const response = await this.#call(method, path, options);
-    return await response.json() as T;
-  }
-
-  /**
-   * `POST /intents`: the stored record. Accepts a body object, or its exact
-   * JSON text or bytes (sent unchanged, so what was signed is what is sent).
-   *
-   * @throws {IntentsError} with the server's `code`, e.g. `intent_exists`.
-   */
-  submit(body: VariantABody | VariantBBody | string | Uint8Array): Promise<IntentRecord> {
-    const sent: BodyInit = typeof body === "string"
-      ? body
-      : body instanceof Uint8Array
-      ? body as Uint8Array<ArrayBuffer>
-      : JSON.stringify(body);
-    return this.#json("POST", "/intents", { body: sent, type: "application/json" });
-  }
-
-  /** `GET /intents/{id}` (admin). */
-  getIntent(id: string): Promise<IntentRecord> {
-    return this.#json("GET", `/intents/${encodeURIComponent(id)}`, { admin: true });
-  }
-
-  /** `GET /intents` (admin): newest first. */
-  listIntents(
-    options: { limit?: number; cursor?: string } = {},
-  ): Promise<{ items: IntentRecord[]; cursor: string | null }> {
-    const query = new URLSearchParams();
-    if (options.limit !== undefined) query.set("limit", String(options.limit));
-    if (options.cursor) query.set("cursor", options.cursor);
-    const suffix = query.size > 0 ? `?${query}` : "";
-    return this.#json("GET", `/intents${suffix}`, { admin: true });
-  }
-
-  async #addDocument(
-    path: string,
-    document: Uint8Array | string,
-    contentType: string,
-  ): Promise<{ id: string; created: boolean }> {
-    const body = typeof document === "string" ? document : document as Uint8Array<ArrayBuffer>;
-    const response = await this.#call("POST", path, { body, type: contentType, admin: true });
-    const { id } = await response.json() as { id: string };
-    return { id, created: response.status === 201 };
-  }
-
-  async #getDocument(path: string): Promise<{ bytes: Uint8Array; contentType: string }> {
-    const response = await this.#call("GET", path);
-    return {
-      bytes: new Uint8Array(await response.arrayBuffer()),
-      contentType: response.headers.get("content-type") ?? "application/octet-stream",
-    };
-  }
-
-  /** `GET /templates/{id}`: the stored bytes and content type. */
-  getTemplate(id: string): Promise<{ bytes: Uint8Array; contentType: string }> {
-    return this.#getDocument(`/templates/${encodeURIComponent(id)}`);
-  }
-
-  /** `GET /policies/{id}`: the stored bytes and content type. */
-  getPolicy(id: string): Promise<{ bytes: Uint8Array; contentType: string }> {
-    return this.#getDocument(`/policies/${encodeURIComponent(id)}`);
-  }
-
-  /** `GET /healthz`: resolves when the service and its storage answer. */
-  health(): Promise<{ status: "ok" }> {
-    return this.#json("GET", "/healthz");
-  }
-
-  /** `POST /templates` (admin): the content address of the document. */
-  addTemplate(document: Uint8Array | string, contentType = "application/json") {
-    return this.#addDocument("/templates", document, contentType);
-  }
-
-  /** `POST /policies` (admin): the content address of the document. */
-  addPolicy(document: Uint8Array | string, contentType = "application/json") {
-    return this.#addDocument("/policies", document, contentType);
-  }
-
-  /** `GET /config` (admin), with its ETag. */
-  async getConfig(): Promise<RuntimeConfig & { etag: string | null }> {
-    const response = await this.#call("GET", "/config", { admin: true });
-    return { ...(await response.json()), etag: response.headers.get("etag") };
-  }
-
-  /** `PUT /config` (admin); `ifMatch` makes it conditional. */
-  async setConfig(
-    url: string,
-    options: { ifMatch?: string } = {},
-  ): Promise<RuntimeConfig & { etag: string | null }> {
-    const headers: HeadersInit = options.ifMatch ? { "if-match": options.ifMatch } : {};
-    const response = await this.#call("PUT", "/config", {
-      body: JSON.stringify({ evidence_extractor_url: url }),
-      type: "application/json",
-      admin: true,
-      headers,
-    });
-    return { ...(await response.json()), etag: response.headers.get("etag") };
-  }
 }

@@ -29,6 +29,8 @@ export interface Settings {
   metricsToken: string | undefined;
   /** Bearer token for `GET /events` besides the admin token; undefined: admin only. */
   eventsToken: string | undefined;
+  /** How often an idle event stream sends a comment line. */
+  eventsKeepaliveMs: number;
   /** Concurrent submissions grouped into one KV commit at most; 1 disables grouping. */
   commitBatchMax: number;
 }
@@ -139,6 +141,7 @@ export function readSettings(env: Env): Settings {
     bodyTimeoutMs: parseIntSetting(env, "BODY_TIMEOUT_MS", 10_000, 100, 600_000),
     metricsToken: parseToken(env, "METRICS_TOKEN"),
     eventsToken: parseToken(env, "EVENTS_TOKEN"),
+    eventsKeepaliveMs: parseIntSetting(env, "EVENTS_KEEPALIVE_MS", 10_000, 1_000, 15_000),
     commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 32, 1, 99),
   };
 }

@@ -27,8 +27,6 @@ const PAGE_BYTES = 1 << 20;
 /** Events per stream chunk, and their bodies' bytes, at most. */
 const STREAM_PAGE = 32;
 const STREAM_PAGE_BYTES = 256 << 10;
-/** An idle stream sends a comment this often (the contract: at least every 15 s). */
-const KEEPALIVE_MS = 10_000;
 
 /** True when the client asks for the stream form. */
 function wantsStream(request: Request): boolean {
@@ -147,7 +145,11 @@ function eventStream(request: Request, app: AppContext, after: number): Response
             controller.enqueue(encoder.encode(text));
             return;
           }
-          const woken = await app.store.waitForEvents(last, { timeoutMs: KEEPALIVE_MS, signal });
+          const woken = await app.store.waitForEvents(last, {
+            // An idle stream sends a comment this often (the contract: at least every 15 s).
+            timeoutMs: app.settings.eventsKeepaliveMs,
+            signal,
+          });
           if (!woken && !signal.aborted) {
             controller.enqueue(encoder.encode(": keep-alive\n\n"));
             return;

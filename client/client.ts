@@ -1,0 +1,267 @@
+/**
+ * Typed calls to the service over `fetch`: submitting intents, the admin
+ * reads, documents, the configuration, and the event feed.
+ * @module
+ */
+
+import type {
+  IntentEvent,
+  IntentRecord,
+  RuntimeConfig,
+  VariantABody,
+  VariantBBody,
+} from "./types.ts";
+
+/** An error answer of the service, with its stable `code`. */
+export class IntentsError extends Error {
+  override name = "IntentsError";
+  /**
+   * @param status the HTTP status.
+   * @param code the service's error code (e.g. `intent_exists`), or `network` / `bad_response`.
+   */
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+/** Options of {@link IntentsClient}. */
+export interface ClientOptions {
+  /** Base URL, e.g. `http://localhost:8000`. */
+  url: string;
+  /** Bearer token: the admin token for admin calls; for {@link IntentsClient.events} an events token works too. */
+  token?: string;
+  fetch?: typeof fetch;
+}
+
+/** Options of {@link IntentsClient.events}. */
+export interface EventsOptions {
+  /** Start after this event id; absent: from the beginning of the feed. */
+  after?: string;
+  /** Ends the iteration (quietly) when aborted. */
+  signal?: AbortSignal;
+  /** Keep waiting for new events at the end of the feed (default true); false: stop there. */
+  follow?: boolean;
+  /** Events per request, 1 to 1000 (default 100). */
+  limit?: number;
+}
+
+/** Longest wait of one long-poll, in seconds (the service's maximum). */
+const LONG_POLL_S = 30;
+/** Pauses before reconnecting after a failure: doubling from the first to the last. */
+const RETRY_FIRST_MS = 500;
+const RETRY_LAST_MS = 10_000;
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}
+
+/** Typed calls to the service. Every failure is an {@link IntentsError}. */
+export class IntentsClient {
+  readonly #base: string;
+  readonly #token?: string;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: ClientOptions) {
+    this.#base = options.url.replace(/\/+$/, "");
+    this.#token = options.token;
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  async #call(
+    method: string,
+    path: string,
+    options: {
+      body?: BodyInit;
+      type?: string;
+      admin?: boolean;
+      headers?: HeadersInit;
+      signal?: AbortSignal;
+    } = {},
+  ): Promise<Response> {
+    const headers = new Headers(options.headers);
+    if (options.type) headers.set("content-type", options.type);
+    if (options.admin && this.#token) headers.set("authorization", `Bearer ${this.#token}`);
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.#base}${path}`, {
+        method,
+        headers,
+        body: options.body,
+        signal: options.signal,
+      });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new IntentsError(0, "network", `cannot reach ${this.#base}: ${reason}`);
+    }
+    if (response.ok) return response;
+    let code = "bad_response";
+    let message = `HTTP ${response.status}`;
+    try {
+      const body = await response.json();
+      if (typeof body?.code === "string") code = body.code;
+      if (typeof body?.message === "string") message = body.message;
+    } catch {
+      // Not our error body: keep the status line.
+    }
+    throw new IntentsError(response.status, code, message);
+  }
+
+  async #json<T>(
+    method: string,
+    path: string,
+    options: { body?: BodyInit; type?: string; admin?: boolean } = {},
+  ): Promise<T> {
+    const response = await this.#call(method, path, options);
+    return await response.json() as T;
+  }
+
+  /**
+   * `POST /intents`: the stored record. Accepts a body object, or its exact
+   * JSON text or bytes (sent unchanged, so what was signed is what is sent).
+   *
+   * @throws {IntentsError} with the server's `code`, e.g. `intent_exists`.
+   */
+  submit(body: VariantABody | VariantBBody | string | Uint8Array): Promise<IntentRecord> {
+    const sent: BodyInit = typeof body === "string"
+      ? body
+      : body instanceof Uint8Array
+      ? body as Uint8Array<ArrayBuffer>
+      : JSON.stringify(body);
+    return this.#json("POST", "/intents", { body: sent, type: "application/json" });
+  }
+
+  /** `GET /intents/{id}` (admin). */
+  getIntent(id: string): Promise<IntentRecord> {
+    return this.#json("GET", `/intents/${encodeURIComponent(id)}`, { admin: true });
+  }
+
+  /** `GET /intents` (admin): newest first. */
+  listIntents(
+    options: { limit?: number; cursor?: string } = {},
+  ): Promise<{ items: IntentRecord[]; cursor: string | null }> {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set("limit", String(options.limit));
+    if (options.cursor) query.set("cursor", options.cursor);
+    const suffix = query.size > 0 ? `?${query}` : "";
+    return this.#json("GET", `/intents${suffix}`, { admin: true });
+  }
+
+  async #addDocument(
+    path: string,
+    document: Uint8Array | string,
+    contentType: string,
+  ): Promise<{ id: string; created: boolean }> {
+    const body = typeof document === "string" ? document : document as Uint8Array<ArrayBuffer>;
+    const response = await this.#call("POST", path, { body, type: contentType, admin: true });
+    const { id } = await response.json() as { id: string };
+    return { id, created: response.status === 201 };
+  }
+
+  async #getDocument(path: string): Promise<{ bytes: Uint8Array; contentType: string }> {
+    const response = await this.#call("GET", path);
+    return {
+      bytes: new Uint8Array(await response.arrayBuffer()),
+      contentType: response.headers.get("content-type") ?? "application/octet-stream",
+    };
+  }
+
+  /**
+   * The feed (`GET /events`): every accepted intent, in the service's one
+   * order, from `after` on. Follows the feed live by long-polling, and after
+   * a network failure or a 5xx reconnects by itself from the last id it
+   * yielded, so nothing is missed or repeated. Keep the last id you
+   * processed and pass it as `after` to resume after a restart.
+   *
+   * @throws {IntentsError} for a refusal that retrying cannot mend (401, 400).
+   * @example
+   * ```ts
+   * for await (const event of client.events({ after: lastId, signal })) {
+   *   if (event.type === "intent.accepted") await act(event.record);
+   *   lastId = event.id;
+   * }
+   * ```
+   */
+  async *events(options: EventsOptions = {}): AsyncGenerator<IntentEvent> {
+    const { signal, follow = true, limit = 100 } = options;
+    let after = options.after;
+    let retryMs = RETRY_FIRST_MS;
+    while (!signal?.aborted) {
+      const query = new URLSearchParams({ limit: String(limit) });
+      if (after !== undefined) query.set("after", after);
+      if (follow) query.set("wait", String(LONG_POLL_S));
+      let page: { events: IntentEvent[]; next: string | null };
+      try {
+        const response = await this.#call("GET", `/events?${query}`, { admin: true, signal });
+        page = await response.json();
+      } catch (error) {
+        if (signal?.aborted) return;
+        const retryable = !(error instanceof IntentsError) || error.status === 0 ||
+          error.status >= 500 || error.code === "bad_response";
+        if (!retryable) throw error;
+        await pause(retryMs, signal);
+        retryMs = Math.min(RETRY_LAST_MS, retryMs * 2);
+        continue;
+      }
+      retryMs = RETRY_FIRST_MS;
+      for (const event of page.events) {
+        yield event;
+        after = event.id;
+      }
+      if (!follow && page.events.length === 0) return;
+    }
+  }
+
+  /** `GET /templates/{id}`: the stored bytes and content type. */
+  getTemplate(id: string): Promise<{ bytes: Uint8Array; contentType: string }> {
+    return this.#getDocument(`/templates/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /policies/{id}`: the stored bytes and content type. */
+  getPolicy(id: string): Promise<{ bytes: Uint8Array; contentType: string }> {
+    return this.#getDocument(`/policies/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /healthz`: resolves when the service and its storage answer. */
+  health(): Promise<{ status: "ok" }> {
+    return this.#json("GET", "/healthz");
+  }
+
+  /** `POST /templates` (admin): the content address of the document. */
+  addTemplate(document: Uint8Array | string, contentType = "application/json") {
+    return this.#addDocument("/templates", document, contentType);
+  }
+
+  /** `POST /policies` (admin): the content address of the document. */
+  addPolicy(document: Uint8Array | string, contentType = "application/json") {
+    return this.#addDocument("/policies", document, contentType);
+  }
+
+  /** `GET /config` (admin), with its ETag. */
+  async getConfig(): Promise<RuntimeConfig & { etag: string | null }> {
+    const response = await this.#call("GET", "/config", { admin: true });
+    return { ...(await response.json()), etag: response.headers.get("etag") };
+  }
+
+  /** `PUT /config` (admin); `ifMatch` makes it conditional. */
+  async setConfig(
+    url: string,
+    options: { ifMatch?: string } = {},
+  ): Promise<RuntimeConfig & { etag: string | null }> {
+    const headers: HeadersInit = options.ifMatch ? { "if-match": options.ifMatch } : {};
+    const response = await this.#call("PUT", "/config", {
+      body: JSON.stringify({ evidence_extractor_url: url }),
+      type: "application/json",
+      admin: true,
+      headers,
+    });
+    return { ...(await response.json()), etag: response.headers.get("etag") };
+  }
+}

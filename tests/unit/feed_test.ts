@@ -1,0 +1,158 @@
+/**
+ * The feed's order on a real KV file shared by two store handles (as two
+ * processes share it), reading after any position, and waiting for events.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
+import { createWriter } from "../../src/storage/writer.ts";
+import { auditIntents } from "../support/audit.ts";
+
+async function tempKvPath(): Promise<{ path: string; remove: () => Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: "feed-test-" });
+  return { path: join(dir, "intents.kv"), remove: () => Deno.remove(dir, { recursive: true }) };
+}
+
+function intent(id: string, ref: DocumentRef, bodyBytes = 100): NewIntent {
+  const body = new Uint8Array(bodyBytes).fill(0x20);
+  body.set(new TextEncoder().encode(`"${id}"`));
+  return { id, variant: "A", refId: ref.id, authorship: { kind: "Unsigned", signers: [] }, body };
+}
+
+async function template(store: KvStore): Promise<DocumentRef> {
+  await store.putDocument("template", "T", { contentType: "text/plain", bytes: new Uint8Array(1) });
+  return (await store.findDocument("template", "T"))!;
+}
+
+Deno.test("two store handles on one file, committing interleaved, make one dense order", async () => {
+  const { path, remove } = await tempKvPath();
+  const kvA = await Deno.openKv(path);
+  const kvB = await Deno.openKv(path);
+  try {
+    const a = new KvStore(kvA);
+    const b = new KvStore(kvB);
+    const ref = await template(a);
+    const writers = [createWriter(a, { batchMax: 8 }), createWriter(b, { batchMax: 8 })];
+    // Each handle commits while the other does; some ids go to both.
+    const created = new Set<string>();
+    const sends: Promise<void>[] = [];
+    for (let i = 0; i < 400; i++) {
+      const id = i % 25 === 0 ? `both-${i}` : `id-${i}`;
+      const targets = id.startsWith("both") ? writers : [writers[i % 2]];
+      for (const writer of targets) {
+        sends.push(
+          writer.insert({ intent: intent(id, ref), ref }).then((result) => {
+            if (result.outcome === "created") {
+              assert.ok(!created.has(id), `${id} created twice`);
+              created.add(id);
+            }
+          }),
+        );
+      }
+      if (i % 16 === 15) await Promise.all(sends.splice(0));
+    }
+    await Promise.all(sends);
+    assert.equal(created.size, 400);
+    const audited = await auditIntents(kvA);
+    assert.deepEqual(new Set(audited.map((r) => r.id)), created);
+    // Both handles read the same order, whole and in pages after any position.
+    const all = await a.readEvents({ after: 0, limit: 1000 });
+    assert.deepEqual(all.map((e) => e.position), Array.from({ length: 400 }, (_, i) => i + 1));
+    assert.deepEqual(await b.readEvents({ after: 0, limit: 1000 }), all);
+    for (const after of [0, 1, 7, 199, 398, 399, 400]) {
+      const page = await b.readEvents({ after, limit: 25 });
+      assert.deepEqual(page, all.slice(after, after + 25), `after ${after}`);
+    }
+  } finally {
+    kvA.close();
+    kvB.close();
+    await remove();
+  }
+});
+
+Deno.test("a commit made with a stale head fails and is made again after the new head", async () => {
+  const { path, remove } = await tempKvPath();
+  const kvA = await Deno.openKv(path);
+  const kvB = await Deno.openKv(path);
+  try {
+    const a = new KvStore(kvA);
+    const b = new KvStore(kvB);
+    const ref = await template(a);
+    // Both learn the head (0), then B commits: A's next commit must not reuse position 1.
+    await a.insertIntents([{ intent: intent("a-0", ref), ref }]);
+    await b.insertIntents([{ intent: intent("b-0", ref), ref }]);
+    await b.insertIntents([{ intent: intent("b-1", ref), ref }]);
+    const [late] = await a.insertIntents([{ intent: intent("a-1", ref), ref }]);
+    assert.equal(late.outcome, "created");
+    assert.equal(late.outcome === "created" && late.intent.position, 4);
+    const order = (await b.readEvents({ after: 0, limit: 10 })).map((e) => e.intent.id);
+    assert.deepEqual(order, ["a-0", "b-0", "b-1", "a-1"]);
+    assert.equal((await auditIntents(kvB)).length, 4);
+  } finally {
+    kvA.close();
+    kvB.close();
+    await remove();
+  }
+});
+
+Deno.test("readEvents stops early past maxBytes, always with at least one event", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const store = new KvStore(kv);
+    const ref = await template(store);
+    await store.insertIntents(
+      Array.from({ length: 10 }, (_, i) => ({ intent: intent(`big-${i}`, ref, 20_000), ref })),
+    );
+    assert.equal((await store.readEvents({ after: 0, limit: 100, maxBytes: 50_000 })).length, 3);
+    assert.equal((await store.readEvents({ after: 0, limit: 100, maxBytes: 1 })).length, 1);
+    assert.equal((await store.readEvents({ after: 8, limit: 100, maxBytes: 1 }))[0].position, 9);
+    assert.deepEqual(await store.readEvents({ after: 10, limit: 100 }), []);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("waitForEvents wakes on this store's commit at once, and times out or aborts otherwise", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const store = new KvStore(kv);
+    const ref = await template(store);
+    const started = performance.now();
+    assert.equal(await store.waitForEvents(0, { timeoutMs: 100 }), false);
+    assert.ok(performance.now() - started >= 90);
+    const abort = new AbortController();
+    const aborted = store.waitForEvents(0, { timeoutMs: 10_000, signal: abort.signal });
+    abort.abort();
+    assert.equal(await aborted, false);
+    const woken = store.waitForEvents(0, { timeoutMs: 10_000 });
+    await store.insertIntents([{ intent: intent("x", ref), ref }]);
+    assert.equal(await woken, true);
+    // Already past: resolves without waiting.
+    assert.equal(await store.waitForEvents(0, { timeoutMs: 10_000 }), true);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("waitForEvents sees a commit of another handle on the same file within 2 s", async () => {
+  const { path, remove } = await tempKvPath();
+  const kvA = await Deno.openKv(path);
+  const kvB = await Deno.openKv(path);
+  try {
+    const a = new KvStore(kvA);
+    const b = new KvStore(kvB);
+    const ref = await template(b);
+    const started = performance.now();
+    const woken = a.waitForEvents(0, { timeoutMs: 5_000 });
+    setTimeout(() => b.insertIntents([{ intent: intent("elsewhere", ref), ref }]), 50);
+    assert.equal(await woken, true);
+    assert.ok(performance.now() - started < 2_000, `${performance.now() - started} ms`);
+    assert.equal((await a.readEvents({ after: 0, limit: 1 }))[0].intent.id, "elsewhere");
+  } finally {
+    kvA.close();
+    kvB.close();
+    await remove();
+  }
+});

@@ -1,0 +1,94 @@
+/**
+ * The block layout and commit planning against a real Deno KV: a planned
+ * commit is one KV takes, and KV's limits are real.
+ */
+
+import assert from "node:assert/strict";
+import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
+import { addEvents } from "../../src/storage/append.ts";
+import type { StoredEvent } from "../../src/storage/keys.ts";
+import { KV_COMMIT_LIMITS, type Placement, planCommit } from "../../src/storage/layout.ts";
+import { MAX_STORED_BODY_BYTES } from "../../src/domain/intent.ts";
+
+const ref = (id: string): DocumentRef => ({
+  kind: "template",
+  id,
+  version: "00000000000000010000",
+});
+
+function intent(id: string, bodyBytes: number): NewIntent {
+  return {
+    id,
+    variant: "A",
+    refId: "T",
+    authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
+    body: new Uint8Array(bodyBytes).fill(0x31),
+  };
+}
+
+/** Commits the first `count` placements as `plan` lays them out, in one atomic commit. */
+async function commitPlanned(kv: Deno.Kv, placements: Placement[], count: number) {
+  const { blockOf } = planCommit(placements.slice(0, count), {
+    ...KV_COMMIT_LIMITS,
+    // Plan the blocks of exactly these, whatever the limits say.
+    checks: Infinity,
+    mutations: Infinity,
+    mutationBytes: Infinity,
+    keyBytes: Infinity,
+  });
+  const events: StoredEvent[] = placements.slice(0, count).map((p, i) => ({
+    type: "intent.accepted",
+    intent: { ...p.intent, receivedAt: new Date(0).toISOString(), position: i + 1 },
+  }));
+  const op = kv.atomic();
+  addEvents(op, { position: 0, versionstamp: null }, events, blockOf);
+  return await op.commit();
+}
+
+// Ids of 128 four-byte characters make keys as large as they get.
+const longId = (i: number) => `${i}`.padStart(4, "0") + "\u{1F511}".repeat(124);
+
+Deno.test("a commit planned for maximum-size intents is one KV takes; twice as many are not", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const placements = Array.from({ length: 40 }, (_, i) => ({
+      intent: intent(longId(i), MAX_STORED_BODY_BYTES),
+      ref: ref("T"),
+    }));
+    const { count, blockOf } = planCommit(placements);
+    assert.ok(count >= 12, `only ${count} maximum-size intents fit a commit`);
+    // One intent a block: two would pass the value limit.
+    assert.deepEqual(blockOf, Array.from({ length: count }, (_, i) => i));
+    assert.ok((await commitPlanned(kv, placements, count)).ok);
+    const other = await Deno.openKv(":memory:");
+    try {
+      await assert.rejects(commitPlanned(other, placements, 2 * count), /too large/);
+    } finally {
+      other.close();
+    }
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("planCommit counts one check per distinct document and the head's check", () => {
+  const distinct = Array.from({ length: 64 }, (_, i) => ({
+    intent: intent(`d-${i}`, 100),
+    ref: ref(`T-${i}`),
+  }));
+  // The head's check plus two per intent: 1 + 2 × 49 = 99 of KV's 100.
+  assert.equal(planCommit(distinct).count, 49);
+  const shared = distinct.map((p) => ({ ...p, ref: ref("T") }));
+  assert.equal(planCommit(shared).count, 64);
+  assert.equal(planCommit(shared, { ...KV_COMMIT_LIMITS, mutations: 11 }).count, 9);
+});
+
+Deno.test("planCommit fills blocks of about 64 KB in order", () => {
+  const placements = Array.from({ length: 10 }, (_, i) => ({
+    intent: intent(`b-${i}`, 20_000),
+    ref: ref("T"),
+  }));
+  assert.deepEqual(planCommit(placements).blockOf, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3]);
+  // A lone intent always fits: alone, anything the service accepts does.
+  assert.equal(planCommit(placements.slice(0, 1), { ...KV_COMMIT_LIMITS, checks: 0 }).count, 1);
+});
