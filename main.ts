@@ -15,6 +15,7 @@ import { createWriter } from "./src/storage/writer.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
 import { KvStore } from "./src/storage/kv_store.ts";
 import { DeadlineSweeper } from "./src/http/deadlines.ts";
+import { expireIntent } from "./src/domain/approve.ts";
 
 function defaultKvPath(args: string[]): string | undefined {
   const flag = args.find((a) => a.startsWith("--default-kv-path="));
@@ -76,6 +77,10 @@ async function main(): Promise<void> {
     log: requestLog.log,
     deadlines,
     stopping: stopping.signal,
+  });
+  // Pending intents expire as the KV queue delivers their deadlines (here, or to another process).
+  store.listenExpiries(async (id) => {
+    if (await expireIntent({ store, now }, id) === "expired") app.metrics.intentExpired();
   });
   const server = Deno.serve({
     port: settings.port,

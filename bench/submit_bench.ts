@@ -44,6 +44,7 @@ function pending(ref: DocumentRef): PendingIntent {
       refId: "policy",
       authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
       body,
+      state: "accepted",
     },
     ref,
   };

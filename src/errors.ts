@@ -26,6 +26,11 @@ export const ERROR_CODES = [
   "invalid_evidence_extractor_url",
   "unavailable",
   "internal",
+  "invalid_authorization",
+  "signer_not_authorized",
+  "quorum_mismatch",
+  "not_pending",
+  "already_approved",
 ] as const;
 
 /** A stable error code of the public interface. */

@@ -15,6 +15,7 @@ import type {
   DecodedSignature,
 } from "./signature.ts";
 import type { Authorship } from "./intent.ts";
+import type { SignedBy } from "./governance.ts";
 
 /** What the verifiers need besides the signature. */
 export interface VerifyContext {
@@ -44,11 +45,29 @@ async function checkSingle(
   return verdict.ok ? null : `${sig.path}: ${verdict.reason}`;
 }
 
+/** What a verified signature says: who signed, and for a Multisig its own descriptor. */
+export interface Verified {
+  /** The authorship to record: the kind and the keys that signed, as sent. */
+  authorship: Authorship;
+  /** Each signature that verified, in order. */
+  signedBy: SignedBy[];
+  /** For a Multisig: its descriptor, and whether its signers' weights reach its threshold. */
+  multisig?: {
+    signers: Map<string, { keyText: string; weight: number }>;
+    threshold: number;
+    path: string;
+    /** §4's rule; under a governed document the document's weights decide instead. */
+    reached: boolean;
+    /** The refusal when `reached` is false. */
+    shortfall: string;
+  };
+}
+
 async function checkMultisig(
   sig: DecodedMultisig,
   signedBytes: Uint8Array,
   ctx: VerifyContext,
-): Promise<string[]> {
+): Promise<Verified> {
   const seen = new Set<string>();
   for (const entry of sig.signatures) {
     if (!sig.signers.has(entry.keyId)) {
@@ -69,17 +88,48 @@ async function checkMultisig(
   // BigInt: sixteen safe-integer weights may add up past 2^53.
   let total = 0n;
   for (const keyId of seen) total += BigInt(sig.signers.get(keyId)!.weight);
-  if (total < BigInt(sig.threshold)) {
-    throw badRequest(
-      "invalid_signature",
-      `${sig.path}: the signers' weights add up to ${total}, below the threshold ${sig.threshold}`,
-    );
-  }
-  return [...seen].map((keyId) => sig.signers.get(keyId)!.keyText);
+  return {
+    authorship: {
+      kind: "Multisig",
+      signers: [...seen].map((keyId) => sig.signers.get(keyId)!.keyText),
+    },
+    signedBy: sig.signatures.map(({ keyId, kind, path }) => ({ keyId, kind, path })),
+    multisig: {
+      signers: sig.signers,
+      threshold: sig.threshold,
+      path: sig.path,
+      reached: total >= BigInt(sig.threshold),
+      shortfall:
+        `${sig.path}: the signers' weights add up to ${total}, below the threshold ${sig.threshold}`,
+    },
+  };
 }
 
 /**
- * Verifies `sig` over `signedBytes`.
+ * Verifies `sig` over `signedBytes`. A Multisig's own threshold is not
+ * enforced here (see {@link Verified.multisig}): under a governed document the
+ * document's weights decide.
+ *
+ * @returns who signed.
+ * @throws {ServiceError} 400 `invalid_signature` when a signature does not verify.
+ */
+export async function verifySignature(
+  sig: DecodedSignature,
+  signedBytes: Uint8Array,
+  ctx: VerifyContext,
+): Promise<Verified> {
+  if (sig.kind === "Multisig") return await checkMultisig(sig, signedBytes, ctx);
+  const failure = await checkSingle(sig, signedBytes, ctx);
+  if (failure) throw badRequest("invalid_signature", failure);
+  return {
+    authorship: { kind: sig.kind, signers: [sig.keyText] },
+    signedBy: [{ keyId: sig.keyId, kind: sig.kind, path: sig.path }],
+  };
+}
+
+/**
+ * Verifies `sig` over `signedBytes` under §4's rules alone (a Multisig's
+ * signers must reach its threshold).
  *
  * @returns the authorship to record: the kind and the keys that signed.
  * @throws {ServiceError} 400 `invalid_signature` when it does not verify.
@@ -89,10 +139,9 @@ export async function verifyAuthorship(
   signedBytes: Uint8Array,
   ctx: VerifyContext,
 ): Promise<Authorship> {
-  if (sig.kind === "Multisig") {
-    return { kind: "Multisig", signers: await checkMultisig(sig, signedBytes, ctx) };
+  const verified = await verifySignature(sig, signedBytes, ctx);
+  if (verified.multisig && !verified.multisig.reached) {
+    throw badRequest("invalid_signature", verified.multisig.shortfall);
   }
-  const failure = await checkSingle(sig, signedBytes, ctx);
-  if (failure) throw badRequest("invalid_signature", failure);
-  return { kind: sig.kind, signers: [sig.keyText] };
+  return verified.authorship;
 }

@@ -22,6 +22,39 @@ export interface Authorship {
  */
 export const MAX_STORED_BODY_BYTES = 61_440;
 
+/** The life of an intent: accepted, or pending approvals until accepted or expired (CONTRACT §10). */
+export type IntentState = "accepted" | "pending" | "expired";
+
+/** One signer's approval of an intent under a governed document. */
+export interface ApprovalEntry {
+  /** The signer's key as the document writes it. */
+  key: string;
+  kind: "Ed25519" | "Passkey";
+  /** RFC 3339 time the approval was stored. */
+  at: string;
+}
+
+/** What the document governing an intent fixes, and who has approved so far. */
+export interface Approval {
+  threshold: number;
+  /** The document's signers: key as the document writes it → weight. */
+  signers: Record<string, number>;
+  /** Every key that has signed, those of the submission first, in order. */
+  approvals: ApprovalEntry[];
+  /** RFC 3339 time after which a pending intent is expired. */
+  expiresAt: string;
+}
+
+/** What a submission under a governed document brings to its record. */
+export interface Governance {
+  threshold: number;
+  signers: Record<string, number>;
+  /** The approvals the submission's signatures make (their time is the acceptance time). */
+  approvals: Omit<ApprovalEntry, "at">[];
+  /** Seconds from acceptance until a pending intent expires. */
+  windowS: number;
+}
+
 /** A verified intent, ready to be stored: everything but when and where it was accepted. */
 export interface NewIntent {
   /** The id as stored (UUIDs lower-cased). */
@@ -35,18 +68,30 @@ export interface NewIntent {
    * it (the value that was verified), strings exact.
    */
   body: Uint8Array;
+  /** `accepted`, or `pending` under a governed document whose threshold is not reached yet. */
+  state: "accepted" | "pending";
+  /** Present under a governed document. */
+  governance?: Governance;
 }
 
-/** An accepted intent as stored. */
-export interface StoredIntent extends NewIntent {
+/** An intent as stored. */
+export interface StoredIntent extends Omit<NewIntent, "state" | "governance"> {
   /** RFC 3339 time of acceptance, stamped as its commit started. */
   receivedAt: string;
-  /** Its place in the feed: 1 for the first event ever stored, then one more each. */
+  /** The place in the feed of the event that stored it: 1 for the first event ever stored. */
   position: number;
+  /** As of its latest event; a pending intent past its `expiresAt` reads as expired. */
+  state: IntentState;
+  /** Present under a governed document. */
+  approval?: Approval;
 }
 
-/** The types of feed events (CONTRACT §9). */
-export type EventType = "intent.accepted";
+/** The types of feed events (CONTRACT §9, §10). */
+export type EventType =
+  | "intent.pending"
+  | "intent.approval_added"
+  | "intent.accepted"
+  | "intent.expired";
 
 /** One event of the feed: what happened, and the record as it stood after it. */
 export interface IntentEvent {
@@ -54,6 +99,17 @@ export interface IntentEvent {
   position: number;
   type: EventType;
   intent: StoredIntent;
+}
+
+/** A document's quorum: who may sign the intents that reference it, with what weight. */
+export interface Quorum {
+  /** Signers by key id (see `public_keys.ts`): the key as the document writes it, and its weight. */
+  signers: Map<string, { keyText: string; weight: number }>;
+  threshold: number;
+  /** Whether `Unsigned` intents are accepted under the document. */
+  unsigned: boolean;
+  /** Seconds a pending intent waits for approvals. */
+  approvalWindowS: number;
 }
 
 /**
@@ -66,6 +122,8 @@ export interface DocumentRef {
   readonly id: string;
   /** Opaque to the domain: the store's version of the document. */
   readonly version: string;
+  /** The quorum the document fixes; null when it governs nothing. */
+  readonly quorum: Quorum | null;
 }
 
 /** A stored template or policy: the exact bytes and the content type they came with. */

@@ -1,30 +1,60 @@
 /**
- * The public form of a stored intent (CONTRACT §4):
- * `{id, variant, template_id|policy_id, attrs?, authorship, received_at, state, request}`.
+ * The public form of a stored intent (CONTRACT §4, §10):
+ * `{id, variant, template_id|policy_id, attrs?, authorship, received_at,
+ * state, approval?, request}`.
  * @module
  */
 
-import type { StoredIntent } from "./intent.ts";
+import { approvalWeight, stateAt } from "./governance.ts";
+import type { Approval, StoredIntent } from "./intent.ts";
 
 const utf8 = new TextDecoder();
+
+/** Options of {@link renderIntent}. */
+export interface RenderOptions {
+  /** The body's parsed value when at hand, saving a parse. */
+  parsed?: unknown;
+  /**
+   * Render the state as it stands at this time (a pending intent past its
+   * deadline is expired); without it, as the record holds it (an event's
+   * record, as it stood after the event).
+   */
+  now?: Date;
+}
+
+/** The record's `approval` member. */
+export function renderApproval(approval: Approval): Record<string, unknown> {
+  return {
+    threshold: approval.threshold,
+    // A sum of sixteen safe integers may pass 2^53: JSON numbers are doubles.
+    weight: Number(approvalWeight(approval)),
+    signers: approval.signers,
+    approvals: approval.approvals,
+    expires_at: approval.expiresAt,
+  };
+}
 
 /**
  * Renders a stored intent as JSON text. `request` is the stored body: the
  * request's JSON value with every number as JCS writes it.
- *
- * @param record the stored intent.
- * @param parsed the body's parsed value when at hand, saving a parse.
  */
-export function renderIntent(record: StoredIntent, parsed?: unknown): string {
+export function renderIntent(record: StoredIntent, options: RenderOptions = {}): string {
   const text = utf8.decode(record.body);
-  const value = (parsed ?? JSON.parse(text)) as Record<string, Record<string, unknown>>;
+  const value = (options.parsed ?? JSON.parse(text)) as Record<string, Record<string, unknown>>;
   const attrs = record.variant === "A" ? value.payload?.attrs : value.intent?.attrs;
   const head: Record<string, unknown> = { id: record.id, variant: record.variant };
   head[record.variant === "A" ? "template_id" : "policy_id"] = record.refId;
   if (attrs !== undefined) head.attrs = attrs;
   head.authorship = record.authorship;
   head.received_at = record.receivedAt;
-  head.state = "accepted";
+  head.state = options.now ? stateAt(record, options.now) : record.state;
+  if (record.approval) head.approval = renderApproval(record.approval);
   const json = JSON.stringify(head);
   return `${json.slice(0, -1)},"request":${text}}`;
+}
+
+/** The object every signer signs: `payload` (Variant A) or `intent` (Variant B). */
+export function signedObject(record: StoredIntent): Record<string, unknown> {
+  const value = JSON.parse(utf8.decode(record.body)) as Record<string, Record<string, unknown>>;
+  return record.variant === "A" ? value.payload : value.intent;
 }

@@ -111,6 +111,39 @@ export const MultisigSchema = v.strictObject({
   ),
 }, "expected an object");
 
+/** The longest approval window of a governed document: 30 days. */
+export const MAX_APPROVAL_WINDOW_S = 2_592_000;
+/** The approval window when a governed document names none: 7 days. */
+export const DEFAULT_APPROVAL_WINDOW_S = 604_800;
+
+/** The `authorization` member of a governed template or policy (CONTRACT §10). */
+export const AuthorizationSchema = v.strictObject({
+  signers: v.pipe(
+    v.record(base58String(128), positiveSafeInteger, "expected an object"),
+    v.check((value) => !Array.isArray(value), "expected an object"),
+    v.check((value) => Object.keys(value).length >= 1, "must name at least one signer"),
+    v.check(
+      (value) => Object.keys(value).length <= MAX_MULTISIG_ENTRIES,
+      `must name at most ${MAX_MULTISIG_ENTRIES} signers`,
+    ),
+  ),
+  threshold: positiveSafeInteger,
+  unsigned: v.optional(v.boolean("expected true or false")),
+  approval_window_s: v.optional(
+    v.pipe(
+      v.number("expected a whole number of seconds"),
+      v.safeInteger("expected a whole number of seconds"),
+      v.minValue(1, "must be at least 1"),
+      v.maxValue(MAX_APPROVAL_WINDOW_S, `must be at most ${MAX_APPROVAL_WINDOW_S}`),
+    ),
+  ),
+}, "expected an object");
+
+/** `POST /intents/{id}/approvals` body: one Ed25519 or Passkey signature. */
+export const ApprovalBodySchema = v.strictObject({
+  signature: v.unknown(),
+}, "expected an object");
+
 /** Any signature kind: exactly one member naming it. */
 export const SignatureSchema = v.union([
   v.strictObject({ Ed25519: Ed25519Schema }),

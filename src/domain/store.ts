@@ -7,7 +7,9 @@
 import type {
   DocumentKind,
   DocumentRef,
+  EventType,
   IntentEvent,
+  IntentState,
   NewIntent,
   StoredConfig,
   StoredDocument,
@@ -33,6 +35,14 @@ export interface IntentWriter {
    * stale; "created" only after the commit that carries it succeeded.
    */
   insert(pending: PendingIntent): Promise<InsertResult>;
+}
+
+/** A change to a stored intent: its new record, the version it was read at, and the event. */
+export interface IntentChange {
+  intent: StoredIntent;
+  /** The version of the intent when it was read (from `getIntentEntry`). */
+  version: string;
+  type: EventType;
 }
 
 /** One page of intents, newest first. */
@@ -62,14 +72,35 @@ export interface Store {
    * @returns one result per input, in order.
    */
   insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]>;
-  /** One intent by its stored id, or null. */
+  /** One intent by its stored id, as its latest event left it, or null. */
   getIntent(id: string): Promise<StoredIntent | null>;
+  /** One intent with the version a change to it must check, or null. */
+  getIntentEntry(id: string): Promise<{ intent: StoredIntent; version: string } | null>;
   /**
-   * Intents newest first.
+   * Stores a change to an intent (an approval, its acceptance, its expiry) as
+   * a new event, checked against the version the intent was read at.
    *
-   * @param options.before only intents at feed positions below this one.
+   * @returns the new record, or null when the intent changed since it was read.
    */
-  listIntents(options: { limit: number; before?: number }): Promise<IntentPage>;
+  changeIntent(change: IntentChange): Promise<StoredIntent | null>;
+  /**
+   * Intents newest first, as they stand at `now` (default: the store's clock).
+   *
+   * @param options.before only intents stored at feed positions below this one.
+   * @param options.state only intents in this state at `now`.
+   */
+  listIntents(
+    options: { limit: number; before?: number; state?: IntentState; now?: Date },
+  ): Promise<IntentPage>;
+
+  /** Asks for intent `id`'s expiry to be looked at again in `delayMs`. */
+  scheduleExpiry(id: string, delayMs: number): Promise<void>;
+  /**
+   * Calls `expire` for each intent whose expiry is due, as the storage's
+   * queue delivers it (at least once; `expire` must be idempotent). A
+   * rejection is delivered again later.
+   */
+  listenExpiries(expire: (id: string) => Promise<void>): void;
 
   /** True when `position` is one the feed has handed out: from 1 to its newest event. */
   isPosition(position: number): Promise<boolean>;

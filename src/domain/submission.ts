@@ -40,12 +40,13 @@ function hasExactly(members: string[], a: string, b: string): boolean {
 
 /**
  * Detects the variant by the top-level members and validates the body.
+ * Whether an `Unsigned` intent is permitted depends on the document it
+ * references, so that is decided later.
  *
  * @param body the parsed JSON body.
- * @param options.allowUnsigned whether Variant B `Unsigned` is permitted.
- * @throws {ServiceError} 400 `invalid_body` or `unsigned_not_permitted`.
+ * @throws {ServiceError} 400 `invalid_body`.
  */
-export function readSubmission(body: unknown, options: { allowUnsigned: boolean }): Submission {
+export function readSubmission(body: unknown): Submission {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw badRequest("invalid_body", "body: expected a JSON object");
   }
@@ -66,19 +67,12 @@ export function readSubmission(body: unknown, options: { allowUnsigned: boolean 
     const intent = validate(IntentSchema, obj.intent, "intent");
     const authorship = obj.authorship;
     let signature: DecodedSignature | null = null;
-    if (authorship === "Unsigned") {
-      if (!options.allowUnsigned) {
-        throw badRequest(
-          "unsigned_not_permitted",
-          "authorship: Unsigned intents are not permitted",
-        );
-      }
-    } else if (
+    if (
       typeof authorship === "object" && authorship !== null && !Array.isArray(authorship) &&
       Object.keys(authorship).length === 1 && "Signed" in authorship
     ) {
       signature = decodeSignature((authorship as { Signed: unknown }).Signed, "authorship.Signed");
-    } else {
+    } else if (authorship !== "Unsigned") {
       validate(AuthorshipSchema, authorship, "authorship");
       throw badRequest("invalid_body", 'authorship: expected "Unsigned" or {"Signed": …}');
     }

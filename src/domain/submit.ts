@@ -1,16 +1,25 @@
 /**
- * The submit use case: read, verify, check the template or policy, store once.
- * Check order (CONTRACT §4): shape and encodings, signature, template/policy,
- * then the id. A request whose authorship does not verify never learns
- * whether an id exists.
+ * The submit use case: read, verify, check the template or policy and the
+ * quorum it fixes, store once. Check order (CONTRACT §4, §10): shape and
+ * encodings, signature, template/policy, the document's quorum (403, 400),
+ * then the id. A request whose authorship does not verify, or whose signer
+ * the document does not name, never learns whether an id exists.
  * @module
  */
 
 import { badRequest, ServiceError } from "../errors.ts";
 import { canonicalBytes } from "./jcs.ts";
-import { verifyAuthorship, type VerifyContext } from "./authorship.ts";
-import { readSubmission } from "./submission.ts";
-import { type Authorship, MAX_STORED_BODY_BYTES, type StoredIntent } from "./intent.ts";
+import { type Verified, type VerifyContext, verifySignature } from "./authorship.ts";
+import { approvalsOf, checkDescriptor, reachesThreshold } from "./governance.ts";
+import { readSubmission, type Submission } from "./submission.ts";
+import {
+  type Authorship,
+  type DocumentRef,
+  type Governance,
+  MAX_STORED_BODY_BYTES,
+  type NewIntent,
+  type StoredIntent,
+} from "./intent.ts";
 import type { IntentWriter, Store } from "./store.ts";
 
 /** What the use case needs. */
@@ -22,31 +31,79 @@ export interface SubmitDeps extends VerifyContext {
 
 const encoder = new TextEncoder();
 
+const UNSIGNED_REFUSED = () =>
+  badRequest("unsigned_not_permitted", "authorship: Unsigned intents are not permitted");
+
+function notFound(submission: Submission): ServiceError {
+  return submission.refKind === "template"
+    ? badRequest("template_not_found", "payload.template_id: no such template")
+    : badRequest("policy_not_found", "intent.policy_id: no such policy");
+}
+
+/**
+ * What the intent's record holds of its document's quorum, and its state.
+ *
+ * @throws {ServiceError} 400 `unsigned_not_permitted`, `invalid_signature`
+ *   or `quorum_mismatch`, 403 `signer_not_authorized`.
+ */
+function decide(
+  ref: DocumentRef,
+  verified: Verified | null,
+  allowUnsigned: boolean,
+): { state: NewIntent["state"]; governance?: Governance } {
+  const { quorum } = ref;
+  if (quorum === null) {
+    if (verified === null && !allowUnsigned) throw UNSIGNED_REFUSED();
+    if (verified?.multisig && !verified.multisig.reached) {
+      throw badRequest("invalid_signature", verified.multisig.shortfall);
+    }
+    return { state: "accepted" };
+  }
+  // Under a governed document the document decides, whatever ALLOW_UNSIGNED says.
+  if (verified === null && !quorum.unsigned) throw UNSIGNED_REFUSED();
+  const approvals = verified === null ? [] : approvalsOf(quorum, verified.signedBy);
+  if (verified?.multisig) checkDescriptor(quorum, verified.multisig);
+  const governance: Governance = {
+    threshold: quorum.threshold,
+    signers: Object.fromEntries([...quorum.signers.values()].map((s) => [s.keyText, s.weight])),
+    approvals,
+    windowS: quorum.approvalWindowS,
+  };
+  const accepted = verified === null || reachesThreshold({ ...governance, approvals });
+  return { state: accepted ? "accepted" : "pending", governance };
+}
+
 /**
  * Submits an intent.
  *
  * @param value the strict-parsed request body: verified, and stored with
  *   every number as JCS writes it (the value that was verified).
- * @returns the stored record.
- * @throws {ServiceError} 400 with the reason's code, 409 `intent_exists`, or
- *   413 when the stored form of the body would be too large.
+ * @returns the stored record: `accepted`, or `pending` under a governed
+ *   document whose threshold its signatures do not reach.
+ * @throws {ServiceError} 400 with the reason's code, 403
+ *   `signer_not_authorized`, 409 `intent_exists`, or 413 when the stored
+ *   form of the body would be too large.
  */
 export async function submitIntent(deps: SubmitDeps, value: unknown): Promise<StoredIntent> {
-  const submission = readSubmission(value, { allowUnsigned: deps.allowUnsigned });
-  let authorship: Authorship = { kind: "Unsigned", signers: [] };
+  const submission = readSubmission(value);
+  let verified: Verified | null = null;
   if (submission.signature) {
-    authorship = await verifyAuthorship(
+    verified = await verifySignature(
       submission.signature,
       canonicalBytes(submission.signed),
       deps,
     );
   }
-  const notFound = () =>
-    submission.refKind === "template"
-      ? badRequest("template_not_found", "payload.template_id: no such template")
-      : badRequest("policy_not_found", "intent.policy_id: no such policy");
   const ref = await deps.store.findDocument(submission.refKind, submission.refId);
-  if (!ref) throw notFound();
+  if (!ref) {
+    // The checks that need no document keep their place before its absence.
+    if (verified === null && !deps.allowUnsigned) throw UNSIGNED_REFUSED();
+    if (verified?.multisig && !verified.multisig.reached) {
+      throw badRequest("invalid_signature", verified.multisig.shortfall);
+    }
+    throw notFound(submission);
+  }
+  const { state, governance } = decide(ref, verified, deps.allowUnsigned);
 
   // JSON.stringify writes numbers as JCS does, so the record holds no literal nobody signed.
   const body = encoder.encode(JSON.stringify(value));
@@ -58,19 +115,20 @@ export async function submitIntent(deps: SubmitDeps, value: unknown): Promise<St
       `body: with its numbers written in full it is over ${MAX_STORED_BODY_BYTES} bytes`,
     );
   }
-  const result = await deps.writer.insert({
-    intent: {
-      id: submission.id,
-      variant: submission.variant,
-      refId: submission.refId,
-      authorship,
-      body,
-    },
-    ref,
-  });
+  const authorship: Authorship = verified?.authorship ?? { kind: "Unsigned", signers: [] };
+  const intent: NewIntent = {
+    id: submission.id,
+    variant: submission.variant,
+    refId: submission.refId,
+    authorship,
+    body,
+    state,
+  };
+  if (governance) intent.governance = governance;
+  const result = await deps.writer.insert({ intent, ref });
   if (result.outcome === "exists") {
     throw new ServiceError(409, "intent_exists", "an intent with this id already exists");
   }
-  if (result.outcome === "reference_changed") throw notFound();
+  if (result.outcome === "reference_changed") throw notFound(submission);
   return result.intent;
 }

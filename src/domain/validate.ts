@@ -5,7 +5,7 @@
  */
 
 import * as v from "valibot";
-import { badRequest } from "../errors.ts";
+import { badRequest, type ErrorCode } from "../errors.ts";
 
 /** Renders a path segment; member names are input, so they are quoted and bounded. */
 function segment(key: unknown): string {
@@ -37,19 +37,21 @@ function describe(issue: v.BaseIssue<unknown>): string {
  * Validates `value` against `schema`.
  *
  * @param path where `value` sits in the request body, e.g. `"payload"`.
+ * @param code the error code of a refusal; `invalid_body` unless given.
  * @returns `value` itself (not valibot's copy) typed by the schema, so the
  *   value that is verified is the value that is stored.
- * @throws {ServiceError} 400 `invalid_body` naming the first bad field.
+ * @throws {ServiceError} 400 with `code`, naming the first bad field.
  */
 export function validate<S extends v.GenericSchema>(
   schema: S,
   value: unknown,
   path: string,
+  code: ErrorCode = "invalid_body",
 ): v.InferOutput<S> {
   const result = v.safeParse(schema, value, { abortEarly: true });
   if (result.success) return value as v.InferOutput<S>;
   const issue = result.issues[0];
   const keys = (issue.path ?? []).map((item) => (item as { key: unknown }).key);
   const where = fieldPath(path, ...(keys as (string | number)[])) || "body";
-  throw badRequest("invalid_body", `${where}: ${describe(issue)}`);
+  throw badRequest(code, `${where}: ${describe(issue)}`);
 }

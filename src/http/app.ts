@@ -12,6 +12,7 @@ import { errorResponse, internalErrorResponse } from "./respond.ts";
 import type { RequestLogLine } from "./request_log.ts";
 import { getIntent, listIntents, postIntent } from "./routes/intents.ts";
 import { getEvents } from "./routes/events.ts";
+import { getApprovals, postApproval } from "./routes/approvals.ts";
 import { getDocument, postDocument } from "./routes/documents.ts";
 import { getConfig, putConfig } from "./routes/config.ts";
 import { getPage, getStatic } from "./routes/static.ts";
@@ -51,6 +52,11 @@ export function buildRoutes(): Route[] {
   const routes: Route[] = [
     { name: "/intents", pattern: /^\/intents$/, methods: { POST: postIntent, GET: listIntents } },
     { name: "/intents/{id}", pattern: /^\/intents\/([^/]+)$/, methods: { GET: getIntent } },
+    {
+      name: "/intents/{id}/approvals",
+      pattern: /^\/intents\/([^/]+)\/approvals$/,
+      methods: { GET: getApprovals, POST: postApproval },
+    },
     { name: "/events", pattern: /^\/events$/, methods: { GET: getEvents } },
     { name: "/templates", pattern: /^\/templates$/, methods: { POST: postDocument("template") } },
     {
@@ -198,6 +204,7 @@ export function createApp(deps: AppDeps): App {
       durationMs,
       code,
       accepted: ctx?.accepted,
+      approved: ctx?.approved,
     };
     for (const observe of observers) observe(event);
     return response;

@@ -31,6 +31,8 @@ export interface AppContext {
 export interface AcceptedIntent {
   variant: "A" | "B";
   kind: string;
+  /** Stored pending approvals (a 202). */
+  pending: boolean;
 }
 
 /** One request's context: the app, the path parameters, and what the handler reports. */
@@ -40,6 +42,8 @@ export interface RequestContext {
   readonly params: readonly string[];
   /** Set by `POST /intents` when it stored an intent. */
   accepted?: AcceptedIntent;
+  /** Set by `POST /intents/{id}/approvals` when it stored an approval. */
+  approved?: { accepted: boolean };
 }
 
 /** A route handler. */

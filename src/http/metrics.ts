@@ -36,8 +36,10 @@ export interface RequestEvent {
   status: number;
   durationMs: number;
   code?: string;
-  /** Set when `POST /intents` stored an intent. */
-  accepted?: { variant: "A" | "B"; kind: string };
+  /** Set when `POST /intents` stored an intent (accepted, or pending approvals). */
+  accepted?: { variant: "A" | "B"; kind: string; pending: boolean };
+  /** Set when `POST /intents/{id}/approvals` stored an approval. */
+  approved?: { accepted: boolean };
 }
 
 /** Called once per finished request. */
@@ -170,6 +172,21 @@ export class MetricsRegistry {
     ["route", "code"],
   );
 
+  readonly #pending = new Counter(
+    "intents_pending_total",
+    "Intents stored pending approvals (202), by variant and signature kind.",
+    ["variant", "kind"],
+  );
+  readonly #approvals = new Counter(
+    "intents_approvals_total",
+    "Approvals stored, by outcome (approval_added, or accepted when it reached the threshold).",
+    ["outcome"],
+  );
+  readonly #expired = new Counter(
+    "intents_expired_total",
+    "Pending intents whose expiry this process recorded.",
+    [],
+  );
   readonly #eventsSent = new Counter(
     "intents_events_sent_total",
     "Feed events sent to consumers, by form (pull or stream).",
@@ -179,6 +196,11 @@ export class MetricsRegistry {
     "intents_event_streams_open",
     "Server-Sent Events streams of the feed open now.",
   );
+
+  /** Counts a pending intent whose expiry this process recorded. */
+  intentExpired(): void {
+    this.#expired.inc([]);
+  }
 
   /** Counts feed events sent. */
   eventsSent(form: "pull" | "stream", count: number): void {
@@ -199,7 +221,13 @@ export class MetricsRegistry {
     this.#requests.inc([event.route, method, String(event.status)]);
     this.#latency.observe([event.route], event.durationMs / 1000);
     if (event.code !== undefined) this.#rejections.inc([event.route, event.code]);
-    if (event.accepted) this.#accepted.inc([event.accepted.variant, event.accepted.kind]);
+    if (event.accepted) {
+      const { variant, kind, pending } = event.accepted;
+      (pending ? this.#pending : this.#accepted).inc([variant, kind]);
+    }
+    if (event.approved) {
+      this.#approvals.inc([event.approved.accepted ? "accepted" : "approval_added"]);
+    }
   }
 
   /** The registry in the Prometheus text format. */
@@ -208,6 +236,9 @@ export class MetricsRegistry {
       ...this.#requests.render(),
       ...this.#latency.render(),
       ...this.#accepted.render(),
+      ...this.#pending.render(),
+      ...this.#approvals.render(),
+      ...this.#expired.render(),
       ...this.#rejections.render(),
       ...this.#eventsSent.render(),
       ...this.#streamsOpen.render(),

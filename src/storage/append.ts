@@ -9,10 +9,10 @@
  * @module
  */
 
-import type { DocumentRef, StoredIntent } from "../domain/intent.ts";
-import type { InsertResult, PendingIntent } from "../domain/store.ts";
+import type { DocumentRef, NewIntent, StoredIntent } from "../domain/intent.ts";
+import type { InsertResult, IntentChange, PendingIntent } from "../domain/store.ts";
 import type { Feed, Head } from "./feed.ts";
-import { type IntentPointer, keys, type StoredEvent } from "./keys.ts";
+import { expiryMessage, type IntentPointer, keys, type StoredEvent } from "./keys.ts";
 import { planCommit, refIdentity } from "./layout.ts";
 import { retryWhileLocked } from "./retry.ts";
 
@@ -55,6 +55,21 @@ function exactBytes(bytes: Uint8Array): Uint8Array {
   return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
     ? bytes
     : bytes.slice();
+}
+
+/** The record of a new intent, accepted or pending at `receivedAt`, at feed position `position`. */
+function storedIntent(intent: NewIntent, receivedAt: string, position: number): StoredIntent {
+  const { governance, ...rest } = intent;
+  const stored: StoredIntent = { ...rest, body: exactBytes(intent.body), receivedAt, position };
+  if (governance) {
+    stored.approval = {
+      threshold: governance.threshold,
+      signers: governance.signers,
+      approvals: governance.approvals.map((a) => ({ ...a, at: receivedAt })),
+      expiresAt: new Date(Date.parse(receivedAt) + governance.windowS * 1000).toISOString(),
+    };
+  }
+  return stored;
 }
 
 /** What {@link insertIntents} works with. */
@@ -120,13 +135,17 @@ export async function insertIntents(
         checked.add(identity);
         op.check({ key: keys.document(ref.kind, ref.id), versionstamp: ref.version });
       }
-      const stored: StoredIntent = {
-        ...intent,
-        body: exactBytes(intent.body),
-        receivedAt,
-        position: head.position + k + 1,
+      const stored = storedIntent(intent, receivedAt, head.position + k + 1);
+      if (stored.state === "pending") {
+        // Its expiry is scheduled in the commit that stores it: never one without the other.
+        op.enqueue(expiryMessage(stored.id), {
+          delay: Date.parse(stored.approval!.expiresAt) - Date.parse(receivedAt),
+        });
+      }
+      return {
+        type: stored.state === "pending" ? "intent.pending" : "intent.accepted",
+        intent: stored,
       };
-      return { type: "intent.accepted", intent: stored };
     });
     const position = addEvents(op, head, events, plan.blockOf);
     let result: Deno.KvCommitResult | Deno.KvCommitError;
@@ -196,4 +215,41 @@ async function settle(
     }
   });
   return settled;
+}
+
+/**
+ * Appends an event that changes a stored intent (an approval, its acceptance,
+ * its expiry) in one atomic commit that checks the intent is still as it was
+ * read, and the feed head unmoved; it stores the new record in the event,
+ * points the id at it and moves the head. A moved head is read again and the
+ * commit tried again; a changed intent is the caller's to read again.
+ *
+ * @returns the new record, or null when the intent changed since it was read.
+ */
+export async function appendChange(
+  ctx: Pick<InsertContext, "kv" | "feed">,
+  change: IntentChange,
+): Promise<StoredIntent | null> {
+  const { kv, feed } = ctx;
+  for (let attempt = 1;; attempt++) {
+    if (attempt > MAX_ATTEMPTS) throw new Error("the feed head stays contended");
+    const head = await feed.head();
+    const op = kv.atomic().check({
+      key: keys.intent(change.intent.id),
+      versionstamp: change.version,
+    });
+    const position = addEvents(op, head, [{ type: change.type, intent: change.intent }], [0]);
+    let result: Deno.KvCommitResult | Deno.KvCommitError;
+    try {
+      result = await retryWhileLocked(() => op.commit());
+    } catch (error) {
+      feed.forget();
+      throw error;
+    }
+    if (result.ok) {
+      feed.advanced({ position, versionstamp: result.versionstamp });
+      return change.intent;
+    }
+    if ((await feed.freshHead()).versionstamp === head.versionstamp) return null;
+  }
 }

@@ -13,6 +13,9 @@
  * - `["config", "runtime"]` → `StoredConfig`
  * - `["intent_batches", ms, seq, writer]`: blocks of the layout before the feed,
  *   moved into the feed when a server starts (`upgrade.ts`).
+ *
+ * Queue messages: {@link ExpiryMessage}, enqueued with a pending intent and
+ * delivered at its deadline.
  * @module
  */
 
@@ -41,6 +44,22 @@ export const keys = {
   health: ["health"] as Deno.KvKey,
   earlierBlocksPrefix: ["intent_batches"] as Deno.KvKey,
 };
+
+/** The queue message that asks for a pending intent's expiry. */
+export interface ExpiryMessage {
+  expire: string;
+}
+
+/** The queue message for intent `id`'s expiry. */
+export function expiryMessage(id: string): ExpiryMessage {
+  return { expire: id };
+}
+
+/** True when a queue message is an {@link ExpiryMessage}. */
+export function isExpiryMessage(value: unknown): value is ExpiryMessage {
+  return typeof value === "object" && value !== null &&
+    typeof (value as ExpiryMessage).expire === "string";
+}
 
 /** True when `value` has the shape of an {@link IntentPointer}. */
 export function isPointer(value: unknown): value is IntentPointer {

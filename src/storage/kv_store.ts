@@ -9,16 +9,24 @@ import type {
   DocumentKind,
   DocumentRef,
   IntentEvent,
+  IntentState,
   StoredConfig,
   StoredDocument,
   StoredIntent,
 } from "../domain/intent.ts";
-import type { InsertResult, IntentPage, PendingIntent, Store } from "../domain/store.ts";
+import type {
+  InsertResult,
+  IntentChange,
+  IntentPage,
+  PendingIntent,
+  Store,
+} from "../domain/store.ts";
+import { documentQuorum } from "../domain/governance.ts";
 import { LruCache } from "../lru.ts";
-import { insertIntents } from "./append.ts";
+import { appendChange, insertIntents } from "./append.ts";
 import { Feed } from "./feed.ts";
-import { keys } from "./keys.ts";
-import { getIntent, listIntents } from "./read_intents.ts";
+import { expiryMessage, isExpiryMessage, keys } from "./keys.ts";
+import { getIntentEntry, listIntents } from "./read_intents.ts";
 import { retryWhileLocked } from "./retry.ts";
 import { moveEarlierBlocks } from "./upgrade.ts";
 
@@ -64,9 +72,15 @@ export class KvStore implements Store {
     const cacheKey = documentCacheKey(kind, id);
     const cached = this.#refs.get(cacheKey);
     if (cached) return cached;
-    const entry = await this.#kv.get(keys.document(kind, id));
+    const entry = await this.#kv.get<StoredDocument>(keys.document(kind, id));
     if (entry.versionstamp === null) return null;
-    const ref: DocumentRef = { kind, id, version: entry.versionstamp };
+    // The quorum is read from the document once and kept with the reference.
+    const ref: DocumentRef = {
+      kind,
+      id,
+      version: entry.versionstamp,
+      quorum: documentQuorum(entry.value),
+    };
     this.#refs.set(cacheKey, ref);
     return ref;
   }
@@ -97,12 +111,37 @@ export class KvStore implements Store {
     }, batch);
   }
 
-  getIntent(id: string): Promise<StoredIntent | null> {
-    return getIntent(this.#kv, id);
+  async getIntent(id: string): Promise<StoredIntent | null> {
+    return (await getIntentEntry(this.#kv, id))?.intent ?? null;
   }
 
-  listIntents(options: { limit: number; before?: number }): Promise<IntentPage> {
-    return listIntents(this.#kv, options);
+  getIntentEntry(id: string): Promise<{ intent: StoredIntent; version: string } | null> {
+    return getIntentEntry(this.#kv, id);
+  }
+
+  changeIntent(change: IntentChange): Promise<StoredIntent | null> {
+    return appendChange({ kv: this.#kv, feed: this.#feed }, change);
+  }
+
+  listIntents(
+    options: { limit: number; before?: number; state?: IntentState; now?: Date },
+  ): Promise<IntentPage> {
+    return listIntents(this.#kv, { ...options, now: options.now ?? this.#now() });
+  }
+
+  async scheduleExpiry(id: string, delayMs: number): Promise<void> {
+    await retryWhileLocked(() =>
+      this.#kv.enqueue(expiryMessage(id), { delay: Math.max(0, Math.ceil(delayMs)) })
+    );
+  }
+
+  listenExpiries(expire: (id: string) => Promise<void>): void {
+    // One listener per KV handle; it ends when the handle is closed.
+    this.#kv.listenQueue(async (message: unknown) => {
+      if (isExpiryMessage(message)) await expire(message.expire);
+    }).catch(() => {
+      // The KV was closed.
+    });
   }
 
   isPosition(position: number): Promise<boolean> {

@@ -58,10 +58,27 @@ const TIME_BYTES = valueStringBytes("2026-01-01T00:00:00.000Z");
 export function eventBytes(intent: NewIntent): number {
   let strings = valueStringBytes(intent.id) + valueStringBytes(intent.variant) +
     valueStringBytes(intent.refId) + valueStringBytes(intent.authorship.kind) + TIME_BYTES +
-    valueStringBytes("intent.accepted");
+    valueStringBytes("intent.approval_added") + valueStringBytes("accepted");
   for (const signer of intent.authorship.signers) strings += valueStringBytes(signer);
-  return intent.body.byteLength + strings + 256;
+  return intent.body.byteLength + strings + governanceBytes(intent.governance) + 256;
 }
+
+/**
+ * What a record's approval adds, from above, as it stands once every signer
+ * has approved (an approval's event holds the record so far).
+ */
+export function governanceBytes(governance: NewIntent["governance"]): number {
+  if (!governance) return 0;
+  let bytes = TIME_BYTES + 128;
+  for (const key of Object.keys(governance.signers)) {
+    // The key in `signers` with its weight, and in `approvals` with a kind and a time.
+    bytes += 2 * valueStringBytes(key) + valueStringBytes("Passkey") + TIME_BYTES + 64;
+  }
+  return bytes;
+}
+
+/** What a queue message asking for an intent's expiry adds to a commit, from above. */
+const EXPIRY_MESSAGE_BYTES = 512;
 
 /**
  * Whether an event of `size` estimated bytes starts a new block after a block
@@ -149,11 +166,13 @@ export function planCommit(
     const idKey = keyBytes(keys.intent(intent.id));
     const refKey = newRef ? keyBytes(keys.document(ref!.kind, ref!.id)) : 0;
     const blockKey = newBlock ? BLOCK_KEY_BYTES : 0;
+    const expiry = intent.state === "pending" ? 1 : 0;
     const add = {
       checks: 1 + (newRef ? 1 : 0),
-      mutations: 1 + (newBlock ? 1 : 0),
+      mutations: 1 + (newBlock ? 1 : 0) + expiry,
       // The id's check and pointer, the event, the document's check, the block's key.
-      mutationBytes: 2 * idKey + 2 * NUMBER_VALUE_BYTES + size + refKey + blockKey,
+      mutationBytes: 2 * idKey + 2 * NUMBER_VALUE_BYTES + size + refKey + blockKey +
+        expiry * EXPIRY_MESSAGE_BYTES,
       keyBytes: idKey + blockKey,
     };
     if (

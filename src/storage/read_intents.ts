@@ -4,72 +4,93 @@
  * @module
  */
 
-import type { StoredIntent } from "../domain/intent.ts";
+import { stateAt } from "../domain/governance.ts";
+import type { IntentState, StoredIntent } from "../domain/intent.ts";
 import type { IntentPage } from "../domain/store.ts";
 import { isPointer, keys, type StoredEvent } from "./keys.ts";
 
-/** Reads one intent by its stored id, or null. */
-export async function getIntent(kv: Deno.Kv, id: string): Promise<StoredIntent | null> {
+/** Reads one intent by its stored id, with the version of its pointer, or null. */
+export async function getIntentEntry(
+  kv: Deno.Kv,
+  id: string,
+): Promise<{ intent: StoredIntent; version: string } | null> {
   const pointer = await kv.get<unknown>(keys.intent(id));
   if (!isPointer(pointer.value)) return null;
   const [blockKey, index] = pointer.value;
   const block = await kv.get<StoredEvent[]>(keys.events(blockKey));
   const intent = block.value?.[index]?.intent;
-  return intent && intent.id === id ? intent : null;
+  return intent && intent.id === id ? { intent, version: pointer.versionstamp! } : null;
 }
 
+/** The events below feed position `before` (or all), newest first. */
+async function* backwards(
+  kv: Deno.Kv,
+  before: number | undefined,
+): AsyncGenerator<{ position: number; event: StoredEvent }> {
+  const prefix = keys.eventsPrefix;
+  let end: Deno.KvKey | undefined;
+  if (before !== undefined) {
+    if (before <= 1) return;
+    // The block holding position before − 1 is the first keyed at or after it.
+    const listed = kv.list<StoredEvent[]>({ prefix, start: keys.events(before - 1) }, { limit: 1 });
+    for await (const block of listed) {
+      const first = (block.key[1] as number) - block.value.length + 1;
+      for (let i = before - 1 - first; i >= 0; i--) {
+        yield { position: first + i, event: block.value[i] };
+      }
+      end = block.key;
+    }
+    if (end === undefined) return;
+  }
+  const blocks = kv.list<StoredEvent[]>(end ? { prefix, end } : { prefix }, {
+    reverse: true,
+    batchSize: 4,
+  });
+  for await (const block of blocks) {
+    const first = (block.key[1] as number) - block.value.length + 1;
+    for (let i = block.value.length - 1; i >= 0; i--) {
+      yield { position: first + i, event: block.value[i] };
+    }
+  }
+}
+
+/** Events a listing looks at, at most, before it answers with what it found. */
+const SCAN_EVENTS = 5_000;
+
 /**
- * Lists intents newest first, starting below feed position `before` when
+ * Lists intents newest first (by the feed position of the event that stored
+ * each), as they stand now, starting below feed position `before` when
  * given. The caller checks that `before` is a position the feed handed out.
  *
  * @param options.limit page size.
- * @returns the page, and the position to pass as `before` for the next one.
+ * @param options.state only intents in this state at `now`.
+ * @returns the page, and the position to pass as `before` for the next one
+ *   (null once the listing reached the first intent). With `state`, a page
+ *   may hold fewer than `limit` intents and still have a next one: a listing
+ *   looks at a bounded number of events per page.
  */
 export async function listIntents(
   kv: Deno.Kv,
-  options: { limit: number; before?: number },
+  options: { limit: number; before?: number; state?: IntentState; now: Date },
 ): Promise<IntentPage> {
-  const { limit, before } = options;
+  const { limit, state, now } = options;
   const items: StoredIntent[] = [];
-  let more = false;
-  /** Takes the events of `block` from index `from` down; false once the page is full. */
-  const take = (block: StoredEvent[], from: number): boolean => {
-    for (let index = from; index >= 0; index--) {
-      if (items.length === limit) {
-        more = true;
-        return false;
-      }
-      items.push(block[index].intent);
+  let scanned = 0;
+  let lastPosition: number | undefined;
+  for await (const { position, event } of backwards(kv, options.before)) {
+    // An intent is listed at the event that stored it, as it stands now.
+    if (event.intent.position !== position) continue;
+    let intent = event.intent;
+    // Only an intent stored pending changes after the event that stored it.
+    if (intent.state === "pending") {
+      intent = (await getIntentEntry(kv, intent.id))?.intent ?? intent;
     }
-    return true;
-  };
-  const prefix = keys.eventsPrefix;
-  let end: Deno.KvKey | undefined;
-  if (before !== undefined && before > 1) {
-    // The block holding position before − 1 is the first keyed at or after it.
-    for await (
-      const block of kv.list<StoredEvent[]>(
-        { prefix, start: keys.events(before - 1) },
-        { limit: 1 },
-      )
-    ) {
-      const last = block.key[1] as number;
-      const first = last - block.value.length + 1;
-      take(block.value, before - 1 - first);
-      end = block.key;
+    if (state === undefined || stateAt(intent, now) === state) {
+      if (items.length === limit) return { items, next: items[limit - 1].position };
+      items.push(intent);
     }
+    lastPosition = position;
+    if (++scanned >= SCAN_EVENTS && lastPosition > 1) return { items, next: lastPosition };
   }
-  if (!more && !(before !== undefined && end === undefined)) {
-    // Blocks hold one event or more: limit + 1 blocks fill the page and show what lies beyond.
-    const blocks = kv.list<StoredEvent[]>(end ? { prefix, end } : { prefix }, {
-      reverse: true,
-      limit: limit + 1,
-      batchSize: 4,
-    });
-    for await (const block of blocks) {
-      if (!take(block.value, block.value.length - 1)) break;
-    }
-  }
-  const last = items.at(-1);
-  return { items, next: more && last ? last.position : null };
+  return { items, next: null };
 }

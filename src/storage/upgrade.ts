@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { Authorship, NewIntent, StoredIntent, Variant } from "../domain/intent.ts";
+import type { Authorship, StoredIntent, Variant } from "../domain/intent.ts";
 import { addEvents, type InsertContext } from "./append.ts";
 import { keys, type StoredEvent } from "./keys.ts";
 import { planCommit } from "./layout.ts";
@@ -65,10 +65,13 @@ export async function moveEarlierBlocks(ctx: Pick<InsertContext, "kv" | "feed">)
     if (blocks.length === 0) return moved;
     // As many whole blocks as one commit carries (always the first).
     let take = blocks.length;
-    let intents: NewIntent[] = [];
+    let intents: EarlierIntent[] = [];
     for (; take > 0; take--) {
       intents = blocks.slice(0, take).flatMap((block) => block.value);
-      if (planCommit(intents.map((intent) => ({ intent }))).count === intents.length) break;
+      const placements = intents.map((intent) => ({
+        intent: { ...intent, state: "accepted" as const },
+      }));
+      if (planCommit(placements).count === intents.length) break;
     }
     if (take === 0) throw new Error("an earlier block does not fit one commit");
     const head = await feed.freshHead();
@@ -84,10 +87,13 @@ export async function moveEarlierBlocks(ctx: Pick<InsertContext, "kv" | "feed">)
         body: normalBody(intent.body),
         receivedAt: intent.receivedAt,
         position: head.position + k + 1,
+        state: "accepted",
       };
       return { type: "intent.accepted", intent: stored };
     });
-    const { blockOf } = planCommit(events.map((event) => ({ intent: event.intent })));
+    const { blockOf } = planCommit(
+      events.map((event) => ({ intent: { ...event.intent, state: "accepted" as const } })),
+    );
     const position = addEvents(op, head, events, blockOf);
     const result = await retryWhileLocked(() => op.commit());
     // A failed check: another process moved some of them, or appended, first; read again.

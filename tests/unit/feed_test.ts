@@ -18,7 +18,14 @@ async function tempKvPath(): Promise<{ path: string; remove: () => Promise<void>
 function intent(id: string, ref: DocumentRef, bodyBytes = 100): NewIntent {
   const body = new Uint8Array(bodyBytes).fill(0x20);
   body.set(new TextEncoder().encode(`"${id}"`));
-  return { id, variant: "A", refId: ref.id, authorship: { kind: "Unsigned", signers: [] }, body };
+  return {
+    id,
+    variant: "A",
+    refId: ref.id,
+    authorship: { kind: "Unsigned", signers: [] },
+    body,
+    state: "accepted",
+  };
 }
 
 async function template(store: KvStore): Promise<DocumentRef> {

@@ -55,6 +55,7 @@ function pendingInsert(
     refId: ref.id,
     authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
     body,
+    state: "accepted",
   };
   return { intent, ref };
 }

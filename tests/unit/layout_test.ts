@@ -14,6 +14,7 @@ const ref = (id: string): DocumentRef => ({
   kind: "template",
   id,
   version: "00000000000000010000",
+  quorum: null,
 });
 
 function intent(id: string, bodyBytes: number): NewIntent {
@@ -23,6 +24,7 @@ function intent(id: string, bodyBytes: number): NewIntent {
     refId: "T",
     authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
     body: new Uint8Array(bodyBytes).fill(0x31),
+    state: "accepted",
   };
 }
 

@@ -22,6 +22,7 @@ function intent(id: string, refId = "T"): NewIntent {
     refId,
     authorship: { kind: "Ed25519", signers: ["k"] },
     body: new TextEncoder().encode(`{"id":"${id}"}`),
+    state: "accepted",
   };
 }
 

@@ -13,9 +13,9 @@ import { ServiceError } from "../../src/errors.ts";
 const key = generateEd25519Key();
 const uuid = "123E4567-E89B-12D3-A456-426614174000";
 
-function rejects(body: unknown, code: string, path: string, allowUnsigned = false) {
+function rejects(body: unknown, code: string, path: string) {
   assert.throws(
-    () => readSubmission(JSON.parse(JSON.stringify(body)), { allowUnsigned }),
+    () => readSubmission(JSON.parse(JSON.stringify(body))),
     (e: unknown) =>
       e instanceof ServiceError && e.status === 400 && e.code === code &&
       e.message.startsWith(path),
@@ -24,7 +24,7 @@ function rejects(body: unknown, code: string, path: string, allowUnsigned = fals
 
 Deno.test("readSubmission reads Variant A", () => {
   const body = signVariantA({ id: "a-1", template_id: "T", attrs: { fields: { x: 1 } } }, key);
-  const s = readSubmission(body, { allowUnsigned: false });
+  const s = readSubmission(body);
   assert.equal(s.variant, "A");
   assert.equal(s.id, "a-1");
   assert.equal(s.refKind, "template");
@@ -35,7 +35,7 @@ Deno.test("readSubmission reads Variant A", () => {
 
 Deno.test("readSubmission reads Variant B and lower-cases its UUID", () => {
   const body = signVariantB({ id: uuid, policy_id: "P" }, key);
-  const s = readSubmission(body, { allowUnsigned: false });
+  const s = readSubmission(body);
   assert.equal(s.variant, "B");
   assert.equal(s.id, uuid.toLowerCase());
   assert.equal(s.refKind, "policy");
@@ -43,10 +43,10 @@ Deno.test("readSubmission reads Variant B and lower-cases its UUID", () => {
   assert.equal(s.signed, body.intent);
 });
 
-Deno.test("readSubmission accepts Unsigned only when allowed", () => {
+Deno.test("readSubmission reads Unsigned as no signature (the document decides whether it may be)", () => {
   const body = unsignedVariantB({ id: uuid, policy_id: "P" });
-  assert.equal(readSubmission(body, { allowUnsigned: true }).signature, null);
-  rejects(body, "unsigned_not_permitted", "authorship", false);
+  assert.equal(readSubmission(body).signature, null);
+  rejects({ ...body, authorship: "unsigned" }, "invalid_body", "authorship");
 });
 
 Deno.test("readSubmission refuses bodies that select no variant", () => {
@@ -80,9 +80,7 @@ Deno.test('readSubmission refuses the Variant A ids "." and ".." (no URL can nam
     rejects(signVariantA({ id, template_id: "T" }, key), "invalid_body", "payload.id");
   }
   // Dots elsewhere are fine.
-  const ok = readSubmission(signVariantA({ id: "...", template_id: "T" }, key), {
-    allowUnsigned: false,
-  });
+  const ok = readSubmission(signVariantA({ id: "...", template_id: "T" }, key));
   assert.equal(ok.id, "...");
 });
 

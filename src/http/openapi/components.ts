@@ -32,7 +32,17 @@ export const IntentRecordSchema = v.object({
     ),
   }),
   received_at: v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time.")),
-  state: v.pipe(v.picklist(["accepted"]), v.description("The intent's state.")),
+  state: v.pipe(
+    v.picklist(["accepted", "pending", "expired"]),
+    v.description(
+      "`accepted`; under a governed document `pending` until the approvals reach the " +
+        "threshold, `expired` when they did not by `approval.expires_at`.",
+    ),
+  ),
+  approval: v.optional(v.pipe(
+    v.lazy(() => ApprovalSchema),
+    v.description("Present under a governed document (also once accepted)."),
+  )),
   request: v.pipe(
     v.union([schemas.VariantASchema, schemas.VariantBSchema]),
     v.description(
@@ -40,6 +50,54 @@ export const IntentRecordSchema = v.object({
         "that was verified); strings exact.",
     ),
   ),
+});
+
+/** The quorum of a governed document and who has approved. */
+export const ApprovalSchema = v.object({
+  threshold: v.pipe(v.number(), v.integer(), v.description("The document's threshold.")),
+  weight: v.pipe(
+    v.number(),
+    v.integer(),
+    v.description("The weight of the keys that have approved, by the document's weights."),
+  ),
+  signers: v.pipe(
+    v.record(v.string(), v.number()),
+    v.description("The document's signers: key (base58, as the document writes it) to weight."),
+  ),
+  approvals: v.pipe(
+    v.array(v.object({
+      key: v.pipe(v.string(), v.description("The signer's key, as the document writes it.")),
+      kind: v.picklist(["Ed25519", "Passkey"]),
+      at: v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time of the approval.")),
+    })),
+    v.description("Every key that has signed, those of the submission first, in order."),
+  ),
+  expires_at: v.pipe(
+    v.string(),
+    v.isoTimestamp(),
+    v.description("A pending intent expires then: acceptance plus the approval window."),
+  ),
+});
+
+/** `GET /intents/{id}/approvals` and the answer of `POST`: pending, or only the state. */
+export const ApprovalViewSchema = v.object({
+  id: v.string(),
+  state: v.picklist(["pending", "accepted", "expired"]),
+  variant: v.optional(v.picklist(["A", "B"])),
+  template_id: v.optional(v.pipe(v.string(), v.description("Variant A, while pending."))),
+  policy_id: v.optional(v.pipe(v.string(), v.description("Variant B, while pending."))),
+  signed: v.optional(v.pipe(
+    v.record(v.string(), v.unknown()),
+    v.description(
+      "While pending: the payload (A) or intent (B) every approver signs; the signed bytes " +
+        "are UTF-8 of its RFC 8785 (JCS) text.",
+    ),
+  )),
+  challenge: v.optional(v.pipe(
+    v.string(),
+    v.description("While pending: base64url (no padding) of SHA-256 of the signed bytes."),
+  )),
+  approval: v.optional(ApprovalSchema),
 });
 
 /** `GET /intents`: one page, newest first. */
@@ -60,7 +118,8 @@ export const EventSchema = v.object({
   type: v.pipe(
     v.string(),
     v.description(
-      "`intent.accepted`; consumers ignore types they do not handle (more may be added).",
+      "`intent.accepted`, `intent.pending`, `intent.approval_added` or `intent.expired`; " +
+        "consumers ignore types they do not handle (more may be added).",
     ),
   ),
   record: IntentRecordSchema,
@@ -107,6 +166,10 @@ const DEFINITIONS = {
   VariantA: schemas.VariantASchema,
   VariantB: schemas.VariantBSchema,
   ConfigBody: schemas.ConfigBodySchema,
+  ApprovalBody: schemas.ApprovalBodySchema,
+  Authorization: schemas.AuthorizationSchema,
+  Approval: ApprovalSchema,
+  ApprovalView: ApprovalViewSchema,
   ErrorBody: ErrorBodySchema,
   IntentRecord: IntentRecordSchema,
   IntentPage: IntentPageSchema,
@@ -150,6 +213,14 @@ const COMPONENT_DESCRIPTIONS: Record<ComponentName, string> = {
     "absolute http or https URL with a host, no user info, query, fragment or white space, " +
     "at most 2048 characters, written in its normal form: the URL standard's serialization " +
     "equals it, or equals it plus the `/` of an empty path.",
+  ApprovalBody: "One approval: an Ed25519 or Passkey signature over the intent's signed bytes.",
+  Authorization: "The `authorization` member of a governed template or policy (sent as " +
+    "application/json): who signs the intents that reference it, with what weight, and the " +
+    "threshold (1 to the sum of the weights). Keys as in a Multisig descriptor; `unsigned` " +
+    "(default false) accepts Unsigned intents; `approval_window_s` (1–2592000, default 604800) " +
+    "is how long a pending intent waits for approvals.",
+  Approval: "The quorum of the governing document and who has approved.",
+  ApprovalView: "What a pending intent waits for; for an accepted or expired one, its state only.",
   ErrorBody: "The body of every error response.",
   IntentRecord: "A stored intent.",
   IntentPage: "A page of stored intents, newest first.",
@@ -202,6 +273,8 @@ export function componentSchemas(): Record<string, JsonSchema> {
     ...multisig.properties.signatures,
     items: ref("SingleSignature"),
   };
+  const approval = converted.ApprovalBody as { properties: Record<string, JsonSchema> };
+  approval.properties.signature = ref("SingleSignature");
 
   const out: Record<string, JsonSchema> = {};
   for (const name of Object.keys(DEFINITIONS) as ComponentName[]) {

@@ -53,6 +53,7 @@ export function buildOpenApiDocument(routes: readonly RouteShape[] = []): Obj {
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     tags: [
       { name: "intents" },
+      { name: "approvals" },
       { name: "events" },
       { name: "templates" },
       { name: "policies" },

@@ -45,16 +45,30 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           },
         },
         responses: {
-          "201": jsonResponse("Stored.", ref("IntentRecord"), {
+          "201": jsonResponse("Stored and accepted.", ref("IntentRecord"), {
             examples: examplesOf(intents, (key) => intents[key].record),
             headers: { Location: { description: "/intents/{id}", schema: { type: "string" } } },
           }),
+          "202": jsonResponse(
+            "Stored pending: under a governed document whose threshold the submission's " +
+              "signers do not reach; approvals arrive through POST /intents/{id}/approvals. " +
+              "The id is taken.",
+            ref("IntentRecord"),
+            {
+              headers: { Location: { description: "/intents/{id}", schema: { type: "string" } } },
+            },
+          ),
           "400": ERR.invalidJsonBody([
             "invalid_signature",
             "unsigned_not_permitted",
             "template_not_found",
             "policy_not_found",
+            "quorum_mismatch",
           ]),
+          "403": errorResponse(
+            "Under a governed document: a key that signed is not one of its signers.",
+            ["signer_not_authorized"],
+          ),
           "405": ERR.methodNotAllowed,
           "408": ERR.timeout,
           "409": errorResponse("An intent with this id exists.", ["intent_exists"]),
@@ -82,6 +96,15 @@ export function intentPaths(examples: OpenApiExamples): Obj {
             description: "The `cursor` of the previous page.",
             schema: { type: "string" },
           },
+          {
+            name: "state",
+            in: "query",
+            required: false,
+            description: "Only intents in this state now. A filtered page may hold fewer than " +
+              "`limit` intents and still have a `cursor`: a page looks at a bounded number of " +
+              "intents.",
+            schema: { type: "string", enum: ["pending", "accepted", "expired"] },
+          },
         ],
         responses: {
           "200": jsonResponse("A page.", ref("IntentPage"), {
@@ -105,6 +128,61 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "401": ERR.unauthorized,
           "404": ERR.notFound("intent"),
           "405": ERR.methodNotAllowed,
+          "500": ERR.internal,
+        },
+      },
+    },
+    "/intents/{id}/approvals": {
+      get: {
+        operationId: "approvals_get",
+        summary: "What a pending intent waits for (public)",
+        description: "For a pending intent under a governed document: the object every " +
+          "approver signs, its challenge for passkeys, the quorum and who has approved. For an " +
+          "accepted or expired one, its state only. The id is shared among the signers.",
+        tags: ["approvals"],
+        security: PUBLIC,
+        parameters: [idParameter("The intent id.")],
+        responses: {
+          "200": jsonResponse("The view.", ref("ApprovalView")),
+          "404": ERR.notFound("intent under a governed document"),
+          "405": ERR.methodNotAllowed,
+          "500": ERR.internal,
+        },
+      },
+      post: {
+        operationId: "approvals_add",
+        summary: "Add one signer's approval (public)",
+        description: "One Ed25519 or Passkey signature over the intent's signed bytes (the " +
+          "same bytes its submission signed). Checks run in this order: 415, 413, 400 (JSON, " +
+          "shape, encodings), 404, 409 `not_pending`, 400 `invalid_signature`, 403 " +
+          "`signer_not_authorized`, 409 `already_approved`, then 200. Each approval is one " +
+          "atomic commit checked against the intent's current version: concurrent approvals " +
+          "are all counted, and exactly one makes the intent accepted.",
+        tags: ["approvals"],
+        security: PUBLIC,
+        parameters: [idParameter("The intent id.")],
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: ref("ApprovalBody") } },
+        },
+        responses: {
+          "200": jsonResponse(
+            "The view after the approval: still pending, or accepted when it reached the threshold.",
+            ref("ApprovalView"),
+          ),
+          "400": ERR.invalidJsonBody(["invalid_signature"]),
+          "403": errorResponse("The key is not a signer of the document.", [
+            "signer_not_authorized",
+          ]),
+          "404": ERR.notFound("intent under a governed document"),
+          "405": ERR.methodNotAllowed,
+          "408": ERR.timeout,
+          "409": errorResponse(
+            "The intent is accepted or expired, or this key has approved it.",
+            ["not_pending", "already_approved"],
+          ),
+          "413": ERR.tooLarge,
+          "415": ERR.mediaType,
           "500": ERR.internal,
         },
       },

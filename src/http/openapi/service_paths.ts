@@ -27,7 +27,9 @@ export function documentPaths(kind: "template" | "policy", example: ExampleDocum
         summary: `Store a ${kind} (admin)`,
         description: `The raw body is the ${kind}, any content type, non-empty, at most ` +
           `MAX_BODY_BYTES. Its id is the base58 SHA-256 of the exact body bytes; ${plural} are ` +
-          "immutable.",
+          "immutable. Sent as application/json it must be strict JSON; an object with an " +
+          "`authorization` member (see the Authorization schema) governs the intents that " +
+          "reference it: who signs them, with what weight, and approvals over time.",
         tags: [plural],
         security: ADMIN,
         requestBody: {
@@ -49,9 +51,11 @@ export function documentPaths(kind: "template" | "policy", example: ExampleDocum
               Location: { description: `/${plural}/{id}`, schema: { type: "string" } },
             },
           }),
-          "400": errorResponse("The body is empty or the Content-Type is unusable.", [
-            "invalid_body",
-          ]),
+          "400": errorResponse(
+            "The body is empty or the Content-Type is unusable; sent as application/json, the " +
+              "body is not strict JSON, or its `authorization` member is not a valid quorum.",
+            ["invalid_body", "invalid_json", "invalid_authorization"],
+          ),
           "401": ERR.unauthorized,
           "405": ERR.methodNotAllowed,
           "408": ERR.timeout,

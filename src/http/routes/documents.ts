@@ -6,6 +6,7 @@
 
 import { base58 } from "@scure/base";
 import { badRequest, ServiceError } from "../../errors.ts";
+import { checkDocument } from "../../domain/governance.ts";
 import type { DocumentKind } from "../../domain/intent.ts";
 import { requireBearer } from "../auth.ts";
 import { readBody } from "../read_body.ts";
@@ -35,6 +36,8 @@ export function postDocument(kind: DocumentKind) {
       deadlines: app.deadlines,
     });
     if (bytes.length === 0) throw badRequest("invalid_body", `body: the ${kind} must not be empty`);
+    // Sent as JSON it must be strict JSON, and an `authorization` member a valid quorum.
+    checkDocument({ contentType, bytes });
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
     const id = base58.encode(digest);
     const outcome = await app.store.putDocument(kind, id, { contentType, bytes });

@@ -6,6 +6,7 @@
 import { badRequest, ServiceError } from "../../errors.ts";
 import { submitIntent } from "../../domain/submit.ts";
 import { renderIntent } from "../../domain/record.ts";
+import type { IntentState } from "../../domain/intent.ts";
 import { normalizeIntentId } from "../../domain/submission.ts";
 import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
@@ -25,8 +26,10 @@ export async function postIntent(request: Request, ctx: RequestContext): Promise
     },
     value,
   );
-  ctx.accepted = { variant: record.variant, kind: record.authorship.kind };
-  return json(201, renderIntent(record, value), {
+  const pending = record.state === "pending";
+  ctx.accepted = { variant: record.variant, kind: record.authorship.kind, pending };
+  // 202: stored, and waiting for approvals (CONTRACT §10); either way the id is taken.
+  return json(pending ? 202 : 201, renderIntent(record, { parsed: value }), {
     location: `/intents/${encodeURIComponent(record.id)}`,
   });
 }
@@ -56,10 +59,12 @@ export async function getIntent(request: Request, { app, params }: RequestContex
   const id = intentIdOf(params[0]);
   const record = id === null ? null : await app.store.getIntent(id);
   if (!record) throw new ServiceError(404, "not_found", "no such intent");
-  return json(200, renderIntent(record));
+  return json(200, renderIntent(record, { now: app.now() }));
 }
 
-/** `GET /intents?limit=&cursor=` (admin): newest first. */
+const STATES = new Set<string>(["pending", "accepted", "expired"]);
+
+/** `GET /intents?limit=&cursor=&state=` (admin): newest first. */
 export async function listIntents(request: Request, { app }: RequestContext): Promise<Response> {
   requireBearer(request, [app.settings.adminToken]);
   const params = new URL(request.url).searchParams;
@@ -71,13 +76,19 @@ export async function listIntents(request: Request, { app }: RequestContext): Pr
     }
     limit = Number(rawLimit);
   }
+  const rawState = params.get("state");
+  if (rawState !== null && !STATES.has(rawState)) {
+    throw badRequest("invalid_body", "state: must be pending, accepted or expired");
+  }
+  const state = rawState === null ? undefined : rawState as IntentState;
   const cursor = params.get("cursor") || null;
   const before = cursor === null ? undefined : await readPosition(app.store, cursor);
   if (before === null) {
     throw badRequest("invalid_body", "cursor: is not a cursor this service handed out");
   }
-  const page = await app.store.listIntents({ limit, before });
-  const items = page.items.map((record) => renderIntent(record));
+  const now = app.now();
+  const page = await app.store.listIntents({ limit, before, state, now });
+  const items = page.items.map((record) => renderIntent(record, { now }));
   const next = page.next === null ? null : String(page.next);
   return json(200, `{"items":[${items.join(",")}],"cursor":${JSON.stringify(next)}}`);
 }

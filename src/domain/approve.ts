@@ -1,0 +1,161 @@
+/**
+ * Approvals over time (CONTRACT §10): reading what a pending intent waits
+ * for, adding one signer's approval, and the expiry of a pending intent.
+ *
+ * Each change is one atomic commit checked against the version of the intent
+ * it was decided on; when another change got there first, the intent is read
+ * again and the decision made again, so concurrent approvals on any number of
+ * processes are all counted and exactly one of them accepts the intent.
+ * @module
+ */
+
+import { base64urlnopad } from "@scure/base";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { badRequest, ServiceError } from "../errors.ts";
+import { type VerifyContext, verifySignature } from "./authorship.ts";
+import { reachesThreshold, stateAt } from "./governance.ts";
+import type { Approval, StoredIntent } from "./intent.ts";
+import { canonicalBytes } from "./jcs.ts";
+import { decodePublicKey } from "./public_keys.ts";
+import { renderApproval, signedObject } from "./record.ts";
+import { ApprovalBodySchema } from "./schemas.ts";
+import { type DecodedSignature, decodeSignature } from "./signature.ts";
+import type { Store } from "./store.ts";
+import { validate } from "./validate.ts";
+
+/** What the approval use cases need. */
+export interface ApproveDeps extends VerifyContext {
+  store: Pick<Store, "getIntentEntry" | "changeIntent" | "scheduleExpiry">;
+  now: () => Date;
+}
+
+/** Changes of one intent tried, at most, before giving up (each loss means another change won). */
+const MAX_ATTEMPTS = 100;
+
+const NO_SUCH = () => new ServiceError(404, "not_found", "no such intent awaiting approvals");
+
+/**
+ * The view of `GET /intents/{id}/approvals`: for a pending intent what its
+ * approvers sign and who has approved; else only its state.
+ */
+export function approvalsView(intent: StoredIntent, now: Date): Record<string, unknown> {
+  const state = stateAt(intent, now);
+  if (state !== "pending") return { id: intent.id, state };
+  const signed = signedObject(intent);
+  const view: Record<string, unknown> = { id: intent.id, state, variant: intent.variant };
+  view[intent.variant === "A" ? "template_id" : "policy_id"] = intent.refId;
+  view.signed = signed;
+  view.challenge = base64urlnopad.encode(sha256(canonicalBytes(signed)));
+  view.approval = renderApproval(intent.approval!);
+  return view;
+}
+
+/**
+ * `GET /intents/{id}/approvals`.
+ *
+ * @throws {ServiceError} 404 unless an intent under a governed document has this id.
+ */
+export async function readApprovals(deps: ApproveDeps, id: string) {
+  const entry = await deps.store.getIntentEntry(id);
+  if (!entry?.intent.approval) throw NO_SUCH();
+  return approvalsView(entry.intent, deps.now());
+}
+
+/** The document's key text for a key id, or undefined when the key is not a signer. */
+function signerText(approval: Approval, keyId: string): string | undefined {
+  for (const keyText of Object.keys(approval.signers)) {
+    // Keys were checked when the document was stored; decoding is served from the key cache.
+    if (decodePublicKey(keyText, "signer", "any").id === keyId) return keyText;
+  }
+  return undefined;
+}
+
+/** The one signature of an approval body, or a 400 naming what is wrong. */
+function readApproval(value: unknown): DecodedSignature & { kind: "Ed25519" | "Passkey" } {
+  const body = validate(ApprovalBodySchema, value, "");
+  const signature = body.signature as Record<string, unknown> | null;
+  if (typeof signature === "object" && signature !== null && "Multisig" in signature) {
+    throw badRequest("invalid_body", "signature.Multisig: an approval is one Ed25519 or Passkey");
+  }
+  return decodeSignature(signature, "signature", { nested: true }) as
+    & DecodedSignature
+    & { kind: "Ed25519" | "Passkey" };
+}
+
+/**
+ * `POST /intents/{id}/approvals`: adds one signer's approval. Order of checks:
+ * 400 (shape, encodings), 404, 409 `not_pending`, 400 `invalid_signature`,
+ * 403 `signer_not_authorized`, 409 `already_approved`.
+ *
+ * @returns the view after the approval: still pending, or accepted when it
+ *   reached the threshold.
+ */
+export async function approveIntent(deps: ApproveDeps, id: string, value: unknown) {
+  const signature = readApproval(value);
+  let entry = await deps.store.getIntentEntry(id);
+  if (!entry?.intent.approval) throw NO_SUCH();
+  const notPending = () =>
+    new ServiceError(409, "not_pending", `the intent is ${stateAt(entry!.intent, deps.now())}`);
+  if (stateAt(entry.intent, deps.now()) !== "pending") throw notPending();
+  // Verified once: the signed object of an intent never changes.
+  await verifySignature(signature, canonicalBytes(signedObject(entry.intent)), deps);
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const { intent, version } = entry!;
+    const approval = intent.approval!;
+    const now = deps.now();
+    if (stateAt(intent, now) !== "pending") throw notPending();
+    const key = signerText(approval, signature.keyId);
+    if (key === undefined) {
+      throw new ServiceError(
+        403,
+        "signer_not_authorized",
+        `${signature.path}: the key is not a signer of the document`,
+      );
+    }
+    if (approval.approvals.some((a) => a.key === key)) {
+      throw new ServiceError(409, "already_approved", "this key has approved the intent");
+    }
+    const approvals = [...approval.approvals, { key, kind: signature.kind, at: now.toISOString() }];
+    const next = { ...approval, approvals };
+    const accepted = reachesThreshold(next);
+    const changed = await deps.store.changeIntent({
+      intent: { ...intent, state: accepted ? "accepted" : "pending", approval: next },
+      version,
+      type: accepted ? "intent.accepted" : "intent.approval_added",
+    });
+    if (changed) return approvalsView(changed, now);
+    // Another change of this intent came first: decide again on what it left.
+    entry = await deps.store.getIntentEntry(id);
+    if (!entry) throw NO_SUCH();
+  }
+  throw new Error("the intent keeps changing under its approvals");
+}
+
+/**
+ * Records a pending intent's expiry once its deadline has passed: its
+ * `intent.expired` event. Idempotent: an intent accepted or expired already
+ * is left alone; one whose deadline has not come is scheduled again.
+ *
+ * @returns what happened.
+ */
+export async function expireIntent(
+  deps: Pick<ApproveDeps, "store" | "now">,
+  id: string,
+): Promise<"expired" | "unchanged" | "later"> {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const entry = await deps.store.getIntentEntry(id);
+    if (!entry || entry.intent.state !== "pending" || !entry.intent.approval) return "unchanged";
+    const due = Date.parse(entry.intent.approval.expiresAt) - deps.now().getTime();
+    if (due > 0) {
+      await deps.store.scheduleExpiry(id, due);
+      return "later";
+    }
+    const changed = await deps.store.changeIntent({
+      intent: { ...entry.intent, state: "expired" },
+      version: entry.version,
+      type: "intent.expired",
+    });
+    if (changed) return "expired";
+  }
+  throw new Error("the intent keeps changing under its expiry");
+}

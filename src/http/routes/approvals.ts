@@ -1,0 +1,33 @@
+/**
+ * `GET /intents/{id}/approvals` and `POST /intents/{id}/approvals` (public,
+ * CONTRACT §10): the id is shared among the signers of a governed document.
+ * @module
+ */
+
+import { ServiceError } from "../../errors.ts";
+import { approveIntent, readApprovals } from "../../domain/approve.ts";
+import { readJsonBody, type RequestContext } from "../context.ts";
+import { json } from "../respond.ts";
+import { intentIdOf } from "./intents.ts";
+
+function deps(ctx: RequestContext) {
+  const { app } = ctx;
+  return { store: app.store, passkey: app.passkey, now: app.now };
+}
+
+/** `GET /intents/{id}/approvals`. */
+export async function getApprovals(_request: Request, ctx: RequestContext): Promise<Response> {
+  const id = intentIdOf(ctx.params[0]);
+  if (id === null) throw new ServiceError(404, "not_found", "no such intent awaiting approvals");
+  return json(200, await readApprovals(deps(ctx), id));
+}
+
+/** `POST /intents/{id}/approvals`: 200 with the view after the approval. */
+export async function postApproval(request: Request, ctx: RequestContext): Promise<Response> {
+  const { value } = await readJsonBody(request, ctx.app);
+  const id = intentIdOf(ctx.params[0]);
+  if (id === null) throw new ServiceError(404, "not_found", "no such intent awaiting approvals");
+  const view = await approveIntent(deps(ctx), id, value);
+  ctx.approved = { accepted: view.state === "accepted" };
+  return json(200, view);
+}
