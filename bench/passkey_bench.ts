@@ -1,6 +1,7 @@
 import { base58 } from "@scure/base";
 import { type PasskeyAssertion, type PasskeyPolicy, verifyPasskey } from "../src/domain/passkey.ts";
-import { verifyP256 } from "../src/crypto/p256.ts";
+import { type P256Backend, P256PublicKey, verifyP256 } from "../src/crypto/p256.ts";
+import { sha256 } from "@noble/hashes/sha2.js";
 import { SoftwarePasskey } from "../tests/support/authenticator.ts";
 
 const policy: PasskeyPolicy = {
@@ -54,7 +55,30 @@ Deno.bench(
   },
 );
 
-const message = new Uint8Array(69);
-Deno.bench("verifyP256 alone (Web Crypto verify, warm key cache)", { group: "parts" }, async () => {
-  await verifyP256(uncompressed.publicKey, message, uncompressed.signature);
-});
+// verifyP256 alone, per backend: the message is what the passkey verifier builds
+// (authenticator data ‖ SHA-256(client data)), the key decoded once and kept (as
+// the service's key cache keeps it) or decoded from its bytes on every call.
+const p256Message = Uint8Array.of(
+  ...uncompressed.authenticatorData,
+  ...sha256(new TextEncoder().encode(uncompressed.clientData)),
+);
+const keptKey = new P256PublicKey(uncompressed.publicKey as Uint8Array);
+for (const backend of ["webcrypto", "noble"] as P256Backend[]) {
+  if (!(await verifyP256(keptKey, p256Message, uncompressed.signature, { backend }))) {
+    throw new Error(`bench signature does not verify on ${backend}`);
+  }
+  Deno.bench(
+    `verifyP256 ${backend}, key kept`,
+    { group: `p256 ${backend}`, baseline: true },
+    async () => {
+      await verifyP256(keptKey, p256Message, uncompressed.signature, { backend });
+    },
+  );
+  Deno.bench(
+    `verifyP256 ${backend}, key decoded each call`,
+    { group: `p256 ${backend}` },
+    async () => {
+      await verifyP256(uncompressed.publicKey, p256Message, uncompressed.signature, { backend });
+    },
+  );
+}

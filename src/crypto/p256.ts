@@ -1,90 +1,44 @@
 /**
- * P-256 public keys and ECDSA P-256 / SHA-256 verification through Web Crypto.
+ * ECDSA P-256 / SHA-256 verification of WebAuthn signatures (ES256), identical
+ * on every backend:
  *
- * noble decodes and validates points (Web Crypto cannot import compressed
- * keys everywhere); Web Crypto does the verification itself. A decoded key
- * keeps its imported Web Crypto key, because importing costs about as much
- * as a verify.
+ * - the signature is strict ASN.1 DER (`der.ts`), with r and s in [1, n − 1];
+ * - high S is accepted: authenticators do not normalise s;
+ * - the key is a SEC1 point, compressed or uncompressed, decoded and checked
+ *   once by {@link P256PublicKey}.
+ *
+ * Web Crypto verifies when it supports ECDSA P-256; noble (pure JavaScript) is
+ * the fallback. Both receive the same r ‖ s from the one DER parser.
  * @module
  */
 
-import { p256 } from "@noble/curves/nist.js";
+import { decodeP256PublicKey, P256PublicKey } from "./p256_public_key.ts";
 import { parseDerEcdsaSignature } from "./der.ts";
+import { verifyWithNoble } from "./_p256_noble.ts";
+import { verifyWithWebCrypto } from "./_p256_webcrypto.ts";
+import { webCryptoVerifiesP256 } from "./_p256_probe.ts";
+
+export { decodeP256PublicKey, P256PublicKey };
+
+/** Where the verification is computed. */
+export type P256Backend = "webcrypto" | "noble";
+
+let defaultBackend: Promise<P256Backend> | undefined;
+/** The default backend once probed, so verification need not wait for the probe again. */
+let probedBackend: P256Backend | undefined;
 
 /**
- * Decodes a SEC1 P-256 public key and returns both encodings.
+ * The backend {@link verifyP256} uses by default, probed once, lazily:
+ * "webcrypto" when Web Crypto verifies a fixed RFC 6979 high-S and low-S
+ * signature and rejects one over another message, else "noble".
  *
- * @param bytes 33-byte compressed (`02`/`03` ‖ x) or 65-byte uncompressed (`04` ‖ x ‖ y) point.
- * @returns the point in compressed and uncompressed SEC1 form.
- * @throws {RangeError} when the bytes are not a valid point on the curve, use another
- * length or prefix, or encode the point at infinity.
- *
- * @example
- * ```ts
- * const { compressed } = decodeP256PublicKey(uncompressedKey); // compressed.length === 33
- * ```
+ * @returns the default backend.
  */
-export function decodeP256PublicKey(
-  bytes: Uint8Array,
-): { compressed: Uint8Array; uncompressed: Uint8Array } {
-  if (!(bytes instanceof Uint8Array) || (bytes.length !== 33 && bytes.length !== 65)) {
-    throw new RangeError("Invalid P-256 public key: expected 33 or 65 bytes");
-  }
-  let point;
-  try {
-    // fromBytes checks the prefix, coordinates < p and the curve equation (SEC 1 §2.3.4, §3.2.2);
-    // infinity has no encoding in noble's default P-256, so it cannot be decoded at all.
-    point = p256.Point.fromBytes(bytes);
-  } catch {
-    throw new RangeError("Invalid P-256 public key: not a point on the curve");
-  }
-  return { compressed: point.toBytes(true), uncompressed: point.toBytes(false) };
-}
-
-/**
- * A decoded P-256 public key: the point in both SEC1 forms, checked once. A
- * kept key (see the key cache of `src/domain/public_keys.ts`) is imported once.
- */
-export class P256PublicKey {
-  /** The 33-byte compressed SEC1 form: equal points have equal compressed forms. */
-  readonly compressed: Uint8Array;
-  /** The 65-byte uncompressed SEC1 form. */
-  readonly uncompressed: Uint8Array;
-
-  /**
-   * @param bytes a SEC1 point, compressed (33 bytes) or uncompressed (65 bytes).
-   * @throws {RangeError} when the bytes are not a valid point (see {@link decodeP256PublicKey}).
-   */
-  constructor(bytes: Uint8Array) {
-    const { compressed, uncompressed } = decodeP256PublicKey(bytes);
-    this.compressed = compressed;
-    this.uncompressed = uncompressed;
-  }
-}
-
-/** Imported Web Crypto keys, kept as long as their decoded key object lives. */
-const imported = new WeakMap<P256PublicKey, Promise<CryptoKey>>();
-
-/** The Web Crypto key for `publicKey`, imported on first use. */
-function verificationKey(publicKey: P256PublicKey): Promise<CryptoKey> {
-  let key = imported.get(publicKey);
-  if (key === undefined) {
-    key = crypto.subtle.importKey(
-      "raw",
-      publicKey.uncompressed as Uint8Array<ArrayBuffer>,
-      // Uncompressed raw import is the one form every Web Crypto implementation accepts.
-      { name: "ECDSA", namedCurve: "P-256" },
-      false, // never exported
-      ["verify"],
-    );
-    const pending = key;
-    // A failed import must not stick: drop it so the next call retries.
-    pending.catch(() => {
-      if (imported.get(publicKey) === pending) imported.delete(publicKey);
-    });
-    imported.set(publicKey, pending);
-  }
-  return key;
+export function p256DefaultBackend(): Promise<P256Backend> {
+  defaultBackend ??= webCryptoVerifiesP256()
+    .then((native): P256Backend => native ? "webcrypto" : "noble")
+    .then((backend) => probedBackend = backend);
+  return defaultBackend;
 }
 
 /**
@@ -94,9 +48,11 @@ function verificationKey(publicKey: P256PublicKey): Promise<CryptoKey> {
  * @param publicKey a decoded key, or a SEC1 point (compressed or uncompressed) decoded for this call.
  * @param message the signed bytes; hashed with SHA-256 here.
  * @param derSignature the signature as strict DER.
+ * @param options `backend` forces a backend; by default {@link p256DefaultBackend}.
  * @returns `true` when the signature verifies; `false` when it is not strict DER, has
  * `r` or `s` out of range, or does not verify.
  * @throws {RangeError} when `publicKey` is not a valid P-256 point.
+ * @throws {TypeError} when `message` is not a `Uint8Array` or the backend is unknown.
  *
  * @example
  * ```ts
@@ -107,21 +63,27 @@ export async function verifyP256(
   publicKey: P256PublicKey | Uint8Array,
   message: Uint8Array,
   derSignature: Uint8Array,
+  options: { backend?: P256Backend } = {},
 ): Promise<boolean> {
   const decoded = publicKey instanceof P256PublicKey ? publicKey : new P256PublicKey(publicKey);
-  const key = await verificationKey(decoded);
+  if (!(message instanceof Uint8Array)) {
+    throw new TypeError("Cannot verify P-256: message must be a Uint8Array");
+  }
   let rs: Uint8Array;
   try {
     rs = parseDerEcdsaSignature(derSignature);
   } catch {
     return false;
   }
-  return await crypto.subtle.verify(
-    // Web Crypto's ECDSA takes raw r || s (IEEE P1363) and hashes the message itself;
-    // it does not impose low S, which is what WebAuthn needs.
-    { name: "ECDSA", hash: "SHA-256" },
-    key,
-    rs as Uint8Array<ArrayBuffer>,
-    message as Uint8Array<ArrayBuffer>,
-  );
+  const backend = options.backend ?? probedBackend ?? await p256DefaultBackend();
+  switch (backend) {
+    case "noble":
+      return verifyWithNoble(decoded, message, rs);
+    case "webcrypto":
+      // A copy of the message: Web Crypto reads it after the key import is awaited,
+      // and the verdict must be on the bytes as they were at the call.
+      return await verifyWithWebCrypto(decoded, message.slice(), rs as Uint8Array<ArrayBuffer>);
+    default:
+      throw new TypeError(`Cannot verify P-256: unknown backend "${String(backend)}"`);
+  }
 }
