@@ -3,20 +3,31 @@
  * `invalid_body` (nesting, more than 16 signers or signatures, bad weights
  * and thresholds, one key named twice, no signers); entries by non-signers,
  * a signer signing twice, weights below the threshold and an entry that does
- * not verify are 400 `invalid_signature`.
+ * not verify are 400 `invalid_signature`. An Ed25519 signer key outside the
+ * prime-order subgroup is `invalid_body`: the holder of the secret of A can
+ * sign under A + T (T of order 8) too, and would count as two signers.
  */
 
+import assert from "node:assert/strict";
 import { base58 } from "@scure/base";
-import { ed25519Signature, generateEd25519Key, multisigSignature } from "../../client/mod.ts";
+import {
+  ed25519Signature,
+  generateEd25519Key,
+  type Intent,
+  multisigSignature,
+  type Payload,
+  signedBytes,
+} from "../../client/mod.ts";
 import {
   expectCreated,
+  expectError,
   keyText,
   newIntent,
   newPayload,
   passkeySig,
   withHarness,
 } from "../support/fixtures.ts";
-import { compressed } from "../support/keys.ts";
+import { compressed, torsionTwin } from "../support/keys.ts";
 import { submitKit } from "../support/submit_kit.ts";
 
 Deno.test("POST /intents refuses malformed and unmet Multisigs", async (t) => {
@@ -164,6 +175,109 @@ Deno.test("POST /intents refuses malformed and unmet Multisigs", async (t) => {
         { authorship: { Signed: signature }, intent },
         "authorship.Signed.Multisig.signatures[1]",
       );
+    });
+
+    // ---- one secret, one signer ----
+
+    /** A and A + T from one secret, with signatures under each over `value`. */
+    const twins = (value: Payload | Intent) => {
+      const a = generateEd25519Key();
+      const twin = torsionTwin(a.secretKey);
+      const twinText = base58.encode(twin.publicKey);
+      const underTwin = {
+        Ed25519: {
+          pub_key: twinText,
+          signature: base58.encode(twin.sign(signedBytes(value))),
+        },
+      };
+      return { a, twinText, underA: ed25519Signature(value, a), underTwin };
+    };
+
+    /** Asserts the refusal of the A + T signer, named by its path, and of nothing else. */
+    const outsideSubgroup = async (body: unknown, signersPath: string, twin: string, a: string) => {
+      const message = await expectError(await h.submit(body), 400, "invalid_body", {
+        mentions: [signersPath, twin.slice(0, 32)],
+        notEcho: a.slice(0, 32),
+      });
+      assert.ok(message.startsWith(signersPath), message);
+      assert.ok(message.endsWith(": is not in the prime-order subgroup"), message);
+    };
+
+    await t.step(
+      "a signature under A + T made with the secret of A verifies on its own (201)",
+      async () => {
+        // The premise of the rule below: this is a valid signer that the secret of A controls.
+        const payload = newPayload(templateId);
+        const { twinText, underTwin } = twins(payload);
+        const record = await expectCreated(await h.submit({ payload, signature: underTwin }));
+        assert.deepEqual(record.authorship, { kind: "Ed25519", signers: [twinText] });
+      },
+    );
+
+    await t.step(
+      "refuses a 2-of-2 Multisig of A and A + T signed by the one secret of A",
+      async () => {
+        const payload = newPayload(templateId);
+        const { a, twinText, underA, underTwin } = twins(payload);
+        const signature = multisigSignature({
+          signers: { [keyText(a)]: 1, [twinText]: 1 },
+          threshold: 2,
+          signatures: [underA, underTwin],
+        });
+        await outsideSubgroup(
+          { payload, signature },
+          "signature.Multisig.pub_key.signers",
+          twinText,
+          keyText(a),
+        );
+        const got = await h.fetch(`/intents/${payload.id}`, { headers: { authorization: h.auth } });
+        await expectError(got, 404, "not_found");
+
+        const intent = newIntent(policyId);
+        const b = twins(intent);
+        const signed = multisigSignature({
+          signers: { [keyText(b.a)]: 1, [b.twinText]: 1 },
+          threshold: 2,
+          signatures: [b.underA, b.underTwin],
+        });
+        await outsideSubgroup(
+          { authorship: { Signed: signed }, intent },
+          "authorship.Signed.Multisig.pub_key.signers",
+          b.twinText,
+          keyText(b.a),
+        );
+      },
+    );
+
+    await t.step("refuses A + T as the one signer of a 1-of-1 Multisig", async () => {
+      const payload = newPayload(templateId);
+      const { a, twinText, underTwin } = twins(payload);
+      const signature = multisigSignature({
+        signers: { [twinText]: 1 },
+        threshold: 1,
+        signatures: [underTwin],
+      });
+      await outsideSubgroup(
+        { payload, signature },
+        "signature.Multisig.pub_key.signers",
+        twinText,
+        keyText(a),
+      );
+    });
+
+    await t.step("still accepts a 2-of-2 Multisig of two prime-order keys", async () => {
+      const payload = newPayload(templateId);
+      const a = generateEd25519Key();
+      const b = generateEd25519Key();
+      const signature = multisigSignature({
+        signers: { [keyText(a)]: 1, [keyText(b)]: 1 },
+        threshold: 2,
+        signatures: [ed25519Signature(payload, a), ed25519Signature(payload, b)],
+      });
+      const record = await expectCreated(await h.submit({ payload, signature }));
+      const authorship = record.authorship as { kind: string; signers: string[] };
+      assert.equal(authorship.kind, "Multisig");
+      assert.deepEqual([...authorship.signers].sort(), [keyText(a), keyText(b)].sort());
     });
   });
 });
