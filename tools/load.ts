@@ -14,7 +14,9 @@
  * (default ed25519; multisig is three Ed25519 signers, threshold 3), `--pid P`
  * (read the server's memory from /proc), `--spawn` (start `main.ts` with a
  * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`, default 32; `--server S` spawns
- * another script instead, e.g. `tools/minimal_server.ts`), `--warmup W`
+ * another script instead, e.g. `tools/minimal_server.ts`; `--base DIR` runs
+ * the script of another checkout of the project, from that folder, to compare
+ * commits), `--warmup W`
  * submissions sent first and left out of the figures (default 1000),
  * `--max-seconds S` (stop sending after S seconds, default 300), `--origin O`
  * (the passkey client data origin; default `http://localhost:8000`, which a
@@ -25,24 +27,23 @@
  * @module
  */
 
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { base58 } from "@scure/base";
 import {
-  type Ed25519Signature,
-  type Intent,
-  IntentsClient,
-  multisigSignature,
-  passkeySignature,
-  type Payload,
-  type Signature,
-  signedBytes,
-} from "../client/mod.ts";
-import { SoftwarePasskey } from "../tests/support/authenticator.ts";
-import { Http1Connection, postRequest } from "./_http1.ts";
+  addReference,
+  bodyBuilder,
+  buildBodies,
+  commitOf,
+  drive,
+  projectRoot,
+  readMemory,
+  round,
+  type Spawned,
+  spawnServer,
+  summary,
+} from "./_load_parts.ts";
 
-const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 const MAX_N = 1_000_000;
 const MAX_CONCURRENCY = 1024;
 
@@ -57,8 +58,10 @@ interface Options {
   pid: number | undefined;
   spawn: boolean;
   batchMax: number;
-  /** Script `--spawn` starts, relative to the project root. */
+  /** Script `--spawn` starts, relative to `base`. */
   server: string;
+  /** The checkout `--spawn` runs the server from (this one unless `--base`). */
+  base: string;
   warmup: number;
   maxSeconds: number;
   origin: string;
@@ -77,7 +80,7 @@ function intOption(raw: string | undefined, name: string, fallback: number, max:
 }
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
-  "[--server S]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
+  "[--server S] [--base DIR]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
   "[--pid P] [--warmup W] [--max-seconds S] [--origin O] [--json]";
 
 function readOptions(args: string[]): Options {
@@ -106,6 +109,7 @@ function parseOptions(args: string[]) {
       spawn: { type: "boolean" },
       "batch-max": { type: "string" },
       server: { type: "string" },
+      base: { type: "string" },
       warmup: { type: "string" },
       "max-seconds": { type: "string" },
       origin: { type: "string" },
@@ -134,6 +138,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     spawn: values.spawn ?? false,
     batchMax: intOption(values["batch-max"], "batch-max", 32, 99),
     server: values.server ?? "main.ts",
+    base: values.base === undefined ? projectRoot : resolve(values.base),
     warmup: intOption(values.warmup, "warmup", 1000, MAX_N),
     maxSeconds: intOption(values["max-seconds"], "max-seconds", 300, 3600),
     origin: values.origin ?? "http://localhost:8000",
@@ -141,6 +146,10 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
   };
   if (options.n < 1 || options.concurrency < 1) fail("--n and --concurrency must be at least 1");
   if (options.spawn === (options.url !== undefined)) fail("give exactly one of --url and --spawn");
+  if (values.base !== undefined && !options.spawn) fail("--base needs --spawn");
+  if (options.spawn && !existsSync(join(options.base, options.server))) {
+    fail(`there is no ${options.server} in ${options.base}`);
+  }
   if (options.url !== undefined) {
     if (!options.token) fail("--token is needed with --url (templates and policies are admin)");
     let host: string;
@@ -156,232 +165,39 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
   return options;
 }
 
-/** A server this tool started: `main.ts` with a temp KV file. */
-interface Spawned {
-  url: string;
-  token: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-async function spawnServer(script: string, batchMax: number): Promise<Spawned> {
-  const dir = await Deno.makeTempDir({ prefix: "intents-load-" });
-  const token = crypto.randomUUID().replaceAll("-", "");
-  const child = new Deno.Command(Deno.execPath(), {
-    // The same V8 flag as `deno task start`: a small young generation keeps RSS low.
-    args: ["run", "-A", "--quiet", "--v8-flags=--max-semi-space-size=8", join(projectRoot, script)],
-    cwd: projectRoot,
-    env: {
-      PORT: "0",
-      HOSTNAME: "127.0.0.1",
-      KV_PATH: join(dir, "intents.kv"),
-      ADMIN_TOKEN: token,
-      COMMIT_BATCH_MAX: String(batchMax),
-      PASSKEY_ORIGINS: "http://localhost:8000",
-    },
-    // The request log is written as in production and discarded.
-    stdout: "null",
-    stderr: "piped",
-    stdin: "null",
-  }).spawn();
-  const decoder = new TextDecoder();
-  let err = "";
-  const reader = child.stderr.getReader();
-  const deadline = Date.now() + 20_000;
-  let port: number | undefined;
-  while (port === undefined) {
-    if (Date.now() > deadline) fail(`the server did not listen within 20 s: ${err}`);
-    const { value, done } = await reader.read();
-    if (done) fail(`the server exited before listening: ${err}`);
-    err += decoder.decode(value, { stream: true });
-    const match = /listening on http:\/\/[^:]+:(\d+)/.exec(err);
-    if (match) port = Number(match[1]);
-  }
-  // Keep draining stderr so the server never blocks on it.
-  const drain = (async () => {
-    while (!(await reader.read()).done) { /* discard */ }
-  })();
-  return {
-    url: `http://127.0.0.1:${port}`,
-    token,
-    pid: child.pid,
-    async stop() {
-      child.kill("SIGTERM");
-      await child.status;
-      await drain;
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
-}
-
-/**
- * Peak and current resident memory of a process, in bytes, from /proc (Linux;
- * Deno reads /proc only with all permissions, hence `deno run -A` in the task).
- */
-function readMemory(pid: number): { peak: number; current: number } | null {
-  try {
-    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-    const kb = (name: string) =>
-      Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1]);
-    const peak = kb("VmHWM");
-    const current = kb("VmRSS");
-    return Number.isFinite(peak) && Number.isFinite(current)
-      ? { peak: peak * 1024, current: current * 1024 }
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Ed25519 signer on Web Crypto: the native signer builds 100,000 bodies in seconds. */
-interface WebCryptoSigner {
-  publicKey: string;
-  sign(bytes: Uint8Array): Promise<Ed25519Signature>;
-}
-
-async function webCryptoSigner(): Promise<WebCryptoSigner> {
-  const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
-    "sign",
-    "verify",
-  ]) as CryptoKeyPair;
-  const publicKey = base58.encode(
-    new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey)),
-  );
-  return {
-    publicKey,
-    async sign(bytes) {
-      const signature = new Uint8Array(
-        await crypto.subtle.sign("Ed25519", pair.privateKey, bytes as Uint8Array<ArrayBuffer>),
-      );
-      return { Ed25519: { pub_key: publicKey, signature: base58.encode(signature) } };
-    },
-  };
-}
-
-/** Builds signed bodies of the chosen variant and kind; the signed bytes come from the client library. */
-async function bodyBuilder(
-  options: Options,
-  refId: string,
-): Promise<(index: number) => Promise<Uint8Array>> {
-  const encoder = new TextEncoder();
-  const single = await webCryptoSigner();
-  const trio = [single, await webCryptoSigner(), await webCryptoSigner()];
-  const passkey = options.kind === "passkey" ? await SoftwarePasskey.create() : undefined;
-  const run = crypto.randomUUID().slice(0, 8);
-
-  async function sign(value: Payload | Intent): Promise<Signature> {
-    const bytes = signedBytes(value);
-    if (options.kind === "ed25519") return await single.sign(bytes);
-    if (options.kind === "multisig") {
-      return multisigSignature({
-        signers: Object.fromEntries(trio.map((s) => [s.publicKey, 1])),
-        threshold: 3,
-        signatures: await Promise.all(trio.map((s) => s.sign(bytes))),
-      });
-    }
-    const body = await passkey!.assert(bytes, { origin: options.origin });
-    return passkeySignature({
-      authenticatorData: base58.decode(body.authenticator_data),
-      clientDataJSON: encoder.encode(body.client_data),
-      signature: base58.decode(body.signature),
-      publicKey: base58.decode(body.pub_key),
-    });
-  }
-
-  return async (index) => {
-    // A typical intent: a few business fields.
-    const attrs = {
-      fields: { amount: `${(index % 10_000) / 100}`, currency: "EUR", reference: `load-${index}` },
-    };
-    if (options.variant === "A") {
-      const payload: Payload = { id: `load-${run}-${index}`, template_id: refId, attrs };
-      return encoder.encode(JSON.stringify({ payload, signature: await sign(payload) }));
-    }
-    const intent: Intent = { id: crypto.randomUUID(), policy_id: refId, attrs };
-    return encoder.encode(JSON.stringify({ authorship: { Signed: await sign(intent) }, intent }));
-  };
-}
-
-/** The p-th percentile (0–100) of sorted values. */
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.ceil((p / 100) * sorted.length) - 1;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))];
-}
-
-/** Sends `bodies` from `concurrency` workers; returns latencies (ms) and counts by status. */
-async function drive(
-  url: string,
-  bodies: Uint8Array[],
-  concurrency: number,
-  deadline: number,
-): Promise<{ latencies: Float64Array; statuses: Map<string, number>; seconds: number }> {
-  const latencies = new Float64Array(bodies.length);
-  const statuses = new Map<string, number>();
-  const count = (key: string) => statuses.set(key, (statuses.get(key) ?? 0) + 1);
-  let next = 0;
-  let done = 0;
-  const target = new URL(url);
-  const host = target.host;
-  const hostname = target.hostname.replace(/^\[|\]$/g, "");
-  const port = Number(target.port || 80);
-  const connections: Http1Connection[] = [];
-  const worker = async () => {
-    const connection = new Http1Connection(hostname, port);
-    connections.push(connection);
-    while (next < bodies.length && performance.now() < deadline) {
-      const i = next++;
-      const request = postRequest(host, "/intents", bodies[i]);
-      const started = performance.now();
-      try {
-        count(String(await connection.send(request)));
-      } catch {
-        count("network error");
-      }
-      latencies[done++] = performance.now() - started;
-    }
-  };
-  const started = performance.now();
-  try {
-    await Promise.all(Array.from({ length: concurrency }, worker));
-  } finally {
-    for (const connection of connections) connection.close();
-  }
-  const seconds = (performance.now() - started) / 1000;
-  return { latencies: latencies.slice(0, done).sort(), statuses, seconds };
-}
-
 async function main(): Promise<void> {
   const options = readOptions(Deno.args);
-  const spawned = options.spawn ? await spawnServer(options.server, options.batchMax) : undefined;
+  let spawned: Spawned | undefined;
+  try {
+    spawned = options.spawn
+      ? await spawnServer({
+        script: options.server,
+        batchMax: options.batchMax,
+        root: options.base,
+      })
+      : undefined;
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
   try {
     const url = (spawned?.url ?? options.url!).replace(/\/+$/, "");
     const token = spawned?.token ?? options.token!;
     const pid = spawned?.pid ?? options.pid;
-    const admin = new IntentsClient({ url, token });
-    const document = JSON.stringify({ load: true, nonce: crypto.randomUUID() });
-    const refId = options.variant === "A"
-      ? (await admin.addTemplate(document)).id
-      : (await admin.addPolicy(document)).id;
-
-    const build = await bodyBuilder(options, refId);
-    const buildStarted = performance.now();
+    const refId = await addReference(url, token, options.variant);
     const total = options.warmup + options.n;
-    const all: Uint8Array[] = new Array(total);
-    // Signing is asynchronous on Web Crypto: build in slices to keep memory and latency flat.
-    for (let i = 0; i < total; i += 256) {
-      const slice = await Promise.all(
-        Array.from({ length: Math.min(256, total - i) }, (_, k) => build(i + k)),
-      );
-      for (let k = 0; k < slice.length; k++) all[i + k] = slice[k];
-    }
-    const buildSeconds = (performance.now() - buildStarted) / 1000;
+    const built = await buildBodies(await bodyBuilder(options, refId), total);
 
     const deadline = performance.now() + options.maxSeconds * 1000;
+    const { concurrency } = options;
     if (options.warmup > 0) {
-      await drive(url, all.slice(0, options.warmup), options.concurrency, deadline);
+      await drive({ url, bodies: built.bodies.slice(0, options.warmup), concurrency, deadline });
     }
-    const result = await drive(url, all.slice(options.warmup), options.concurrency, deadline);
+    const result = await drive({
+      url,
+      bodies: built.bodies.slice(options.warmup),
+      concurrency,
+      deadline,
+    });
     const memory = pid === undefined ? null : readMemory(pid);
 
     const accepted = result.statuses.get("201") ?? 0;
@@ -390,27 +206,25 @@ async function main(): Promise<void> {
       cpus: navigator.hardwareConcurrency,
       deno: Deno.version.deno,
       mode: spawned
-        ? `spawned ${options.server}, COMMIT_BATCH_MAX=${options.batchMax}`
+        ? `spawned ${options.server}${
+          options.base === projectRoot ? "" : ` of ${options.base}`
+        }, COMMIT_BATCH_MAX=${options.batchMax}`
         : `running server at ${url}`,
+      commit: spawned ? await commitOf(options.base) : null,
       variant: options.variant,
       kind: options.kind,
       concurrency: options.concurrency,
       sent: result.latencies.length,
       warmup: options.warmup,
-      build_seconds: Math.round(buildSeconds * 100) / 100,
-      seconds: Math.round(result.seconds * 100) / 100,
+      build_seconds: round(built.seconds),
+      seconds: round(result.seconds),
       accepted_per_second: Math.round(accepted / result.seconds),
-      latency_ms: {
-        p50: Math.round(percentile(result.latencies, 50) * 100) / 100,
-        p95: Math.round(percentile(result.latencies, 95) * 100) / 100,
-        p99: Math.round(percentile(result.latencies, 99) * 100) / 100,
-        max: Math.round(percentile(result.latencies, 100) * 100) / 100,
-      },
+      latency_ms: summary(result.latencies),
       statuses: Object.fromEntries([...result.statuses].sort()),
       server_rss_mib: memory
         ? {
-          peak: Math.round(memory.peak / 2 ** 20 * 10) / 10,
-          current: Math.round(memory.current / 2 ** 20 * 10) / 10,
+          peak: round(memory.peak / 2 ** 20, 1),
+          current: round(memory.current / 2 ** 20, 1),
         }
         : null,
     };
@@ -420,7 +234,9 @@ async function main(): Promise<void> {
       const l = figures.latency_ms;
       console.log(
         [
-          `${figures.date}  ${figures.cpus} CPUs  Deno ${figures.deno}  ${figures.mode}`,
+          `${figures.date}  ${figures.cpus} CPUs  Deno ${figures.deno}  ${figures.mode}${
+            figures.commit ? ` (${figures.commit})` : ""
+          }`,
           `variant ${figures.variant}, ${figures.kind}, concurrency ${figures.concurrency}, ` +
           `${figures.sent} sent after ${figures.warmup} warm-up (bodies built in ${figures.build_seconds} s)`,
           `accepted/s   ${figures.accepted_per_second}  (${accepted} in ${figures.seconds} s)`,
