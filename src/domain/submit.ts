@@ -31,6 +31,20 @@ export interface SubmitDeps extends VerifyContext {
 
 const encoder = new TextEncoder();
 
+/**
+ * Room kept in a governed intent's record for its approvals: sixteen signers,
+ * each written twice (weights and approvals), with a kind and a time.
+ */
+const APPROVAL_RESERVE_BYTES = 8192;
+
+function tooLarge(limit: number): ServiceError {
+  return new ServiceError(
+    413,
+    "payload_too_large",
+    `body: as stored, with its numbers written in full, it is over ${limit} bytes`,
+  );
+}
+
 const UNSIGNED_REFUSED = () =>
   badRequest("unsigned_not_permitted", "authorship: Unsigned intents are not permitted");
 
@@ -85,6 +99,12 @@ function decide(
  *   form of the body would be too large.
  */
 export async function submitIntent(deps: SubmitDeps, value: unknown): Promise<StoredIntent> {
+  // JSON.stringify writes numbers as JCS does, so the record holds no literal nobody signed.
+  const body = encoder.encode(JSON.stringify(value));
+  if (body.length > MAX_STORED_BODY_BYTES) {
+    // Only long runs of numbers such as 1e20, which JCS writes in full, grow this much.
+    throw tooLarge(MAX_STORED_BODY_BYTES);
+  }
   const submission = readSubmission(value);
   let verified: Verified | null = null;
   if (submission.signature) {
@@ -104,16 +124,9 @@ export async function submitIntent(deps: SubmitDeps, value: unknown): Promise<St
     throw notFound(submission);
   }
   const { state, governance } = decide(ref, verified, deps.allowUnsigned);
-
-  // JSON.stringify writes numbers as JCS does, so the record holds no literal nobody signed.
-  const body = encoder.encode(JSON.stringify(value));
-  if (body.length > MAX_STORED_BODY_BYTES) {
-    // Only long runs of numbers such as 1e20, which JCS writes in full, grow this much.
-    throw new ServiceError(
-      413,
-      "payload_too_large",
-      `body: with its numbers written in full it is over ${MAX_STORED_BODY_BYTES} bytes`,
-    );
+  // The record of a governed intent also holds its approvals, within the same KV value.
+  if (governance && body.length > MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES) {
+    throw tooLarge(MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES);
   }
   const authorship: Authorship = verified?.authorship ?? { kind: "Unsigned", signers: [] };
   const intent: NewIntent = {
