@@ -34,8 +34,13 @@ interface Waiter {
 /** How often the head is read while anyone waits: well within the 2 s delivery bound. */
 export const HEAD_POLL_MS = 500;
 
-/** Blocks read per KV round trip when reading forward (each up to 64 KB). */
+/**
+ * Blocks read per KV round trip when reading forward, at most (each up to
+ * 64 KB). A read asks for as many as its limit needs at a block of a commit's
+ * usual 32 events, so a short page does not read blocks it will not use.
+ */
 const BLOCKS_PER_READ = 8;
+const EVENTS_PER_BLOCK = 32;
 
 /** The feed of one store. */
 export class Feed {
@@ -94,7 +99,7 @@ export class Feed {
     // after `after + 1` holds it, and every later block follows in order.
     const blocks = this.#kv.list<StoredEvent[]>(
       { prefix: keys.eventsPrefix, start: keys.events(after + 1) },
-      { limit, batchSize: Math.min(limit, BLOCKS_PER_READ) },
+      { limit, batchSize: Math.min(BLOCKS_PER_READ, Math.ceil(limit / EVENTS_PER_BLOCK)) },
     );
     for await (const block of blocks) {
       const last = block.key[1] as number;

@@ -24,9 +24,12 @@ const MAX_LIMIT = 1000;
 const MAX_WAIT_S = 30;
 /** A page stops early once its bodies pass this many bytes (a page may be shorter than `limit`). */
 const PAGE_BYTES = 1 << 20;
-/** Events per stream chunk, and their bodies' bytes, at most. */
-const STREAM_PAGE = 32;
-const STREAM_PAGE_BYTES = 256 << 10;
+/**
+ * Events per stream chunk, and their bodies' bytes, at most: what a slow
+ * reader makes the server hold (one chunk queued, one being read).
+ */
+const STREAM_PAGE = 128;
+const STREAM_PAGE_BYTES = 64 << 10;
 
 /** True when the client asks for the stream form. */
 function wantsStream(request: Request): boolean {
