@@ -7,6 +7,22 @@
 /** Longest accepted URL, in characters. */
 export const MAX_EXTRACTOR_URL_LENGTH = 2048;
 
+// Printable ASCII (0x21-0x7e) without "#" "/" "?" "@" "\\" (an authority), and without "#" "?"
+// "\\" (a path).
+const AUTHORITY = "[\\x21\\x22\\x24-\\x2e\\x30-\\x3e\\x41-\\x5b\\x5d-\\x7e]";
+const PATH = "[\\x21\\x22\\x24-\\x3e\\x40-\\x5b\\x5d-\\x7e]";
+
+/**
+ * What a pattern can state of the rule of {@link checkExtractorUrl}: empty, or
+ * `http://` or `https://`, an authority without user info, and a path, all
+ * printable ASCII with no query, fragment or backslash. Every URL the rule
+ * accepts matches (its normal form is ASCII, with the scheme in lower case);
+ * the rest of the rule (a host, the normal form) is no pattern's business.
+ * The text of a regular expression without flags, as JSON Schema's `pattern`
+ * takes it (and as `RegExp.source` would not write it: it escapes `/`).
+ */
+export const EXTRACTOR_URL_PATTERN = `^(?:https?://${AUTHORITY}+(?:/${PATH}*)?)?$`;
+
 /**
  * Checks a non-empty evidence extractor URL: absolute, scheme http or https,
  * with a host, no user info, no query, no fragment, no white space, at most

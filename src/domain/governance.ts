@@ -22,7 +22,7 @@ export function isJsonMediaType(contentType: string): boolean {
 /** Reads a validated `authorization` member into a quorum, or throws 400 `invalid_authorization`. */
 function readAuthorization(value: unknown): Quorum {
   const path = "authorization";
-  const body = validate(AuthorizationSchema, value, path, "invalid_authorization");
+  const body = validate(AuthorizationSchema, value, path, { code: "invalid_authorization" });
   const signers = new Map<string, { keyText: string; weight: number }>();
   let total = 0n;
   for (const [keyText, weight] of Object.entries(body.signers)) {

@@ -2,20 +2,34 @@
  * Request shapes, one valibot schema each. These schemas validate requests and
  * are also the source of the OpenAPI document, so the two cannot drift apart.
  *
- * The schemas check shape only (types, members, lengths, alphabets). Decoding
- * base58 into bytes and checking key points happens in `decode_signature.ts`,
- * which reports the same kind of field path.
+ * The schemas check shape (types, members, lengths, alphabets), and
+ * `ConfigBodySchema` the extractor URL rule. Decoding base58 into bytes and
+ * checking key points happens in `signature.ts`, which reports the same kind
+ * of field path. Every rule a JSON Schema can state is written as an action
+ * the OpenAPI conversion turns into a keyword (`components.ts` handles those
+ * valibot's converter does not know), so the published schema refuses what
+ * these refuse.
  * @module
  */
 
 import * as v from "valibot";
+import {
+  checkExtractorUrl,
+  EXTRACTOR_URL_PATTERN,
+  MAX_EXTRACTOR_URL_LENGTH,
+} from "./extractor_url.ts";
 
 /** Largest number of signers in a multisig descriptor and of entries in its signature list. */
 export const MAX_MULTISIG_ENTRIES = 16;
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
-// Control characters (C0, DEL, C1) are refused in ids: they break logs and terminals.
-const CONTROL = /\p{Cc}/u;
+// Control characters (Unicode's Cc: C0, DEL, C1) are refused in ids: they break logs and
+// terminals. Written as ranges and without flags so that the OpenAPI document can publish the
+// pattern as it is (JSON Schema reads patterns as ECMA-262 with the u flag: the same set).
+// deno-lint-ignore no-control-regex
+const NO_CONTROL = /^[^\x00-\x1f\x7f-\x9f]*$/;
+// Any UUID version, either case (valibot's `uuid` has flags, which JSON Schema cannot carry).
+const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 
 /**
  * A JSON object that is not an array. The array check runs before `v.record`,
@@ -30,32 +44,88 @@ const jsonObject = v.pipe(
   v.record(v.string(), v.unknown(), "expected an object"),
 );
 
-/** A base58 string of at most `max` characters. */
-function base58String(max: number) {
+/**
+ * How many base58 characters can encode a byte string of each of `lengths`:
+ * at least one per byte (each leading zero byte is one `1`), at most
+ * ceil(n · log58 256). Fewer or more characters can never decode to such a
+ * length, so the schema can state the bound; the exact length is checked on
+ * the decoded bytes.
+ */
+export function base58Chars(...lengths: number[]): { min: number; max: number } {
+  return {
+    min: Math.min(...lengths),
+    max: Math.ceil(Math.max(...lengths) * Math.log(256) / Math.log(58)),
+  };
+}
+
+/** A base58 string of `min` to `max` characters. */
+function base58String({ min, max }: { min: number; max: number }) {
   return v.pipe(
     v.string("expected a base58 string"),
     v.nonEmpty("must not be empty"),
+    v.minLength(min, `must be at least ${min} characters`),
     v.maxLength(max, `must be at most ${max} characters`),
     v.regex(BASE58, "must be base58 (Bitcoin alphabet)"),
   );
 }
 
-/** Counts code points, so that a character outside the BMP counts once. */
-function codePointLength(value: string): number {
-  let n = 0;
-  for (const _ of value) n++;
-  return n;
-}
-
-function boundedText(max: number, extra?: (s: string) => boolean, extraMessage?: string) {
+/**
+ * A string of 1 to `max` characters, counted in code points (a character
+ * outside the BMP counts once), as JSON Schema's `minLength`/`maxLength` count.
+ */
+function boundedText(max: number) {
+  const message = `must be 1 to ${max} characters`;
   return v.pipe(
     v.string("expected a string"),
-    v.check(
-      (s) => codePointLength(s) >= 1 && codePointLength(s) <= max,
-      `must be 1 to ${max} characters`,
-    ),
-    v.check((s) => (extra ? extra(s) : true), extraMessage ?? "is invalid"),
+    v.minCodePoints(1, message),
+    v.maxCodePoints(max, message),
   );
+}
+
+/** What {@link extractorUrl} checks, as far as JSON Schema can state it. */
+export interface ExtractorUrlRequirement {
+  /** Most characters. */
+  maxLength: number;
+  /** A regular expression (no flags) every accepted URL and `""` match. */
+  pattern: string;
+}
+
+/** The issue of {@link extractorUrl}; its message is the rule's reason. */
+export interface ExtractorUrlIssue extends v.BaseIssue<string> {
+  readonly kind: "validation";
+  readonly type: "extractor_url";
+  readonly requirement: ExtractorUrlRequirement;
+}
+
+/** The action of {@link extractorUrl}. */
+export interface ExtractorUrlAction extends v.BaseValidation<string, string, ExtractorUrlIssue> {
+  readonly type: "extractor_url";
+  readonly reference: typeof extractorUrl;
+  readonly requirement: ExtractorUrlRequirement;
+}
+
+/**
+ * The evidence extractor URL rule (CONTRACT §6) as a valibot action: `""` (the
+ * default) or a URL `checkExtractorUrl` accepts; the issue's message is its
+ * reason. `requirement` is the part of the rule a JSON Schema can state, which
+ * the OpenAPI document publishes as `maxLength` and `pattern`.
+ */
+export function extractorUrl(): ExtractorUrlAction {
+  return {
+    kind: "validation",
+    type: "extractor_url",
+    reference: extractorUrl,
+    async: false,
+    expects: null,
+    requirement: { maxLength: MAX_EXTRACTOR_URL_LENGTH, pattern: EXTRACTOR_URL_PATTERN },
+    "~run"(dataset, config) {
+      if (dataset.typed && dataset.value !== "") {
+        const reason = checkExtractorUrl(dataset.value);
+        if (reason !== null) v._addIssue(this, "URL", dataset, config, { message: reason });
+      }
+      return dataset;
+    },
+  };
 }
 
 /** `attrs`: optional; when present an object with a required free-form object `fields`. */
@@ -63,20 +133,22 @@ export const AttrsSchema = v.strictObject({ fields: jsonObject }, "expected an o
 
 /** `{"Ed25519": {"pub_key", "signature"}}` member body. */
 export const Ed25519Schema = v.strictObject({
-  pub_key: base58String(64),
-  signature: base58String(128),
+  pub_key: base58String(base58Chars(32)),
+  signature: base58String(base58Chars(64)),
 }, "expected an object");
 
 /** `{"Passkey": {...}}` member body. */
 export const PasskeySchema = v.strictObject({
-  authenticator_data: base58String(4096),
+  // The authenticator data and the DER signature are read by the assertion's checks, whose
+  // refusals are `invalid_signature`: only loose bounds here.
+  authenticator_data: base58String({ min: 1, max: 4096 }),
   client_data: v.pipe(
     v.string("expected a string"),
     v.nonEmpty("must not be empty"),
-    v.maxLength(8192, "must be at most 8192 characters"),
+    v.maxCodePoints(8192, "must be at most 8192 characters"),
   ),
-  pub_key: base58String(128),
-  signature: base58String(128),
+  pub_key: base58String(base58Chars(33, 65)),
+  signature: base58String({ min: 1, max: 128 }),
 }, "expected an object");
 
 /** A signature kind allowed inside a multisig list (no nesting). */
@@ -91,18 +163,19 @@ const positiveSafeInteger = v.pipe(
   v.minValue(1, "must be at least 1"),
 );
 
+/** Signers with their weights, as a Multisig descriptor and a governed document name them. */
+const SignersSchema = v.pipe(
+  // A key is Ed25519 (32 bytes) or P-256 (33 or 65 bytes).
+  v.record(base58String(base58Chars(32, 33, 65)), positiveSafeInteger, "expected an object"),
+  v.check((value) => !Array.isArray(value), "expected an object"),
+  v.minEntries(1, "must name at least one signer"),
+  v.maxEntries(MAX_MULTISIG_ENTRIES, `must name at most ${MAX_MULTISIG_ENTRIES} signers`),
+);
+
 /** `{"Multisig": {...}}` member body. */
 export const MultisigSchema = v.strictObject({
   pub_key: v.strictObject({
-    signers: v.pipe(
-      v.record(base58String(128), positiveSafeInteger, "expected an object"),
-      v.check((value) => !Array.isArray(value), "expected an object"),
-      v.check((value) => Object.keys(value).length >= 1, "must name at least one signer"),
-      v.check(
-        (value) => Object.keys(value).length <= MAX_MULTISIG_ENTRIES,
-        `must name at most ${MAX_MULTISIG_ENTRIES} signers`,
-      ),
-    ),
+    signers: SignersSchema,
     threshold: positiveSafeInteger,
   }, "expected an object"),
   signatures: v.pipe(
@@ -118,15 +191,7 @@ export const DEFAULT_APPROVAL_WINDOW_S = 604_800;
 
 /** The `authorization` member of a governed template or policy (CONTRACT §10). */
 export const AuthorizationSchema = v.strictObject({
-  signers: v.pipe(
-    v.record(base58String(128), positiveSafeInteger, "expected an object"),
-    v.check((value) => !Array.isArray(value), "expected an object"),
-    v.check((value) => Object.keys(value).length >= 1, "must name at least one signer"),
-    v.check(
-      (value) => Object.keys(value).length <= MAX_MULTISIG_ENTRIES,
-      `must name at most ${MAX_MULTISIG_ENTRIES} signers`,
-    ),
-  ),
+  signers: SignersSchema,
   threshold: positiveSafeInteger,
   unsigned: v.optional(v.boolean("expected true or false")),
   approval_window_s: v.optional(
@@ -162,18 +227,31 @@ export const SIGNATURE_KINDS = {
 export const PayloadSchema = v.strictObject({
   attrs: v.optional(AttrsSchema),
   id: v.pipe(
-    boundedText(128, (s) => !CONTROL.test(s), "must not contain control characters"),
+    boundedText(128),
+    v.regex(NO_CONTROL, "must not contain control characters"),
     // "." and ".." cannot stand as a path segment: /intents/.. would never reach the record.
-    v.check((s) => s !== "." && s !== "..", 'must not be "." or ".."'),
+    v.notValues([".", ".."], 'must not be "." or ".."'),
+    v.description("The intent id. A UUID is stored lower-cased."),
   ),
-  template_id: boundedText(128),
+  template_id: v.pipe(
+    boundedText(128),
+    v.description("The id of a stored template; one that is not stored is `template_not_found`."),
+  ),
 }, "expected an object");
 
 /** Variant B `intent`. */
 export const IntentSchema = v.strictObject({
   attrs: v.optional(AttrsSchema),
-  id: v.pipe(v.string("expected a string"), v.uuid("must be a UUID")),
-  policy_id: boundedText(128),
+  id: v.pipe(
+    v.string("expected a string"),
+    v.regex(UUID, "must be a UUID"),
+    v.metadata({ format: "uuid" }),
+    v.description("The intent id: a UUID of any version, stored lower-cased."),
+  ),
+  policy_id: v.pipe(
+    boundedText(128),
+    v.description("The id of a stored policy; one that is not stored is `policy_not_found`."),
+  ),
 }, "expected an object");
 
 /** Variant B `authorship`. */
@@ -196,7 +274,7 @@ export const VariantBSchema = v.strictObject({
 
 /** `PUT /config` body. */
 export const ConfigBodySchema = v.strictObject({
-  evidence_extractor_url: v.string("expected a string"),
+  evidence_extractor_url: v.pipe(v.string("expected a string"), extractorUrl()),
 }, "expected an object");
 
 /** Variant A payload after validation. */

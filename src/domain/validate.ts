@@ -33,25 +33,43 @@ function describe(issue: v.BaseIssue<unknown>): string {
   return issue.message;
 }
 
+/** Options of {@link validate}. */
+export interface ValidateOptions {
+  /** The code of a refusal; `invalid_body` unless given. */
+  code?: ErrorCode;
+  /**
+   * Codes other than `invalid_body` for the issues of some actions, by action
+   * type (`{ extractor_url: "invalid_evidence_extractor_url" }`). A shape
+   * problem (`invalid_body`) is reported first when a value has both.
+   */
+  codes?: Readonly<Record<string, ErrorCode>>;
+}
+
 /**
  * Validates `value` against `schema`.
  *
  * @param path where `value` sits in the request body, e.g. `"payload"`.
- * @param code the error code of a refusal; `invalid_body` unless given.
  * @returns `value` itself (not valibot's copy) typed by the schema, so the
  *   value that is verified is the value that is stored.
- * @throws {ServiceError} 400 with `code`, naming the first bad field.
+ * @throws {ServiceError} 400 `options.code` (`invalid_body` unless given), or
+ *   the code `options.codes` gives, naming the first bad field.
  */
 export function validate<S extends v.GenericSchema>(
   schema: S,
   value: unknown,
   path: string,
-  code: ErrorCode = "invalid_body",
+  options: ValidateOptions = {},
 ): v.InferOutput<S> {
-  const result = v.safeParse(schema, value, { abortEarly: true });
+  const codes = options.codes;
+  // Issues come in the order they are found; all are needed only to put shape problems first.
+  const result = v.safeParse(schema, value, { abortEarly: codes === undefined });
   if (result.success) return value as v.InferOutput<S>;
-  const issue = result.issues[0];
+  const issue = result.issues.find((item) => codes?.[item.type] === undefined) ??
+    result.issues[0];
   const keys = (issue.path ?? []).map((item) => (item as { key: unknown }).key);
   const where = fieldPath(path, ...(keys as (string | number)[])) || "body";
-  throw badRequest(code, `${where}: ${describe(issue)}`);
+  throw badRequest(
+    codes?.[issue.type] ?? options.code ?? "invalid_body",
+    `${where}: ${describe(issue)}`,
+  );
 }

@@ -15,7 +15,17 @@ function validatorsFor(doc: Json) {
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   ajv.addFormat("uuid", UUID);
   ajv.addFormat("date-time", (s: string) => !Number.isNaN(Date.parse(s)) && s.includes("T"));
-  for (const keyword of ["openapi", "info", "jsonSchemaDialect", "tags", "paths", "components"]) {
+  for (
+    const keyword of [
+      "openapi",
+      "info",
+      "jsonSchemaDialect",
+      "servers",
+      "tags",
+      "paths",
+      "components",
+    ]
+  ) {
     ajv.addKeyword({ keyword });
   }
   ajv.addSchema({ ...doc, $id: DOC_ID });

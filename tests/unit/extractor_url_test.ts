@@ -2,7 +2,11 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { checkExtractorUrl, MAX_EXTRACTOR_URL_LENGTH } from "../../src/domain/extractor_url.ts";
+import {
+  checkExtractorUrl,
+  EXTRACTOR_URL_PATTERN,
+  MAX_EXTRACTOR_URL_LENGTH,
+} from "../../src/domain/extractor_url.ts";
 
 const VALID = [
   "http://localhost:8081",
@@ -123,3 +127,37 @@ for (const [url, reason] of INVALID) {
     assert.ok(!problem.includes("x.example"), "the reason does not echo the URL");
   });
 }
+
+Deno.test("every URL the rule accepts matches the pattern the document publishes", () => {
+  const pattern = new RegExp(EXTRACTOR_URL_PATTERN, "u");
+  for (const url of ["", ...VALID, ...NOT_NORMAL.map(([, normal]) => normal)]) {
+    assert.ok(pattern.test(url), url);
+  }
+  const web = fc.webUrl({ withQueryParameters: false, withFragments: false });
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        web,
+        web.map((url) => new URL(url).href),
+        fc.tuple(web, fc.string({ unit: "binary", maxLength: 8 }), fc.nat()).map(
+          ([url, text, at]) => {
+            const i = at % (url.length + 1);
+            return url.slice(0, i) + text + url.slice(i);
+          },
+        ),
+      ),
+      (url) => {
+        if (checkExtractorUrl(url) === null) assert.ok(pattern.test(url), url);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
+
+Deno.test("the pattern refuses white space, control characters and backslashes", () => {
+  const pattern = new RegExp(EXTRACTOR_URL_PATTERN, "u");
+  for (const c of [" ", "\t", "\u00a0", "\u2028", "\u0000", "\u007f", "\u0085", "\\"]) {
+    assert.ok(!pattern.test(`https://x.example/a${c}b`), JSON.stringify(c));
+    assert.ok(!pattern.test(`https://x.ex${c}ample/`), JSON.stringify(c));
+  }
+});

@@ -100,21 +100,30 @@ export const ApprovalViewSchema = v.object({
   approval: v.optional(ApprovalSchema),
 });
 
+/**
+ * An id the service hands out and takes back: event ids and listing cursors
+ * (CONTRACT §9: printable ASCII without white space, at most 128 characters).
+ * Written without flags, so the pattern is published as it is.
+ */
+export const OpaqueIdSchema = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(128),
+  v.regex(/^[\x21-\x7e]+$/),
+);
+
 /** `GET /intents`: one page, newest first. */
 export const IntentPageSchema = v.object({
   items: v.array(IntentRecordSchema),
   cursor: v.pipe(
-    v.nullable(v.string()),
+    v.nullable(OpaqueIdSchema),
     v.description("Pass back as `cursor` for the next page; null on the last page."),
   ),
 });
 
 /** One event of the feed. */
 export const EventSchema = v.object({
-  id: v.pipe(
-    v.string(),
-    v.description("Opaque event id (at most 128 printable ASCII characters): pass as `after`."),
-  ),
+  id: v.pipe(OpaqueIdSchema, v.description("The event id: pass as `after`.")),
   type: v.pipe(
     v.string(),
     v.description(
@@ -129,7 +138,7 @@ export const EventSchema = v.object({
 export const EventPageSchema = v.object({
   events: v.array(EventSchema),
   next: v.pipe(
-    v.nullable(v.string()),
+    v.nullable(OpaqueIdSchema),
     v.description(
       "Pass as `after` for the next page: the last event's id, or the `after` given when " +
         "the page is empty; null when the feed is empty and no `after` was given.",
@@ -154,6 +163,7 @@ export const HealthSchema = v.object({ status: v.literal("ok") });
 
 /** The components converted into `components.schemas`, by name. */
 const DEFINITIONS = {
+  OpaqueId: OpaqueIdSchema,
   Attrs: schemas.AttrsSchema,
   Ed25519: schemas.Ed25519Schema,
   Passkey: schemas.PasskeySchema,
@@ -185,6 +195,8 @@ export type ComponentName = keyof typeof DEFINITIONS;
 
 /** What each component means; the shapes come from the schemas. */
 const COMPONENT_DESCRIPTIONS: Record<ComponentName, string> = {
+  OpaqueId: "An opaque id the service hands out (an event id or a listing cursor). Only ids " +
+    "this service handed out are taken back; any other is 400 `invalid_body`.",
   Attrs: "Optional attributes; `fields` is free-form.",
   Ed25519: "Ed25519 (strict RFC 8032): `pub_key` is 32 bytes, `signature` 64 bytes, both base58. " +
     "Non-canonical S, non-canonical point encodings and small-order keys or R are rejected.",
@@ -240,8 +252,41 @@ export function ref(name: ComponentName): JsonSchema {
   return { $ref: `${REF_PREFIX}${name}` };
 }
 
+/** What the conversion reads of a valibot action. */
+interface Action {
+  type: string;
+  requirement?: unknown;
+  message?: unknown;
+}
+
+/** A `v.check` action: its message, when it states a rule, goes into the field's description. */
+function describeCheck(action: Action, jsonSchema: JsonSchema): JsonSchema {
+  const message = action.message;
+  // "expected …" messages repeat the type, which the schema already states.
+  if (typeof message !== "string" || !message.startsWith("must ")) return { ...jsonSchema };
+  const before = jsonSchema.description;
+  const description = before?.startsWith(CHECKED)
+    ? `${before.slice(0, -1)}; ${message}.`
+    : `${before ? `${before} ` : ""}${CHECKED}${message}.`;
+  return { ...jsonSchema, description };
+}
+
+/** `jsonSchema` with the bound tightened: the larger `minLength` or the smaller `maxLength`. */
+function bound(jsonSchema: JsonSchema, keyword: "minLength" | "maxLength", value: number) {
+  const before = jsonSchema[keyword];
+  const tighter = before === undefined
+    ? value
+    : keyword === "minLength"
+    ? Math.max(before, value)
+    : Math.min(before, value);
+  return { ...jsonSchema, [keyword]: tighter };
+}
+
 /**
  * Converts the definitions to JSON Schema 2020-12 (OpenAPI 3.1's dialect).
+ * Actions the converter does not know are stated by `overrideAction`: lengths
+ * in code points are JSON Schema's own `minLength`/`maxLength` (which count
+ * code points), and the extractor URL rule gives what a pattern can say of it.
  * `v.check` rules cannot be expressed in JSON Schema: they are left out of the
  * constraints and their messages that state a rule ("must …") are put in the
  * field's `description`, so readers still see them.
@@ -254,15 +299,26 @@ export function componentSchemas(): Record<string, JsonSchema> {
     errorMode: "throw", // anything else that cannot be converted must fail loudly
     overrideRef: ({ referenceId }) => `${REF_PREFIX}${referenceId}`,
     overrideAction: ({ valibotAction, jsonSchema }) => {
-      if (valibotAction.type !== "check") return undefined;
-      const message = (valibotAction as { message?: unknown }).message;
-      // "expected …" messages repeat the type, which the schema already states.
-      if (typeof message !== "string" || !message.startsWith("must ")) return { ...jsonSchema };
-      const before = jsonSchema.description;
-      const description = before?.startsWith(CHECKED)
-        ? `${before.slice(0, -1)}; ${message}.`
-        : `${before ? `${before} ` : ""}${CHECKED}${message}.`;
-      return { ...jsonSchema, description };
+      // Every action has a type; those handled here also have a requirement or a message.
+      const action = valibotAction as unknown as Action;
+      switch (action.type) {
+        case "min_code_points":
+          return bound(jsonSchema, "minLength", action.requirement as number);
+        case "max_code_points":
+          return bound(jsonSchema, "maxLength", action.requirement as number);
+        case "extractor_url": {
+          const requirement = action.requirement as schemas.ExtractorUrlRequirement;
+          return {
+            ...bound(jsonSchema, "maxLength", requirement.maxLength),
+            pattern: requirement.pattern,
+            description: `${CHECKED}a host, and the normal form (see ConfigBody).`,
+          };
+        }
+        case "check":
+          return describeCheck(action, jsonSchema);
+        default:
+          return undefined;
+      }
     },
   }) as Record<ComponentName, JsonSchema>;
 

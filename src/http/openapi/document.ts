@@ -51,6 +51,10 @@ export function buildOpenApiDocument(routes: readonly RouteShape[] = []): Obj {
         "alphabet). Every error is `{message, code}`. Every GET also answers HEAD.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+    // Relative: resolved against wherever this document was fetched, so it names the serving
+    // host, port and scheme on every deployment. The root, because the service answers there
+    // (its `Location` headers and its page use absolute paths).
+    servers: [{ url: "/", description: "The origin that serves this document." }],
     tags: [
       { name: "intents" },
       { name: "approvals" },

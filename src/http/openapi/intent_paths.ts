@@ -3,6 +3,8 @@
  * @module
  */
 
+import { EVENTS_LIMIT, EVENTS_QUERY, EVENTS_WAIT_S } from "../routes/events.ts";
+import { LIST_LIMIT, LIST_QUERY } from "../routes/intents.ts";
 import { ref } from "./components.ts";
 import type { OpenApiExamples } from "./examples.ts";
 import {
@@ -16,6 +18,28 @@ import {
   PUBLIC,
   REQUEST_ID_HEADER,
 } from "./responses.ts";
+
+/** A sentence on the query parameters an operation refuses. */
+function strictQuery(known: readonly string[]): string {
+  const names = known.map((name) => `\`${name}\``).join(", ");
+  return `Query parameters other than ${names}, and a parameter given twice, are 400 ` +
+    "`invalid_body` naming the parameter.";
+}
+
+/** An integer query parameter with its bounds and default. */
+function integerParameter(
+  name: string,
+  bounds: { min: number; max: number; fallback: number },
+  description: string,
+): Obj {
+  return {
+    name,
+    in: "query",
+    required: false,
+    description: `${description} Decimal digits.`,
+    schema: { type: "integer", minimum: bounds.min, maximum: bounds.max, default: bounds.fallback },
+  };
+}
 
 /** `/intents`, `/intents/{id}` and `/events`. */
 export function intentPaths(examples: OpenApiExamples): Obj {
@@ -80,21 +104,18 @@ export function intentPaths(examples: OpenApiExamples): Obj {
       get: {
         operationId: "intents_list",
         summary: "List stored intents, newest first (admin)",
+        description: strictQuery(LIST_QUERY),
         tags: ["intents"],
         security: ADMIN,
         parameters: [
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: { type: "integer", minimum: 1, maximum: 100, default: 20 },
-          },
+          integerParameter("limit", LIST_LIMIT, "Most intents in a page."),
           {
             name: "cursor",
             in: "query",
             required: false,
-            description: "The `cursor` of the previous page.",
-            schema: { type: "string" },
+            description: "The `cursor` of the previous page; absent or empty: the first page.",
+            // The cursors handed out are OpaqueIds; an empty one stands for none.
+            schema: { type: "string", maxLength: 128, pattern: "^[\\x21-\\x7e]*$" },
           },
           {
             name: "state",
@@ -110,7 +131,10 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "200": jsonResponse("A page.", ref("IntentPage"), {
             example: { items: [record], cursor: null },
           }),
-          "400": errorResponse("A bad limit or cursor.", ["invalid_body"]),
+          "400": errorResponse(
+            "A bad `limit` or `cursor`, or an unknown or repeated query parameter.",
+            ["invalid_body"],
+          ),
           "401": ERR.unauthorized,
           "500": ERR.internal,
         },
@@ -199,7 +223,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "starts after `Last-Event-ID` (else `after`), delivers the history, then new events " +
           "within 2 seconds of their 201, with a comment line at least every 15 seconds while " +
           "idle; otherwise a JSON page. A page holds at most `limit` events and stops early " +
-          "once their bodies pass about 1 MiB. Unknown query parameters are ignored.",
+          `once their bodies pass about 1 MiB. ${strictQuery(EVENTS_QUERY)}`,
         tags: ["events"],
         security: [{ adminBearer: [] }, { eventsBearer: [] }],
         parameters: [
@@ -208,28 +232,20 @@ export function intentPaths(examples: OpenApiExamples): Obj {
             in: "query",
             required: false,
             description: "An event id: start after it. Absent: from the beginning.",
-            schema: { type: "string", maxLength: 128 },
+            schema: ref("OpaqueId"),
           },
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            description: "Most events in a page (pull form).",
-            schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
-          },
-          {
-            name: "wait",
-            in: "query",
-            required: false,
-            description: "Seconds to hold the request while nothing follows `after` (pull form).",
-            schema: { type: "integer", minimum: 0, maximum: 30, default: 0 },
-          },
+          integerParameter("limit", EVENTS_LIMIT, "Most events in a page (pull form)."),
+          integerParameter(
+            "wait",
+            EVENTS_WAIT_S,
+            "Seconds to hold the request while nothing follows `after` (pull form).",
+          ),
           {
             name: "Last-Event-ID",
             in: "header",
             required: false,
             description: "Stream form: start after this event id (wins over `after`).",
-            schema: { type: "string", maxLength: 128 },
+            schema: ref("OpaqueId"),
           },
         ],
         responses: {
@@ -251,8 +267,8 @@ export function intentPaths(examples: OpenApiExamples): Obj {
             },
           },
           "400": errorResponse(
-            "`after` or `Last-Event-ID` is not an event id this service handed out, or a bad " +
-              "`limit` or `wait`.",
+            "`after` or `Last-Event-ID` is not an event id this service handed out, a bad " +
+              "`limit` or `wait`, or an unknown or repeated query parameter.",
             ["invalid_body"],
           ),
           "401": ERR.unauthorized,

@@ -4,8 +4,7 @@
  * @module
  */
 
-import { badRequest, ServiceError } from "../../errors.ts";
-import { checkExtractorUrl } from "../../domain/extractor_url.ts";
+import { ServiceError } from "../../errors.ts";
 import { ConfigBodySchema } from "../../domain/schemas.ts";
 import { validate } from "../../domain/validate.ts";
 import type { StoredConfig } from "../../domain/intent.ts";
@@ -56,12 +55,10 @@ export async function getConfig(request: Request, { app }: RequestContext): Prom
 export async function putConfig(request: Request, { app }: RequestContext): Promise<Response> {
   requireBearer(request, [app.settings.adminToken]);
   const { value } = await readJsonBody(request, app);
-  const body = validate(ConfigBodySchema, value, "");
+  const body = validate(ConfigBodySchema, value, "", {
+    codes: { extractor_url: "invalid_evidence_extractor_url" },
+  });
   const url = body.evidence_extractor_url;
-  const problem = url === "" ? null : checkExtractorUrl(url);
-  if (problem) {
-    throw badRequest("invalid_evidence_extractor_url", `evidence_extractor_url: ${problem}`);
-  }
   const stored: StoredConfig = { evidence_extractor_url: url, updated_at: app.now().toISOString() };
   const version = await app.store.setConfig(
     stored,

@@ -16,12 +16,12 @@ import { requireBearer } from "../auth.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
+import { readQuery } from "./query.ts";
 
-/** Default and largest `limit` of a page. */
-const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 1000;
-/** Largest `wait`, in seconds. */
-const MAX_WAIT_S = 30;
+/** The query parameters of `GET /events`, and the bounds of `limit` and `wait` (seconds). */
+export const EVENTS_QUERY = ["after", "limit", "wait"] as const;
+export const EVENTS_LIMIT = { min: 1, max: 1000, fallback: 100 } as const;
+export const EVENTS_WAIT_S = { min: 0, max: 30, fallback: 0 } as const;
 /** A page stops early once its bodies pass this many bytes (a page may be shorter than `limit`). */
 const PAGE_BYTES = 1 << 20;
 /**
@@ -74,9 +74,9 @@ function eventJson(event: IntentEvent): string {
 /** `GET /events` (admin token or `EVENTS_TOKEN`). */
 export async function getEvents(request: Request, { app }: RequestContext): Promise<Response> {
   requireBearer(request, [app.settings.adminToken, app.settings.eventsToken]);
-  const params = new URL(request.url).searchParams;
-  const limit = wholeNumber(params, "limit", { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT });
-  const wait = wholeNumber(params, "wait", { min: 0, max: MAX_WAIT_S, fallback: 0 });
+  const params = readQuery(request, EVENTS_QUERY);
+  const limit = wholeNumber(params, "limit", EVENTS_LIMIT);
+  const wait = wholeNumber(params, "wait", EVENTS_WAIT_S);
   if (wantsStream(request)) {
     const lastEventId = request.headers.get("last-event-id");
     const after = lastEventId !== null

@@ -12,6 +12,11 @@ import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
 import { readJsonBody, type RequestContext } from "../context.ts";
 import { readPosition } from "./positions.ts";
+import { readQuery } from "./query.ts";
+
+/** The query parameters of `GET /intents`, and the bounds of `limit`. */
+export const LIST_QUERY = ["limit", "cursor", "state"] as const;
+export const LIST_LIMIT = { min: 1, max: 100, fallback: 20 } as const;
 
 /** `POST /intents`: 201 with the stored record and its `Location`. */
 export async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
@@ -67,12 +72,13 @@ const STATES = new Set<string>(["pending", "accepted", "expired"]);
 /** `GET /intents?limit=&cursor=&state=` (admin): newest first. */
 export async function listIntents(request: Request, { app }: RequestContext): Promise<Response> {
   requireBearer(request, [app.settings.adminToken]);
-  const params = new URL(request.url).searchParams;
+  const params = readQuery(request, LIST_QUERY);
   const rawLimit = params.get("limit");
-  let limit = 20;
+  let limit: number = LIST_LIMIT.fallback;
   if (rawLimit !== null) {
-    if (!/^[0-9]{1,3}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > 100) {
-      throw badRequest("invalid_body", "limit: must be a whole number from 1 to 100");
+    const { min, max } = LIST_LIMIT;
+    if (!/^[0-9]{1,3}$/.test(rawLimit) || Number(rawLimit) < min || Number(rawLimit) > max) {
+      throw badRequest("invalid_body", `limit: must be a whole number from ${min} to ${max}`);
     }
     limit = Number(rawLimit);
   }
@@ -81,6 +87,7 @@ export async function listIntents(request: Request, { app }: RequestContext): Pr
     throw badRequest("invalid_body", "state: must be pending, accepted or expired");
   }
   const state = rawState === null ? undefined : rawState as IntentState;
+  // An empty cursor is the first page, as an absent one.
   const cursor = params.get("cursor") || null;
   const before = cursor === null ? undefined : await readPosition(app.store, cursor);
   if (before === null) {
