@@ -237,7 +237,7 @@ async function conformance(t: Deno.TestContext, server: TestServer) {
       bases: [{}, {
         limit: 1,
         [position]: feed.events[0].id,
-        ...(path === "/events" ? { wait: 0 } : {}),
+        ...(path === "/events" ? { wait: 0 } : { state: "accepted" }),
       }],
     })),
   ];

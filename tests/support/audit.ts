@@ -9,15 +9,17 @@ import { isPointer, keys, type StoredEvent } from "../../src/storage/keys.ts";
 
 /**
  * Checks the layout: the feed's blocks hold positions 1 to the head with no
- * gap and no repeat, the head key names the last one, every event's intent
- * carries its position, every pointer leads to its intent and every intent
- * has its pointer, and nothing of the layout before the feed is left.
+ * gap and no repeat, the head key names the last one, each intent is stored
+ * by one event that carries its position and changed only by later events,
+ * every pointer leads to its intent's latest event and every intent has its
+ * pointer, and nothing of the layout before the feed is left.
  *
- * @returns every stored intent, in feed order.
+ * @returns every stored intent as its storing event holds it, in feed order.
  * @throws {Error} naming the first inconsistency.
  */
 export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
-  const positions = new Map<string, string>();
+  const created = new Set<string>();
+  const latest = new Map<string, string>();
   const intents: StoredIntent[] = [];
   let last = 0;
   for await (const block of kv.list<StoredEvent[]>({ prefix: keys.eventsPrefix })) {
@@ -30,12 +32,17 @@ export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
     }
     block.value.forEach((event, index) => {
       const { intent } = event;
-      if (positions.has(intent.id)) throw new Error(`intent ${intent.id} is stored twice`);
-      if (intent.position !== last + index + 1) {
-        throw new Error(`intent ${intent.id} is at ${last + index + 1}, says ${intent.position}`);
+      const position = last + index + 1;
+      if (intent.position === position) {
+        // The event that stored the intent: once per id.
+        if (created.has(intent.id)) throw new Error(`intent ${intent.id} is stored twice`);
+        created.add(intent.id);
+        intents.push(intent);
+      } else if (!created.has(intent.id) || intent.position > position) {
+        throw new Error(`event ${position} changes intent ${intent.id} before it was stored`);
       }
-      positions.set(intent.id, JSON.stringify([key, index]));
-      intents.push(intent);
+      // The pointer leads to the latest event of each intent.
+      latest.set(intent.id, JSON.stringify([key, index]));
     });
     last = key;
   }
@@ -47,12 +54,12 @@ export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
   for await (const entry of kv.list<unknown>({ prefix: ["intents"] })) {
     const id = entry.key[1] as string;
     if (!isPointer(entry.value)) throw new Error(`intent ${id} has no pointer`);
-    if (positions.get(id) !== JSON.stringify(entry.value)) {
+    if (latest.get(id) !== JSON.stringify(entry.value)) {
       throw new Error(`the pointer of intent ${id} does not lead to it`);
     }
     pointers++;
   }
-  if (pointers !== positions.size) throw new Error("an intent has no pointer");
+  if (pointers !== latest.size) throw new Error("an intent has no pointer");
   for await (const _ of kv.list({ prefix: keys.earlierBlocksPrefix }, { limit: 1 })) {
     throw new Error("blocks of the layout before the feed are left");
   }

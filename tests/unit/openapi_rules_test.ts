@@ -160,6 +160,8 @@ Deno.test("operation ids are resource_verb, exactly these", () => {
   }
   for (const id of ids) assert.match(id, /^[a-z]+_[a-z]+$/);
   assert.deepEqual(ids.sort(), [
+    "approvals_add",
+    "approvals_get",
     "config_get",
     "config_set",
     "events_list",
