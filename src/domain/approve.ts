@@ -87,11 +87,14 @@ function readApproval(value: unknown): DecodedSignature & { kind: "Ed25519" | "P
  * 400 (shape, encodings), 404, 409 `not_pending`, 400 `invalid_signature`,
  * 403 `signer_not_authorized`, 409 `already_approved`.
  *
+ * @param id the stored id, or null for a path id no intent can have (404
+ *   without a store read, yet after the body's 400s).
  * @returns the view after the approval: still pending, or accepted when it
  *   reached the threshold.
  */
-export async function approveIntent(deps: ApproveDeps, id: string, value: unknown) {
+export async function approveIntent(deps: ApproveDeps, id: string | null, value: unknown) {
   const signature = readApproval(value);
+  if (id === null) throw NO_SUCH();
   let entry = await deps.store.getIntentEntry(id);
   if (!entry?.intent.approval) throw NO_SUCH();
   const notPending = () =>
