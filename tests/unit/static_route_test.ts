@@ -66,6 +66,19 @@ Deno.test("every allow-listed file is served with its media type and the CSP", a
   });
 });
 
+Deno.test("every module the page imports is on the allow-list", async () => {
+  const dir = new URL("../../static/", import.meta.url);
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.name.endsWith(".js")) continue;
+    const code = await Deno.readTextFile(new URL(entry.name, dir));
+    // Static imports of sibling modules: `from "./name.js"`.
+    for (const [, name] of code.matchAll(/\bfrom\s+"\.\/([^"]+)"/g)) {
+      assert.ok(Object.hasOwn(STATIC_FILES, name), `${entry.name} imports ${name}`);
+    }
+    assert.ok(Object.hasOwn(STATIC_FILES, entry.name), `${entry.name} is served`);
+  }
+});
+
 Deno.test("a name outside the allow-list is a 404, whatever path it tries to reach", async () => {
   await withApp(async (get) => {
     for (

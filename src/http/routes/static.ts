@@ -33,6 +33,10 @@ export const PAGE_CSP = [
 export const STATIC_FILES: Readonly<Record<string, { file: string; type: string }>> = {
   "index.html": { file: "index.html", type: "text/html; charset=utf-8" },
   "app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
+  "approve.js": { file: "approve.js", type: "text/javascript; charset=utf-8" },
+  "dom.js": { file: "dom.js", type: "text/javascript; charset=utf-8" },
+  "json_view.js": { file: "json_view.js", type: "text/javascript; charset=utf-8" },
+  "passkeys.js": { file: "passkeys.js", type: "text/javascript; charset=utf-8" },
   "client.js": { file: "client.js", type: "text/javascript; charset=utf-8" },
   "style.css": { file: "style.css", type: "text/css; charset=utf-8" },
   "favicon.svg": { file: "favicon.svg", type: "image/svg+xml" },

@@ -1,0 +1,267 @@
+// The approval view (`/?approve=<id>`): shows what a pending intent's signers
+// approve (the signed object, its template or policy, the quorum and who has
+// approved) from GET /intents/{id}/approvals, and approves it with a passkey
+// registered in this browser by POST /intents/{id}/approvals.
+//
+// The page signs only what it shows: before any passkey is asked, the bundle's
+// own code recomputes the challenge from the signed object, and a view whose
+// challenge differs (or whose template or policy is not the signed one) is
+// refused. The challenge handed to the authenticator is the recomputed one.
+
+import { base58, passkeyChallenge, passkeyChallengeBytes, signedBytes } from "./client.js";
+import { $, describeError, describeRefusal, el, readAnswer } from "./dom.js";
+import { jsonView } from "./json_view.js";
+import {
+  allPasskeys,
+  assertWithOneOf,
+  isPasskeyKey,
+  onPasskeysChanged,
+  tickedPasskeys,
+} from "./passkeys.js";
+
+/** @type {string} the intent id from the page's URL */
+let intentId = "";
+/** The last pending view that passed the checks, or null. */
+let current = null;
+/** Keys that approved from this page after `current` was read, with the passkey's name. */
+let approvedHere = new Map();
+
+/** The member naming the document: `template_id` (Variant A) or `policy_id` (Variant B). */
+function refName(view) {
+  return view.variant === "B" ? "policy_id" : "template_id";
+}
+
+function approvalsUrl() {
+  return `/intents/${encodeURIComponent(intentId)}/approvals`;
+}
+
+/** A long key cut to its ends for display; the full key goes in the title. */
+function shortKey(key) {
+  return key.length > 20 ? `${key.slice(0, 8)}…${key.slice(-8)}` : key;
+}
+
+function keyKind(key) {
+  try {
+    const length = base58.decode(key).length;
+    return length === 32 ? "Ed25519" : length === 33 || length === 65 ? "Passkey" : "?";
+  } catch {
+    return "?";
+  }
+}
+
+/** A `<time>` showing an ISO time in the reader's locale, the ISO text on hover. */
+function timeElement(iso) {
+  const parsed = new Date(iso);
+  const time = el("time", {
+    text: Number.isNaN(parsed.getTime()) ? iso : parsed.toLocaleString(),
+    title: iso,
+  });
+  time.dateTime = iso;
+  return time;
+}
+
+/** Sets the view's state (for styles and tests) and its one-line status. */
+function setState(state, text) {
+  $("approve-section").dataset.state = state;
+  $("approve-status").textContent = text;
+}
+
+function showOutcome(state, summary, body = "") {
+  $("approve-result").dataset.state = state;
+  $("approve-summary").textContent = summary;
+  $("approve-body").textContent = body;
+}
+
+/** Throws unless the view's challenge and document are those of its signed object. */
+async function checkView(view) {
+  const signed = view.signed;
+  if (typeof signed !== "object" || signed === null || Array.isArray(signed)) {
+    throw new Error("the view has no signed object");
+  }
+  if (signed[refName(view)] !== view[refName(view)]) {
+    throw new Error(`its ${refName(view)} is not the one in the signed object`);
+  }
+  if (await passkeyChallenge(signed) !== view.challenge) {
+    throw new Error("its challenge is not base64url(SHA-256(JCS(signed object)))");
+  }
+}
+
+/** The quorum table: one row per signer, in the document's order. */
+function renderQuorum(approval) {
+  const order = new Map(approval.approvals.map((a, i) => [a.key, { ...a, n: i + 1 }]));
+  const rows = [];
+  for (const [key, weight] of Object.entries(approval.signers)) {
+    const row = el("tr");
+    row.dataset.key = key;
+    const keyCell = el("td");
+    keyCell.append(el("code", { className: "key", text: shortKey(key), title: key }));
+    const approved = el("td", { className: "approved" });
+    const done = order.get(key);
+    const here = approvedHere.get(key);
+    if (done) {
+      row.dataset.approved = "true";
+      approved.append(`✓ #${done.n} (${done.kind}) at `, timeElement(done.at));
+    } else if (here) {
+      row.dataset.approved = "true";
+      approved.append(`✓ just now, from this page`);
+    } else {
+      approved.textContent = "not yet";
+    }
+    const mine = allPasskeys().filter((p) => isPasskeyKey(p, key)).map((p) => p.name);
+    row.append(
+      keyCell,
+      el("td", { text: keyKind(key) }),
+      el("td", { className: "weight", text: String(weight) }),
+      approved,
+      el("td", { className: "mine", text: mine.join(", ") }),
+    );
+    rows.push(row);
+  }
+  $("approve-quorum").replaceChildren(...rows);
+}
+
+/** Renders a checked pending view. */
+function renderView(view) {
+  const approval = view.approval;
+  $("approve-view").hidden = false;
+  $("approve-variant").textContent = view.variant;
+  $("approve-ref-label").textContent = refName(view);
+  $("approve-ref").textContent = view[refName(view)];
+  $("approve-expires").replaceChildren(timeElement(approval.expires_at));
+  $("approve-signed").replaceChildren(jsonView(view.signed));
+  $("approve-signed-text").textContent = new TextDecoder().decode(signedBytes(view.signed));
+  $("approve-challenge").textContent = view.challenge;
+  renderQuorum(approval);
+  const reached = current?.accepted === true;
+  $("approve-weight").textContent = reached
+    ? `Threshold ${approval.threshold} reached.`
+    : `Weight ${approval.weight} of ${approval.threshold} reached.`;
+  const progress = $("approve-progress");
+  progress.max = approval.threshold;
+  progress.value = reached ? approval.threshold : Math.min(approval.weight, approval.threshold);
+}
+
+/** Shows a view as GET or POST /intents/{id}/approvals answered it. */
+async function showView(view) {
+  approvedHere = new Map();
+  $("approve-actions").hidden = true;
+  if (view?.state === "accepted") {
+    current = null;
+    $("approve-view").hidden = true;
+    setState("accepted", "This intent is accepted: its approvals reached the threshold.");
+    return;
+  }
+  if (view?.state === "expired") {
+    current = null;
+    $("approve-view").hidden = true;
+    setState("expired", "This intent expired before its approvals reached the threshold.");
+    return;
+  }
+  try {
+    await checkView(view);
+  } catch (error) {
+    current = null;
+    $("approve-view").hidden = true;
+    setState("refused", `Not signing this: ${describeError(error)}.`);
+    return;
+  }
+  current = { view, accepted: false };
+  renderView(view);
+  $("approve-actions").hidden = false;
+  setState("pending", "Pending: waiting for approvals.");
+}
+
+/** GET /intents/{id}/approvals and show it. */
+async function load() {
+  setState("loading", "Loading…");
+  try {
+    const response = await fetch(approvalsUrl());
+    const { answer } = await readAnswer(response);
+    if (response.status === 200) return await showView(answer);
+    $("approve-view").hidden = true;
+    setState("missing", `${describeRefusal(response.status, answer)}.`);
+  } catch (error) {
+    setState("missing", `Could not load the intent: ${describeError(error)}`);
+  }
+}
+
+/**
+ * The passkeys to ask: the ticked ones that are signers and have not approved;
+ * when none is, every ticked one, and the service says why it refuses.
+ */
+function candidates(view) {
+  const ticked = tickedPasskeys();
+  if (ticked.length === 0) throw new Error("register a passkey and tick it (section 1)");
+  const approved = new Set(view.approval.approvals.map((a) => a.key));
+  const open = Object.keys(view.approval.signers).filter((key) => !approved.has(key));
+  const fitting = ticked.filter((p) => open.some((key) => isPasskeyKey(p, key)));
+  return fitting.length > 0 ? fitting : ticked;
+}
+
+/** "Approve with passkey": one assertion over the recomputed challenge, then POST. */
+async function approve() {
+  if (!current) return;
+  const { view } = current;
+  const button = $("approve-button");
+  button.disabled = true;
+  showOutcome("working", "Waiting for the authenticator…");
+  try {
+    const challenge = await passkeyChallengeBytes(view.signed);
+    const { passkey, signature } = await assertWithOneOf(candidates(view), challenge);
+    showOutcome("working", `Sending the approval of “${passkey.name}”…`);
+    const response = await fetch(approvalsUrl(), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ signature }),
+    });
+    const { answer, shown } = await readAnswer(response);
+    if (response.status !== 200) {
+      showOutcome("rejected", `${describeRefusal(response.status, answer)}`, shown);
+      // Someone else completed it, or it expired: show what it is now.
+      if (answer?.code === "not_pending") await load();
+      return;
+    }
+    if (answer?.state === "accepted") {
+      const key = Object.keys(view.approval.signers).find((k) => isPasskeyKey(passkey, k));
+      current.accepted = true;
+      if (key) approvedHere.set(key, passkey.name);
+      renderView(view);
+      $("approve-actions").hidden = true;
+      setState("accepted", "This intent is accepted: its approvals reached the threshold.");
+      showOutcome("accepted", `Approved by “${passkey.name}”: the intent is accepted.`, shown);
+      return;
+    }
+    await showView(answer);
+    const { weight, threshold } = answer?.approval ?? {};
+    // The answer is the view, shown above in full.
+    showOutcome(
+      "pending",
+      `Approved by “${passkey.name}”: still pending, weight ${weight} of ${threshold}.`,
+    );
+  } catch (error) {
+    showOutcome("failed", `Not approved: ${describeError(error)}`);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** Turns the page into the approval view of intent `id` and loads it. */
+export async function startApproval(id) {
+  intentId = id;
+  document.title = "Intents · approve with a passkey";
+  $("page-title").textContent = "Approve an intent with a passkey";
+  $("lede-submit").hidden = true;
+  $("lede-approve").hidden = false;
+  for (const section of document.querySelectorAll("[data-mode='submit']")) section.hidden = true;
+  $("approve-section").hidden = false;
+  $("approve-id").textContent = id;
+  $("approve-button").addEventListener("click", approve);
+  onPasskeysChanged(() => {
+    if (current) renderQuorum(current.view.approval);
+  });
+  if (id.length === 0) {
+    setState("missing", "The link names no intent.");
+    return;
+  }
+  await load();
+}
