@@ -3,23 +3,36 @@
  * nothing that pulls in Ed25519. `deno task bundle` turns it into
  * `static/client.js`, so the page computes the signed bytes and the challenge
  * with the very code the server and the other clients use.
+ *
+ * To approve a pending intent with a passkey:
+ * `new IntentsClient({ url: location.origin }).approve(id, webAuthnSigner({ publicKey, credentialId }))`
+ * (`approvals(id)` first shows what is signed and who has approved). This
+ * `IntentsClient` takes signer functions only, not Ed25519 keys.
  * @module
  */
 
 export {
+  approvalRequest,
   multisigSignature,
   p256PointFromSpki,
   passkeyChallenge,
   passkeyChallengeBytes,
   passkeySignature,
   signedBytes,
+  webAuthnSigner,
 } from "./mod.ts";
+export { IntentsClient, IntentsError } from "./client.ts";
 export type {
+  ApprovalRequest,
+  ApprovalSigner,
+  ApprovalsView,
   IntentRecord,
   MultisigSignature,
   PasskeySignature,
   Payload,
+  PendingApprovals,
   VariantABody,
   WebAuthnAssertion,
+  WebAuthnSignerOptions,
 } from "./mod.ts";
 export { base58, base64urlnopad } from "@scure/base";

@@ -9,11 +9,8 @@
 
 import { parseArgs } from "node:util";
 import {
-  fromKeyFile,
   generateEd25519Key,
   type Intent,
-  type IntentEvent,
-  type IntentRecord,
   IntentsClient,
   IntentsError,
   type Payload,
@@ -22,112 +19,32 @@ import {
   toKeyFile,
 } from "./mod.ts";
 import { DEFAULT_URL, HELP } from "./cli_help.ts";
+import {
+  approveHint,
+  describeApprovals,
+  describeApproved,
+  describeEvent,
+  describeRecord,
+  weightText,
+} from "./cli_format.ts";
+import {
+  type CliIo,
+  type Ctx,
+  denoIo,
+  isPlainObject,
+  OPTIONS,
+  parseJsonText,
+  readInput,
+  readKey,
+  requireArg,
+  UsageError,
+  type Values,
+  writeAll,
+} from "./cli_support.ts";
 
-/** A usage or local input problem: exit code 2. */
-class UsageError extends Error {
-  override name = "UsageError";
-}
+export type { CliIo };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const OPTIONS = {
-  url: { type: "string" },
-  token: { type: "string" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-  out: { type: "string" },
-  force: { type: "boolean" },
-  "content-type": { type: "string" },
-  key: { type: "string" },
-  template: { type: "string" },
-  policy: { type: "string" },
-  id: { type: "string" },
-  fields: { type: "string" },
-  "fields-file": { type: "string" },
-  payload: { type: "string" },
-  limit: { type: "string" },
-  cursor: { type: "string" },
-  "if-match": { type: "string" },
-  after: { type: "string" },
-  follow: { type: "boolean" },
-} as const;
-
-type Values = {
-  [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]["type"] extends "boolean" ? boolean : string;
-};
-
-/** Where the CLI writes; replaceable in tests of the CLI as a function. */
-export interface CliIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  readStdin(): Promise<Uint8Array>;
-  env(name: string): string | undefined;
-  /** Aborted when the user interrupts (Ctrl-C). */
-  interrupted?: AbortSignal;
-}
-
-const encoder = new TextEncoder();
-
-const denoIo: CliIo = {
-  stdout: (text) => writeAll(Deno.stdout, encoder.encode(text)),
-  stderr: (text) => writeAll(Deno.stderr, encoder.encode(text)),
-  readStdin: async () => new Uint8Array(await new Response(Deno.stdin.readable).arrayBuffer()),
-  env: (name) => Deno.env.get(name),
-};
-
-function writeAll(target: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
-  let offset = 0;
-  while (offset < bytes.length) offset += target.writeSync(bytes.subarray(offset));
-}
-
-async function readInput(path: string, io: CliIo): Promise<Uint8Array> {
-  if (path === "-") return await io.readStdin();
-  try {
-    return await Deno.readFile(path);
-  } catch (error) {
-    const reason = error instanceof Deno.errors.NotFound ? "no such file" : String(error);
-    throw new UsageError(`cannot read ${path}: ${reason}`);
-  }
-}
-
-function parseJsonText(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${what} is not JSON: ${(error as Error).message}`);
-  }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function requireArg(value: string | undefined, name: string): string {
-  if (value === undefined || value === "") throw new UsageError(`${name} is required`);
-  return value;
-}
-
-function describeRecord(record: IntentRecord): string {
-  const ref = record.variant === "A"
-    ? `template ${record.template_id}`
-    : `policy ${record.policy_id}`;
-  const signers = record.authorship.signers.length > 0
-    ? ` by ${record.authorship.signers.join(", ")}`
-    : "";
-  return `intent ${record.id} (variant ${record.variant}, ${ref})\n` +
-    `  authorship: ${record.authorship.kind}${signers}\n` +
-    `  received at: ${record.received_at}\n`;
-}
-
-interface Ctx {
-  values: Values;
-  args: string[];
-  io: CliIo;
-  client: () => IntentsClient;
-  print: (human: string, json: unknown) => void;
-  /** Aborted on Ctrl-C, so that a following command ends cleanly. */
-  signal: AbortSignal;
-}
 
 async function keygen({ values, io, print }: Ctx): Promise<void> {
   const key = generateEd25519Key();
@@ -170,20 +87,6 @@ async function getDocument(kind: "template" | "policy", { args, client }: Ctx) {
   const c = client();
   const { bytes } = kind === "template" ? await c.getTemplate(id) : await c.getPolicy(id);
   writeAll(Deno.stdout, bytes);
-}
-
-async function readKey(path: string) {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error) {
-    throw new UsageError(`cannot read key file ${path}: ${(error as Error).message}`);
-  }
-  try {
-    return fromKeyFile(parseJsonText(text, `key file ${path}`));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
 }
 
 async function sign({ values, io }: Ctx): Promise<void> {
@@ -241,6 +144,12 @@ async function submit({ args, io, client, print }: Ctx): Promise<void> {
   const path = requireArg(args[0], "FILE");
   const bytes = await readInput(path, io);
   const record = await client().submit(bytes);
+  if (record.state === "pending" && record.approval) {
+    // 202: stored, waiting for the other signers.
+    const head = `pending (${weightText(record.approval)}): `;
+    print(`${head}${describeRecord(record)}${approveHint(record.id)}`, record);
+    return;
+  }
   print(`stored ${describeRecord(record)}`, record);
 }
 
@@ -265,13 +174,6 @@ async function list({ values, client, print }: Ctx): Promise<void> {
   print(lines.length > 0 ? lines.join("") + more : "no intents\n", page);
 }
 
-function describeEvent(event: IntentEvent): string {
-  const r = event.record;
-  const ref = r.variant === "A" ? `template ${r.template_id}` : `policy ${r.policy_id}`;
-  return `${event.id}  ${r.received_at}  ${event.type}  ${r.id}  ${r.variant} ${ref}  ` +
-    `${r.authorship.kind}\n`;
-}
-
 async function events({ values, io, client, signal }: Ctx): Promise<void> {
   const feed = client().events({ after: values.after, follow: values.follow === true, signal });
   let count = 0;
@@ -280,6 +182,19 @@ async function events({ values, io, client, signal }: Ctx): Promise<void> {
     count++;
   }
   if (!values.json && !values.follow && count === 0) io.stderr("no events\n");
+}
+
+async function approvals({ args, client, print }: Ctx): Promise<void> {
+  const view = await client().approvals(requireArg(args[0], "ID"));
+  const hint = view.state === "pending" ? approveHint(view.id) : "";
+  print(describeApprovals(view) + hint, view);
+}
+
+async function approve({ values, args, client, print }: Ctx): Promise<void> {
+  const id = requireArg(args[0], "ID");
+  const key = await readKey(requireArg(values.key, "--key"));
+  const view = await client().approve(id, key);
+  print(describeApproved(view), view);
 }
 
 async function config(action: "get" | "set", { values, args, client, print }: Ctx) {
@@ -309,6 +224,8 @@ const COMMANDS: Record<string, (ctx: Ctx) => Promise<void>> = {
   get: getIntent,
   list,
   events,
+  approvals,
+  approve,
   "config get": (ctx) => config("get", ctx),
   "config set": (ctx) => config("set", ctx),
 };

@@ -24,10 +24,12 @@ Commands:
   policy add       store a policy (admin)
   policy get       print a stored policy
   sign             sign a Variant A (--template) or Variant B (--policy) body
-  submit           submit a signed body
+  submit           submit a signed body (stored, or pending approvals)
+  approvals        show what a pending intent waits for (public)
+  approve          approve a pending intent with a key file (public)
   get              show a stored intent (admin)
   list             list stored intents, newest first (admin)
-  events           print the feed of accepted intents, in order (admin or events token)
+  events           print the feed of intents' lives, in order (admin or events token)
   config get       show the runtime configuration (admin)
   config set       set the evidence extractor URL (admin)
 
@@ -78,7 +80,31 @@ ${COMMON_HELP}`,
 
 Submits the body in FILE (or - for standard input) exactly as it is. Prints the
 stored record; on refusal prints the service's message and code and exits 1
-(--json prints {"message", "code"} on standard output).
+(--json prints {"message", "code"} on standard output). Under a governed
+template or policy whose threshold the body's signatures do not reach, the
+intent is stored pending: it prints "pending (weight 1 of 2)", the record, and
+how the other signers approve it ("approve ID --key FILE"). --json prints the
+record either way; its "state" is "accepted" or "pending".
+${COMMON_HELP}`,
+  approvals: `Usage: deno task cli approvals ID [--json]
+
+Shows what an intent under a governed template or policy waits for. Pending:
+the signed object every approver signs (payload or intent, as JSON), its
+challenge, the weight so far of the threshold, when it expires, and each
+signer's key and weight, [x] with the time for those who have approved.
+Accepted or expired: only the state. --json prints the service's view
+({"id", "state", …}). Public: no token is needed or sent.
+${COMMON_HELP}`,
+  approve: `Usage: deno task cli approve ID --key FILE [--json]
+
+Approves a pending intent: reads its approvals view, checks that the view's
+challenge is SHA-256 of the signed object's bytes, signs those bytes with the
+Ed25519 key in FILE and sends the signature. Prints the state after it
+("approved: weight 2 of 3, still pending" or "approved: accepted"); --json
+prints the view. A refusal prints the service's message and code
+(signer_not_authorized, already_approved, not_pending, …) and exits 1.
+Public: no token is needed or sent.
+  --key FILE   Ed25519 key file from "keygen", one of the document's signers
 ${COMMON_HELP}`,
   get: `Usage: deno task cli get ID [--json]
 
@@ -92,9 +118,11 @@ Lists stored intents, newest first (admin). --json prints {"items", "cursor"}.
 ${COMMON_HELP}`,
   events: `Usage: deno task cli events [--after ID] [--follow] [--json]
 
-Prints the feed of accepted intents in the service's one order, one line per
-event: its id, time, type and the intent. --json prints each event as one JSON
-line ({"id", "type", "record"}), for "| jq". Without --follow it stops at the
+Prints the feed in the service's one order, one line per event: its id, time,
+type (intent.accepted; under governed documents also intent.pending,
+intent.approval_added, intent.expired), the intent's id, its state (with
+weight/threshold when governed), reference and authorship kind. --json prints
+each event as one JSON line ({"id", "type", "record"}), for "| jq". Without --follow it stops at the
 end of the feed; with it, it waits for new events and reconnects by itself.
 Pass the last id you processed as --after to resume after it.
   --after ID   start after this event id (default: from the beginning)

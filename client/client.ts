@@ -1,10 +1,13 @@
 /**
- * Typed calls to the service over `fetch`: submitting intents, the admin
- * reads, documents, the configuration, and the event feed.
+ * Typed calls to the service over `fetch`: submitting intents, approving
+ * them, the admin reads, documents, the configuration, and the event feed.
  * @module
  */
 
+import { approvalRequest, type ApprovalSigner } from "./approvals.ts";
+import { IntentsError } from "./errors.ts";
 import type {
+  ApprovalsView,
   IntentEvent,
   IntentRecord,
   RuntimeConfig,
@@ -12,17 +15,7 @@ import type {
   VariantBBody,
 } from "./types.ts";
 
-/** An error answer of the service, with its stable `code`. */
-export class IntentsError extends Error {
-  override name = "IntentsError";
-  /**
-   * @param status the HTTP status.
-   * @param code the service's error code (e.g. `intent_exists`), or `network` / `bad_response`.
-   */
-  constructor(readonly status: number, readonly code: string, message: string) {
-    super(message);
-  }
-}
+export { IntentsError };
 
 /** Options of {@link IntentsClient}. */
 export interface ClientOptions {
@@ -127,6 +120,12 @@ export class IntentsClient {
    * `POST /intents`: the stored record. Accepts a body object, or its exact
    * JSON text or bytes (sent unchanged, so what was signed is what is sent).
    *
+   * Resolves for 201 and for 202 alike: the record's `state` says which.
+   * `accepted` (201) is final; `pending` (202, under a governed document whose
+   * threshold the submission's signatures did not reach) waits for
+   * {@link IntentsClient.approve} until `record.approval.expires_at`. Either
+   * way the id is taken.
+   *
    * @throws {IntentsError} with the server's `code`, e.g. `intent_exists`.
    */
   submit(body: VariantABody | VariantBBody | string | Uint8Array): Promise<IntentRecord> {
@@ -154,6 +153,40 @@ export class IntentsClient {
     return this.#json("GET", `/intents${suffix}`, { admin: true });
   }
 
+  /**
+   * `GET /intents/{id}/approvals` (public): for a pending intent, what every
+   * approver signs (`signed`, `challenge`) and who has approved; else only
+   * its state.
+   *
+   * @throws {IntentsError} 404 `not_found` unless an intent under a governed document has this id.
+   */
+  approvals(id: string): Promise<ApprovalsView> {
+    return this.#json("GET", `/intents/${encodeURIComponent(id)}/approvals`);
+  }
+
+  /**
+   * `POST /intents/{id}/approvals` (public): reads the intent's view, checks
+   * that its `challenge` is SHA-256 of its `signed` object's JCS bytes, has
+   * `signer` sign those bytes, and sends the one signature.
+   *
+   * @param signer makes the one signature member from the request (see
+   *   `webAuthnSigner` for a browser passkey).
+   * @returns the view after the approval: still `pending`, or `accepted` when
+   *   this approval reached the threshold.
+   * @throws {IntentsError} with the service's code (`not_pending`,
+   *   `signer_not_authorized`, `already_approved`, `invalid_signature`,
+   *   `not_found`), or `bad_response` when the view does not hold together
+   *   (then nothing is signed).
+   */
+  async approve(id: string, signer: ApprovalSigner): Promise<ApprovalsView> {
+    const request = await approvalRequest(await this.approvals(id));
+    const signature = await signer(request);
+    return await this.#json("POST", `/intents/${encodeURIComponent(id)}/approvals`, {
+      body: JSON.stringify({ signature }),
+      type: "application/json",
+    });
+  }
+
   async #addDocument(
     path: string,
     document: Uint8Array | string,
@@ -174,8 +207,9 @@ export class IntentsClient {
   }
 
   /**
-   * The feed (`GET /events`): every accepted intent, in the service's one
-   * order, from `after` on. Follows the feed live by long-polling, and after
+   * The feed (`GET /events`): every accepted intent and, under governed
+   * documents, every step before (`intent.pending`, `intent.approval_added`,
+   * `intent.expired`), in the service's one order, from `after` on. Follows the feed live by long-polling, and after
    * a network failure or a 5xx reconnects by itself from the last id it
    * yielded, so nothing is missed or repeated. Keep the last id you
    * processed and pass it as `after` to resume after a restart.

@@ -7,24 +7,45 @@
  * text of `payload` (Variant A) or `intent` (Variant B), canonicalized by the
  * same module the server uses.
  *
+ * Under a governed document a submission may be stored `pending`; each
+ * further signer approves with `approve(id, key or signer)`, which signs the
+ * bytes of the intent's approvals view after checking its challenge.
+ *
  * @example
  * ```ts
  * import { generateEd25519Key, signVariantB, IntentsClient } from "./client/mod.ts";
  * const key = generateEd25519Key();
  * const body = signVariantB({ id: crypto.randomUUID(), policy_id: policyId }, key);
- * const record = await new IntentsClient({ url: "http://localhost:8000" }).submit(body);
+ * const client = new IntentsClient({ url: "http://localhost:8000" });
+ * const record = await client.submit(body); // record.state: "accepted" or "pending"
+ * if (record.state === "pending") await client.approve(record.id, otherKey);
  * ```
  * @module
  */
 
 import { ed25519 } from "@noble/curves/ed25519.js";
-import { base58, base64urlnopad, hex } from "@scure/base";
+import { base58 } from "@scure/base";
 import { canonicalBytes } from "../src/domain/jcs.ts";
+import type { ApprovalSigner } from "./approvals.ts";
+import { IntentsClient as BaseClient } from "./client.ts";
+import { signedBytes } from "./signed.ts";
 
 export { canonicalBytes };
-export { type ClientOptions, IntentsClient, IntentsError } from "./client.ts";
+export { type ClientOptions, type EventsOptions, IntentsError } from "./client.ts";
+export { type ApprovalRequest, approvalRequest, type ApprovalSigner } from "./approvals.ts";
+export { governedDocument, type GovernedDocumentOptions } from "./governed_document.ts";
+export {
+  p256PointFromSpki,
+  passkeySignature,
+  type WebAuthnAssertion,
+  type WebAuthnCredentials,
+  webAuthnSigner,
+  type WebAuthnSignerOptions,
+} from "./passkey.ts";
+export { passkeyChallenge, passkeyChallengeBytes, signedBytes } from "./signed.ts";
 export type * from "./types.ts";
 import type {
+  ApprovalsView,
   Ed25519Signature,
   Intent,
   MultisigSignature,
@@ -95,17 +116,38 @@ export function fromKeyFile(file: unknown): Ed25519Key {
   return key;
 }
 
-/** The bytes a client signs for a payload or intent: UTF-8 of its JCS text. */
-export function signedBytes(value: Payload | Intent): Uint8Array {
-  return canonicalBytes(value);
+/** An Ed25519 signature member over signed bytes. */
+function signBytes(bytes: Uint8Array, key: Ed25519Key): Ed25519Signature {
+  const signature = ed25519.sign(bytes, key.secretKey);
+  return {
+    Ed25519: { pub_key: base58.encode(key.publicKey), signature: base58.encode(signature) },
+  };
 }
 
 /** An Ed25519 signature member over `value`. */
 export function ed25519Signature(value: Payload | Intent, key: Ed25519Key): Ed25519Signature {
-  const signature = ed25519.sign(signedBytes(value), key.secretKey);
-  return {
-    Ed25519: { pub_key: base58.encode(key.publicKey), signature: base58.encode(signature) },
-  };
+  return signBytes(signedBytes(value), key);
+}
+
+/** An approval signer that signs the request's checked bytes with an Ed25519 key. */
+export function ed25519Signer(key: Ed25519Key): ApprovalSigner {
+  return (request) => signBytes(request.bytes, key);
+}
+
+/**
+ * Typed calls to the service (see `client.ts`); {@link IntentsClient.approve}
+ * here also takes an Ed25519 key. (The browser bundle's client, which leaves
+ * Ed25519 out, takes signer functions only.)
+ */
+export class IntentsClient extends BaseClient {
+  /**
+   * `POST /intents/{id}/approvals` with one signature over the intent's signed bytes.
+   *
+   * @param signer an Ed25519 key, or a signer function (e.g. a passkey's, see `webAuthnSigner`).
+   */
+  override approve(id: string, signer: Ed25519Key | ApprovalSigner): Promise<ApprovalsView> {
+    return super.approve(id, typeof signer === "function" ? signer : ed25519Signer(signer));
+  }
 }
 
 /** A Variant A body signed with an Ed25519 key. */
@@ -131,64 +173,6 @@ export function variantBBody(intent: Intent, signature: Signature): VariantBBody
 /** A Variant B body with `Unsigned` authorship (accepted only where the operator allows it). */
 export function unsignedVariantB(intent: Intent): VariantBBody {
   return { authorship: "Unsigned", intent };
-}
-
-/**
- * The WebAuthn challenge for a payload or intent: base64url without padding of
- * SHA-256 of the signed bytes. Pass its bytes as `challenge` to
- * `navigator.credentials.get`.
- */
-export async function passkeyChallenge(value: Payload | Intent): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    signedBytes(value) as Uint8Array<ArrayBuffer>,
-  );
-  return base64urlnopad.encode(new Uint8Array(digest));
-}
-
-/** The raw challenge bytes (what `navigator.credentials.get` takes). */
-export async function passkeyChallengeBytes(value: Payload | Intent): Promise<Uint8Array> {
-  return base64urlnopad.decode(await passkeyChallenge(value));
-}
-
-// DER prefix of a P-256 SubjectPublicKeyInfo (RFC 5480): what
-// AuthenticatorAttestationResponse.getPublicKey() returns, followed by the 65-byte point.
-const P256_SPKI_PREFIX = "3059301306072a8648ce3d020106082a8648ce3d030107034200";
-
-/** The SEC1 uncompressed point of a P-256 SPKI public key (from `getPublicKey()`). */
-export function p256PointFromSpki(spki: Uint8Array): Uint8Array {
-  // The point after the prefix must be uncompressed (0x04), as SPKI from WebAuthn always is.
-  if (
-    spki.length !== 91 || hex.encode(spki.subarray(0, 26)) !== P256_SPKI_PREFIX || spki[26] !== 4
-  ) {
-    throw new TypeError("expected a P-256 SubjectPublicKeyInfo (91 bytes)");
-  }
-  return spki.slice(26);
-}
-
-/** What a WebAuthn assertion gives: `AuthenticatorAssertionResponse` fields, as bytes. */
-export interface WebAuthnAssertion {
-  authenticatorData: Uint8Array;
-  clientDataJSON: Uint8Array;
-  /** The DER signature, as the authenticator emitted it. */
-  signature: Uint8Array;
-  /** The credential's public key: SPKI (from registration's `getPublicKey()`) or a SEC1 point. */
-  publicKey: Uint8Array;
-}
-
-/** Assembles a Passkey signature member from a WebAuthn assertion. */
-export function passkeySignature(assertion: WebAuthnAssertion): PasskeySignature {
-  const key = assertion.publicKey.length === 91
-    ? p256PointFromSpki(assertion.publicKey)
-    : assertion.publicKey;
-  return {
-    Passkey: {
-      authenticator_data: base58.encode(assertion.authenticatorData),
-      client_data: new TextDecoder("utf-8", { fatal: true }).decode(assertion.clientDataJSON),
-      pub_key: base58.encode(key),
-      signature: base58.encode(assertion.signature),
-    },
-  };
 }
 
 /**

@@ -50,6 +50,34 @@ export interface VariantBBody {
   intent: Intent;
 }
 
+/**
+ * The life of an intent: `accepted`, or (under a governed document) `pending`
+ * approvals until it is `accepted` or `expired`.
+ */
+export type IntentState = "accepted" | "pending" | "expired";
+
+/** One signer's approval of an intent under a governed document. */
+export interface ApprovalEntry {
+  /** The signer's key as the document writes it. */
+  key: string;
+  kind: "Ed25519" | "Passkey";
+  /** RFC 3339 time the approval was stored. */
+  at: string;
+}
+
+/** The record's `approval`: what the governing document fixes, and who has approved so far. */
+export interface Approval {
+  threshold: number;
+  /** The weight of the signers who have approved. */
+  weight: number;
+  /** The document's signers: key → weight. */
+  signers: Record<string, number>;
+  /** Every key that has signed, those of the submission first, in order. */
+  approvals: ApprovalEntry[];
+  /** RFC 3339 time after which a pending intent is expired. */
+  expires_at: string;
+}
+
 /** A stored intent as the service returns it. */
 export interface IntentRecord {
   id: string;
@@ -59,17 +87,53 @@ export interface IntentRecord {
   attrs?: { fields: Record<string, unknown> };
   authorship: { kind: "Ed25519" | "Passkey" | "Multisig" | "Unsigned"; signers: string[] };
   received_at: string;
-  /** `accepted` for every intent the service stores today. */
-  state: string;
+  /** `accepted`, or `pending` / `expired` under a governed document. */
+  state: IntentState;
+  /** Present under a governed document (also once accepted). */
+  approval?: Approval;
   request: VariantABody | VariantBBody;
 }
+
+/** `GET /intents/{id}/approvals` of a pending intent: what every approver signs. */
+export interface PendingApprovals {
+  id: string;
+  state: "pending";
+  variant: "A" | "B";
+  template_id?: string;
+  policy_id?: string;
+  /** The payload (Variant A) or intent (Variant B) that every approver signs. */
+  signed: Payload | Intent;
+  /** base64url without padding of SHA-256 of the signed object's JCS bytes. */
+  challenge: string;
+  approval: Approval;
+}
+
+/** `GET /intents/{id}/approvals` of an intent that waits for nothing any more. */
+export interface SettledApprovals {
+  id: string;
+  state: "accepted" | "expired";
+}
+
+/** The view of `GET /intents/{id}/approvals`, and the answer of an approval. */
+export type ApprovalsView = PendingApprovals | SettledApprovals;
+
+/** The event types the service sends today; more may come. */
+export type IntentEventType =
+  | "intent.accepted"
+  | "intent.pending"
+  | "intent.approval_added"
+  | "intent.expired";
 
 /** One event of the feed (`GET /events`). */
 export interface IntentEvent {
   /** Opaque id: pass it as `after` to read what follows. */
   id: string;
-  /** `intent.accepted`; ignore types you do not handle. */
-  type: string;
+  /**
+   * One of {@link IntentEventType}: `intent.accepted` (exactly once per
+   * accepted intent), `intent.pending`, `intent.approval_added`,
+   * `intent.expired`. Ignore types you do not handle: more may come.
+   */
+  type: IntentEventType | (string & Record<never, never>);
   /** The record as it stood after the event. */
   record: IntentRecord;
 }

@@ -1,51 +1,12 @@
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
 import { canonicalBytes } from "../../src/domain/jcs.ts";
+import { cli, parseJson } from "../support/cli.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 
-const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `deno task cli ARGS` as a process, as a user or script would. */
-async function cli(
-  args: string[],
-  options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
-): Promise<Run> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["task", "cli", ...args],
-    cwd: options.cwd ?? projectRoot,
-    env: { NO_COLOR: "1", ...options.env },
-    stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(30_000),
-  }).spawn();
-  if (options.stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(options.stdin));
-    await writer.close();
-  }
-  const out = await child.output();
-  const decoder = new TextDecoder();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
-}
-
-function parseJson(run: Run): Record<string, unknown> {
-  try {
-    return JSON.parse(run.stdout);
-  } catch {
-    assert.fail(`stdout is not one JSON value: ${JSON.stringify(run.stdout)}; ${run.stderr}`);
-  }
-}
 
 interface Env {
   server: TestServer;
@@ -294,6 +255,9 @@ Deno.test("--help works on every command and exits 0", async () => {
     ["submit"],
     ["get"],
     ["list"],
+    ["events"],
+    ["approvals"],
+    ["approve"],
     ["config", "get"],
     ["config", "set"],
   ];

@@ -115,3 +115,45 @@ Deno.test("static/client.js computes the same signed bytes, challenge and signat
   };
   assert.deepEqual(bundled.multisigSignature(options), library.multisigSignature(options));
 });
+
+Deno.test("static/client.js checks an approvals view and asks a passkey as client/mod.ts does", async () => {
+  const bundled = await import(new URL(`file://${bundlePath}`).href);
+  const signed = { id: "pay-1", template_id: "tmpl", attrs: { fields: { amount: 5 } } };
+  const view = {
+    id: "pay-1",
+    state: "pending",
+    variant: "A",
+    template_id: "tmpl",
+    signed,
+    challenge: await library.passkeyChallenge(signed),
+    approval: { threshold: 2, weight: 1, signers: {}, approvals: [], expires_at: "" },
+  } as library.PendingApprovals;
+  const request = await bundled.approvalRequest(view);
+  const expected = await library.approvalRequest(view);
+  assert.deepEqual(request.bytes, expected.bytes);
+  assert.deepEqual(request.challenge, expected.challenge);
+  await assert.rejects(
+    bundled.approvalRequest({ ...view, signed: { ...signed, id: "pay-2" } }),
+    { name: "IntentsError", code: "bad_response" },
+  );
+
+  // The page's signer hands the checked challenge to navigator.credentials.get.
+  let asked: Uint8Array | undefined;
+  const credentials = {
+    get(options: { publicKey: { challenge: Uint8Array } }) {
+      asked = options.publicKey.challenge;
+      return Promise.resolve({
+        response: {
+          authenticatorData: new Uint8Array(37).buffer,
+          clientDataJSON: new TextEncoder().encode("{}").buffer,
+          signature: new Uint8Array([0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01]).buffer,
+        },
+      });
+    },
+  };
+  const publicKey = new Uint8Array(33).fill(2);
+  const member = await bundled.webAuthnSigner({ publicKey, credentials })(request);
+  assert.deepEqual(asked, expected.challenge);
+  assert.deepEqual(member, await library.webAuthnSigner({ publicKey, credentials })(expected));
+  assert.equal(typeof bundled.IntentsClient.prototype.approve, "function");
+});

@@ -1,0 +1,81 @@
+/**
+ * Approving an intent that waits under a governed document: what a signer is
+ * asked to sign, and the check that the service's view of it holds together.
+ * @module
+ */
+
+import { base64urlnopad } from "@scure/base";
+import { IntentsError } from "./errors.ts";
+import { challengeOfBytes, signedBytes } from "./signed.ts";
+import type {
+  ApprovalsView,
+  Ed25519Signature,
+  Intent,
+  PasskeySignature,
+  Payload,
+  PendingApprovals,
+} from "./types.ts";
+
+/** What one approver signs: handed to an {@link ApprovalSigner}. */
+export interface ApprovalRequest {
+  /** The pending intent's view, as the service gave it (quorum, approvals so far). */
+  view: PendingApprovals;
+  /** The payload (Variant A) or intent (Variant B) being approved: show it before signing. */
+  signed: Payload | Intent;
+  /** The signed bytes: UTF-8 of the JCS text of `signed`. An Ed25519 key signs these. */
+  bytes: Uint8Array;
+  /**
+   * SHA-256 of `bytes`, checked to equal the view's `challenge`: what a passkey signs, as
+   * `publicKey.challenge` of `navigator.credentials.get`.
+   */
+  challenge: Uint8Array;
+}
+
+/**
+ * Makes one approval signature over a request's bytes: an Ed25519 member over
+ * `bytes`, or a Passkey member whose assertion's challenge is `challenge`.
+ * A browser page passes a function that calls `navigator.credentials.get`
+ * (see `webAuthnSigner`); anything that can sign (a hardware key, another
+ * process) fits the same shape.
+ */
+export type ApprovalSigner = (
+  request: ApprovalRequest,
+) => Ed25519Signature | PasskeySignature | Promise<Ed25519Signature | PasskeySignature>;
+
+function inconsistent(detail: string): IntentsError {
+  return new IntentsError(
+    200,
+    "bad_response",
+    `the approvals view is inconsistent: ${detail}; nothing was signed`,
+  );
+}
+
+/**
+ * The request an approver signs, from the view of `GET /intents/{id}/approvals`.
+ * The signed bytes are made here from the view's `signed` object, and the
+ * view's `challenge` must be base64url(SHA-256) of them: a view that does not
+ * hold together is refused before anyone signs.
+ *
+ * @throws {IntentsError} 409 `not_pending` when the intent is accepted or
+ *   expired (as the service would answer an approval); `bad_response` when the
+ *   view is not a pending view or its challenge does not match its signed object.
+ */
+export async function approvalRequest(view: ApprovalsView): Promise<ApprovalRequest> {
+  const state = (view as { state?: unknown } | null)?.state;
+  if (state === "accepted" || state === "expired") {
+    throw new IntentsError(409, "not_pending", `the intent is ${state}`);
+  }
+  if (state !== "pending") throw inconsistent("it has no known state");
+  const pending = view as PendingApprovals;
+  const signed = pending.signed as unknown;
+  if (typeof signed !== "object" || signed === null || Array.isArray(signed)) {
+    throw inconsistent("it has no signed object");
+  }
+  if (typeof pending.challenge !== "string") throw inconsistent("it has no challenge");
+  const bytes = signedBytes(pending.signed);
+  const challenge = await challengeOfBytes(bytes);
+  if (base64urlnopad.encode(challenge) !== pending.challenge) {
+    throw inconsistent("its challenge is not SHA-256 of its signed object's bytes");
+  }
+  return { view: pending, signed: pending.signed, bytes, challenge };
+}

@@ -1,0 +1,66 @@
+/**
+ * Writing a governed template or policy: a JSON document whose
+ * `authorization` member fixes who signs the intents that reference it.
+ * @module
+ */
+
+/** Options of {@link governedDocument}; every other member is the document's own content. */
+export interface GovernedDocumentOptions {
+  /** base58 public keys (Ed25519, or a passkey's SEC1 P-256 point) → positive integer weight. */
+  signers: Record<string, number>;
+  /** The weight of approvals that accepts an intent: 1 to the sum of the weights. */
+  threshold: number;
+  /** Whether `Unsigned` intents are accepted under the document (default false). */
+  unsigned?: boolean;
+  /** Seconds a pending intent waits for approvals: 1 to 2592000 (default, 604800: 7 days). */
+  approvalWindowS?: number;
+  /** The document's own members; `authorization` is added after them. */
+  [member: string]: unknown;
+}
+
+/** The most signers a document may name. */
+const MAX_SIGNERS = 16;
+/** The longest approval window: 30 days. */
+const MAX_WINDOW_S = 2_592_000;
+
+function isPositiveInteger(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1;
+}
+
+/**
+ * The JSON text of a governed document, to store with `addPolicy` or
+ * `addTemplate` (as `application/json`). Checks what it can without the
+ * service (counts, weights, threshold); the service checks the keys.
+ *
+ * @throws {RangeError} on a signer count, weight, threshold or window the service would refuse.
+ * @example
+ * ```ts
+ * const text = governedDocument({ rules: "pay up to 100", signers: { [alice]: 1, [bob]: 1 }, threshold: 2 });
+ * const { id } = await client.addPolicy(text);
+ * ```
+ */
+export function governedDocument(options: GovernedDocumentOptions): string {
+  const { signers, threshold, unsigned, approvalWindowS, ...content } = options;
+  const weights = Object.values(signers);
+  if (weights.length < 1 || weights.length > MAX_SIGNERS) {
+    throw new RangeError(`a governed document names 1 to ${MAX_SIGNERS} signers`);
+  }
+  if (!weights.every(isPositiveInteger)) {
+    throw new RangeError("signer weights are positive integers");
+  }
+  // Sixteen safe integers may add up past 2^53: the service sums them exactly.
+  const total = weights.reduce((sum, weight) => sum + BigInt(weight), 0n);
+  if (!isPositiveInteger(threshold) || BigInt(threshold) > total) {
+    throw new RangeError(`the threshold is an integer from 1 to the sum of the weights, ${total}`);
+  }
+  if (
+    approvalWindowS !== undefined &&
+    (!isPositiveInteger(approvalWindowS) || approvalWindowS > MAX_WINDOW_S)
+  ) {
+    throw new RangeError(`approvalWindowS is an integer from 1 to ${MAX_WINDOW_S}`);
+  }
+  const authorization: Record<string, unknown> = { signers, threshold };
+  if (unsigned !== undefined) authorization.unsigned = unsigned;
+  if (approvalWindowS !== undefined) authorization.approval_window_s = approvalWindowS;
+  return JSON.stringify({ ...content, authorization });
+}
