@@ -14,7 +14,6 @@ import type { InsertResult, PendingIntent } from "../domain/store.ts";
 import type { Feed, Head } from "./feed.ts";
 import { type IntentPointer, keys, type StoredEvent } from "./keys.ts";
 import { planCommit, refIdentity } from "./layout.ts";
-import { retryWhileLocked } from "./retry.ts";
 
 /**
  * Adds to `op` the events after `head`, in the blocks `blockOf` assigns, each
@@ -65,6 +64,8 @@ export interface InsertContext {
   now: () => Date;
   /** Called for a document read found stale, so a cache can drop it. */
   staleRef: (ref: DocumentRef) => void;
+  /** Runs a commit (retried while locked, its outcome recorded): `CommitLog.run`. */
+  commit: <T>(write: () => Promise<T>) => Promise<T>;
 }
 
 /** Failed commits in a row, with every check passing on reading, before giving up. */
@@ -86,7 +87,9 @@ const MAX_ATTEMPTS = 200;
  * @returns one result per input, in order; "created" only after its commit succeeded.
  * @throws {RangeError} when two inserts share an id: checks see the state
  *   before the commit, so both would pass and both would claim "created".
- * @throws the KV error of a failed commit or read; what that commit carried is then not written.
+ * @throws {StorageUnavailableError} when the storage cannot write; the KV
+ *   error of another failed commit or read. What that commit carried is then
+ *   not written.
  */
 export async function insertIntents(
   ctx: InsertContext,
@@ -131,7 +134,7 @@ export async function insertIntents(
     const position = addEvents(op, head, events, plan.blockOf);
     let result: Deno.KvCommitResult | Deno.KvCommitError;
     try {
-      result = await retryWhileLocked(() => op.commit());
+      result = await ctx.commit(() => op.commit());
     } catch (error) {
       // The outcome of a commit that threw may be unknown (a networked KV): read the head anew.
       feed.forget();

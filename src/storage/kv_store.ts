@@ -13,13 +13,19 @@ import type {
   StoredDocument,
   StoredIntent,
 } from "../domain/intent.ts";
-import type { InsertResult, IntentPage, PendingIntent, Store } from "../domain/store.ts";
+import type {
+  CommitAttempt,
+  InsertResult,
+  IntentPage,
+  PendingIntent,
+  Store,
+} from "../domain/store.ts";
 import { LruCache } from "../lru.ts";
 import { insertIntents } from "./append.ts";
 import { Feed } from "./feed.ts";
 import { keys } from "./keys.ts";
 import { getIntent, listIntents } from "./read_intents.ts";
-import { retryWhileLocked } from "./retry.ts";
+import { CommitLog } from "./commits.ts";
 import { moveEarlierBlocks } from "./upgrade.ts";
 
 /** Template/policy references remembered (a few hundred bytes each). */
@@ -42,12 +48,15 @@ export class KvStore implements Store {
   readonly #feed: Feed;
   /** Found document references: documents are immutable and never deleted. */
   readonly #refs = new LruCache<DocumentRef>(DOCUMENT_REFS_CACHED);
+  /** Every write goes through it: retries, storage failures, the latest outcome. */
+  readonly #commits: CommitLog;
 
   /** @param kv an open KV handle; the caller closes it. */
   constructor(kv: Deno.Kv, options: KvStoreOptions = {}) {
     this.#kv = kv;
     this.#now = options.now ?? (() => new Date());
     this.#feed = new Feed(kv);
+    this.#commits = new CommitLog(this.#now);
   }
 
   /**
@@ -57,7 +66,7 @@ export class KvStore implements Store {
    * @returns how many intents were moved.
    */
   upgrade(): Promise<number> {
-    return moveEarlierBlocks({ kv: this.#kv, feed: this.#feed });
+    return moveEarlierBlocks({ kv: this.#kv, feed: this.#feed, commit: this.#commit });
   }
 
   async findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null> {
@@ -82,7 +91,7 @@ export class KvStore implements Store {
     doc: StoredDocument,
   ): Promise<"created" | "exists"> {
     const key = keys.document(kind, id);
-    const result = await retryWhileLocked(() =>
+    const result = await this.#commit(() =>
       this.#kv.atomic().check({ key, versionstamp: null }).set(key, doc).commit()
     );
     return result.ok ? "created" : "exists";
@@ -94,6 +103,7 @@ export class KvStore implements Store {
       feed: this.#feed,
       now: this.#now,
       staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
+      commit: this.#commit,
     }, batch);
   }
 
@@ -130,12 +140,12 @@ export class KvStore implements Store {
     expected?: readonly (string | null)[],
   ): Promise<string | null> {
     if (expected === undefined) {
-      const result = await retryWhileLocked(() => this.#kv.set(keys.config, value));
+      const result = await this.#commit(() => this.#kv.set(keys.config, value));
       return result.versionstamp;
     }
     const current = await this.#kv.get(keys.config);
     if (!expected.includes(current.versionstamp)) return null;
-    const result = await retryWhileLocked(() =>
+    const result = await this.#commit(() =>
       this.#kv.atomic().check(current).set(keys.config, value).commit()
     );
     return result.ok ? result.versionstamp : null;
@@ -145,4 +155,11 @@ export class KvStore implements Store {
     await this.#kv.get(keys.health);
     return true;
   }
+
+  lastCommit(): CommitAttempt | null {
+    return this.#commits.last();
+  }
+
+  /** Runs one write through the commit log (bound, so it can be handed on). */
+  readonly #commit = <T>(write: () => Promise<T>): Promise<T> => this.#commits.run(write);
 }
