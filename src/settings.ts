@@ -31,6 +31,8 @@ export interface Settings {
   eventsToken: string | undefined;
   /** Concurrent submissions grouped into one KV commit at most; 1 disables grouping. */
   commitBatchMax: number;
+  /** After SIGTERM or SIGINT, the most time in-flight requests get before the process exits. */
+  shutdownTimeoutMs: number;
 }
 
 /** Thrown for a malformed setting; the message is one line naming the variable. */
@@ -140,5 +142,6 @@ export function readSettings(env: Env): Settings {
     metricsToken: parseToken(env, "METRICS_TOKEN"),
     eventsToken: parseToken(env, "EVENTS_TOKEN"),
     commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 32, 1, 99),
+    shutdownTimeoutMs: parseIntSetting(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
   };
 }

@@ -33,6 +33,7 @@ export function postDocument(kind: DocumentKind) {
       maxBytes: app.settings.maxBodyBytes,
       timeoutMs: app.settings.bodyTimeoutMs,
       deadlines: app.deadlines,
+      stopping: app.stopping,
     });
     if (bytes.length === 0) throw badRequest("invalid_body", `body: the ${kind} must not be empty`);
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
