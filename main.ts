@@ -16,6 +16,7 @@ import { createBatchedLog } from "./src/http/request_log.ts";
 import { KvStore } from "./src/storage/kv_store.ts";
 import { DeadlineSweeper } from "./src/http/deadlines.ts";
 import { expireIntent } from "./src/domain/approve.ts";
+import { InFlightRequests, stopServing } from "./src/http/shutdown.ts";
 
 function defaultKvPath(args: string[]): string | undefined {
   const flag = args.find((a) => a.startsWith("--default-kv-path="));
@@ -82,26 +83,44 @@ async function main(): Promise<void> {
   store.listenExpiries(async (id) => {
     if (await expireIntent({ store, now }, id) === "expired") app.metrics.intentExpired();
   });
+  const inFlight = new InFlightRequests();
   const server = Deno.serve({
     port: settings.port,
     hostname: settings.hostname,
     onListen: ({ hostname, port }) => {
       console.error(`intents: listening on http://${hostname}:${port}`);
     },
-  }, app.handler);
+  }, inFlight.wrap(app.handler));
 
-  const shutdown = async () => {
-    // Long-polls and event streams end first: the server waits for open responses.
-    stopping.abort();
-    await server.shutdown();
+  let shuttingDown = false;
+  const shutdown = async (signal: Deno.Signal) => {
+    // A second signal changes nothing: the bound already holds.
+    if (shuttingDown) return;
+    shuttingDown = true;
+    const timeoutMs = settings.shutdownTimeoutMs;
+    console.error(`intents: ${signal}: stopping; requests in flight get up to ${timeoutMs} ms`);
+    const { drained, unanswered } = await stopServing({
+      server,
+      inFlight,
+      stopping,
+      deadlines,
+      timeoutMs,
+    });
     deadlines.stop();
     requestLog.flush();
-    kv.close();
+    // A commit still waiting on another process's lock would hold close() until
+    // SQLite gives up (seconds). Every commit is atomic, so the file needs no close.
+    if (drained) kv.close();
+    console.error(
+      drained
+        ? "intents: stopped; every request was answered"
+        : `intents: stopped at the ${timeoutMs} ms bound; requests still unanswered: ${unanswered}`,
+    );
     Deno.exit(0);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     try {
-      Deno.addSignalListener(signal, shutdown);
+      Deno.addSignalListener(signal, () => void shutdown(signal));
     } catch {
       // Platforms without signals (Deno Deploy, Windows for SIGTERM) manage the lifecycle.
     }

@@ -33,6 +33,8 @@ export interface Settings {
   eventsKeepaliveMs: number;
   /** Concurrent submissions grouped into one KV commit at most; 1 disables grouping. */
   commitBatchMax: number;
+  /** After SIGTERM or SIGINT, the most time in-flight requests get before the process exits. */
+  shutdownTimeoutMs: number;
 }
 
 /** Thrown for a malformed setting; the message is one line naming the variable. */
@@ -143,5 +145,6 @@ export function readSettings(env: Env): Settings {
     eventsToken: parseToken(env, "EVENTS_TOKEN"),
     eventsKeepaliveMs: parseIntSetting(env, "EVENTS_KEEPALIVE_MS", 10_000, 1_000, 15_000),
     commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 32, 1, 99),
+    shutdownTimeoutMs: parseIntSetting(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
   };
 }

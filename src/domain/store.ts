@@ -52,6 +52,49 @@ export interface IntentPage {
   next: number | null;
 }
 
+/**
+ * Why the storage cannot write, when the cause is known to be the storage
+ * itself: it is full, it is read-only, or another process holds its lock
+ * past the retries, or the disk fails. Such a write may succeed later or on
+ * another instance.
+ */
+export type StorageFailure = "full" | "read_only" | "locked" | "io";
+
+/** A short phrase per storage failure, safe to show (no paths, no internals). */
+export const STORAGE_FAILURE_TEXT: Readonly<Record<StorageFailure, string>> = {
+  full: "storage full",
+  read_only: "storage is read-only",
+  locked: "storage is locked by another process",
+  io: "storage I/O error",
+};
+
+/**
+ * Thrown by a {@link Store} write that failed because the storage cannot
+ * write (see {@link StorageFailure}). Nothing of that write was stored; the
+ * edge answers 503 `unavailable`, which a client may retry. The storage's
+ * own error is the `cause`.
+ */
+export class StorageUnavailableError extends Error {
+  override name = "StorageUnavailableError";
+  /**
+   * @param failure what is wrong with the storage.
+   * @param options `cause`: the storage's own error.
+   */
+  constructor(readonly failure: StorageFailure, options?: ErrorOptions) {
+    super(STORAGE_FAILURE_TEXT[failure], options);
+  }
+}
+
+/** The outcome of the store's latest commit attempt (for readiness). */
+export interface CommitAttempt {
+  /** When the attempt ended. */
+  at: Date;
+  /** True when the storage carried the commit out (one that its checks refused included). */
+  ok: boolean;
+  /** When not ok: a short phrase for operators, e.g. "storage full". */
+  failure?: string;
+}
+
 /** The storage port. */
 export interface Store {
   /**
@@ -62,7 +105,11 @@ export interface Store {
   findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null>;
   /** A template or policy, or null. */
   getDocument(kind: DocumentKind, id: string): Promise<StoredDocument | null>;
-  /** Stores a document under its id unless present: documents are immutable. */
+  /**
+   * Stores a document under its id unless present: documents are immutable.
+   * Like every write of the port, it throws {@link StorageUnavailableError}
+   * when the storage cannot write.
+   */
   putDocument(kind: DocumentKind, id: string, doc: StoredDocument): Promise<"created" | "exists">;
 
   /**
@@ -133,4 +180,9 @@ export interface Store {
 
   /** True when the storage answers a read. */
   ping(): Promise<boolean>;
+  /**
+   * The latest commit attempt of this process, or null before the first.
+   * Kept in memory as commits happen: asking costs no storage access.
+   */
+  lastCommit(): CommitAttempt | null;
 }

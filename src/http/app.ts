@@ -6,7 +6,7 @@
 
 import { ServiceError } from "../errors.ts";
 import type { Settings } from "../settings.ts";
-import type { IntentWriter, Store } from "../domain/store.ts";
+import { type IntentWriter, StorageUnavailableError, type Store } from "../domain/store.ts";
 import type { AppContext, Handler, RequestContext } from "./context.ts";
 import { errorResponse, internalErrorResponse } from "./respond.ts";
 import type { RequestLogLine } from "./request_log.ts";
@@ -16,7 +16,7 @@ import { getApprovals, postApproval } from "./routes/approvals.ts";
 import { getDocument, postDocument } from "./routes/documents.ts";
 import { getConfig, putConfig } from "./routes/config.ts";
 import { getPage, getStatic } from "./routes/static.ts";
-import { healthz, metrics } from "./routes/operations.ts";
+import { healthz, metrics, readyz } from "./routes/operations.ts";
 import { openApiHandler } from "./openapi/handler.ts";
 import { MetricsRegistry, type RequestObserver } from "./metrics.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
@@ -72,6 +72,7 @@ export function buildRoutes(): Route[] {
     },
     { name: "/config", pattern: /^\/config$/, methods: { GET: getConfig, PUT: putConfig } },
     { name: "/healthz", pattern: /^\/healthz$/, methods: { GET: healthz } },
+    { name: "/readyz", pattern: /^\/readyz$/, methods: { GET: readyz } },
     { name: "/", pattern: /^\/$/, methods: { GET: getPage } },
     { name: "/static/{name}", pattern: /^\/static\/([^/]+)$/, methods: { GET: getStatic } },
     { name: "/metrics", pattern: /^\/metrics$/, methods: { GET: metrics } },
@@ -86,6 +87,32 @@ export function buildRoutes(): Route[] {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** An error and the chain of its causes (`cause`), for the log. */
+function describeCause(error: unknown): string {
+  const parts: string[] = [];
+  for (let e = error, depth = 0; e !== undefined && depth < 4; depth++) {
+    if (!(e instanceof Error)) {
+      parts.push(String(e));
+      break;
+    }
+    parts.push(`${e.name}: ${e.message}`);
+    e = e.cause;
+  }
+  return parts.join("; cause: ");
+}
+
+/**
+ * The 503 for a write the storage could not take: retryable, and the reason
+ * is a fixed phrase (never the storage's own message).
+ */
+function storageUnavailable(error: StorageUnavailableError): ServiceError {
+  return new ServiceError(
+    503,
+    "unavailable",
+    `the service cannot store this now (${error.message}); try again later`,
+  );
+}
 
 /** The running app: a fetch handler and the routes it serves. */
 export interface App {
@@ -174,6 +201,11 @@ export function createApp(deps: AppDeps): App {
       if (error instanceof ServiceError) {
         response = errorResponse(error);
         code = error.code;
+      } else if (error instanceof StorageUnavailableError) {
+        // Retryable for the client; the operator's log keeps what the storage said.
+        cause = error;
+        code = "unavailable";
+        response = errorResponse(storageUnavailable(error));
       } else {
         cause = error;
         code = "internal";
@@ -193,9 +225,7 @@ export function createApp(deps: AppDeps): App {
       status: response.status,
       duration_ms: Math.round(durationMs * 1000) / 1000,
     };
-    if (cause !== undefined) {
-      line.error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-    }
+    if (cause !== undefined) line.error = describeCause(cause);
     log(line);
     const event = {
       route,

@@ -77,6 +77,7 @@ export async function readJsonBody(
     maxBytes: app.settings.maxBodyBytes,
     timeoutMs: app.settings.bodyTimeoutMs,
     deadlines: app.deadlines,
+    stopping: app.stopping,
   });
   try {
     return { bytes, value: parseStrictJson(bytes) };

@@ -2,14 +2,18 @@
  * Shared deadlines for request body reads: one interval timer checks every
  * pending read, instead of a timer armed and cleared per request (a timer
  * costs the server a few microseconds each way, on every request). A read
- * expires between its deadline and one sweep interval later.
+ * expires between its deadline and one sweep interval later, or at once when
+ * the server shuts down ({@link DeadlineSweeper.cutAll}).
  * @module
  */
+
+/** Why a deadline expired: its time passed, or the server is shutting down. */
+export type ExpireCause = "timeout" | "shutdown";
 
 /** A registered deadline; pass it back to {@link DeadlineSweeper.remove}. */
 export interface Deadline {
   readonly at: number;
-  readonly expire: () => void;
+  readonly expire: (cause: ExpireCause) => void;
 }
 
 /**
@@ -19,7 +23,8 @@ export interface Deadline {
  * ```ts
  * const deadlines = new DeadlineSweeper(100);
  * const app = createApp({ kv, settings, deadlines });
- * // at shutdown:
+ * // at shutdown: every read still waiting ends now, then the timer stops
+ * deadlines.cutAll();
  * deadlines.stop();
  * ```
  */
@@ -36,8 +41,12 @@ export class DeadlineSweeper {
     this.#timer = setInterval(() => this.#sweep(), intervalMs);
   }
 
-  /** Calls `expire` once, `ms` milliseconds from now or up to one interval later, unless removed first. */
-  add(ms: number, expire: () => void): Deadline {
+  /**
+   * Calls `expire` once, `ms` milliseconds from now or up to one interval
+   * later (cause "timeout"), or at {@link cutAll} (cause "shutdown"), unless
+   * removed first.
+   */
+  add(ms: number, expire: (cause: ExpireCause) => void): Deadline {
     const deadline = { at: performance.now() + ms, expire };
     this.#pending.add(deadline);
     return deadline;
@@ -46,6 +55,17 @@ export class DeadlineSweeper {
   /** Forgets a deadline (a no-op once it expired). */
   remove(deadline: Deadline): void {
     this.#pending.delete(deadline);
+  }
+
+  /**
+   * Expires every pending deadline now with cause "shutdown": the body reads
+   * still waiting for bytes end, and their clients are told why. Deadlines
+   * added later run their normal course.
+   */
+  cutAll(): void {
+    const pending = [...this.#pending];
+    this.#pending.clear();
+    for (const deadline of pending) deadline.expire("shutdown");
   }
 
   /** Stops checking; pending deadlines never expire. */
@@ -59,7 +79,7 @@ export class DeadlineSweeper {
     for (const deadline of this.#pending) {
       if (deadline.at > now) continue;
       this.#pending.delete(deadline);
-      deadline.expire();
+      deadline.expire("timeout");
     }
   }
 }

@@ -6,7 +6,7 @@
  */
 
 import { ServiceError } from "../errors.ts";
-import type { Deadline, DeadlineSweeper } from "./deadlines.ts";
+import type { Deadline, DeadlineSweeper, ExpireCause } from "./deadlines.ts";
 
 /** Default time allowed for the whole body to arrive. */
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -19,9 +19,16 @@ export interface ReadBodyOptions {
   timeoutMs?: number;
   /**
    * Shared deadlines to use instead of a timer per call (the server's); the
-   * 408 then comes up to one sweep interval after `timeoutMs`.
+   * 408 then comes up to one sweep interval after `timeoutMs`, and a read the
+   * server cuts at shutdown ({@link DeadlineSweeper.cutAll}) is a 503.
    */
   deadlines?: DeadlineSweeper;
+  /**
+   * Aborted when the server stops (its `AppContext.stopping`). `Deno.serve`'s
+   * graceful shutdown ends every body still streaming in; such a read is
+   * then a 503, not the client's 400.
+   */
+  stopping?: AbortSignal;
 }
 
 /**
@@ -38,8 +45,9 @@ export interface ReadBodyOptions {
  *   an empty array).
  * @throws {ServiceError} 413 `payload_too_large` as soon as Content-Length
  *   or the bytes read exceed `maxBytes`; 408 `request_timeout` when the body
- *   has not fully arrived within `timeoutMs`; 400 `invalid_body` for a
- *   malformed Content-Length or a stream that fails (the client went away).
+ *   has not fully arrived within `timeoutMs`; 503 `unavailable` when the
+ *   server stops while the body arrives; 400 `invalid_body` for a malformed
+ *   Content-Length or a stream that fails otherwise (the client went away).
  *
  * @example
  * ```ts
@@ -72,20 +80,22 @@ export async function readBody(
   let timer: ReturnType<typeof setTimeout> | undefined;
   let shared: Deadline | undefined;
   const { deadlines } = options;
-  const deadline = new Promise<"timeout">((resolve) => {
-    if (deadlines) shared = deadlines.add(timeoutMs, () => resolve("timeout"));
+  const deadline = new Promise<ExpireCause>((resolve) => {
+    if (deadlines) shared = deadlines.add(timeoutMs, resolve);
     else timer = setTimeout(() => resolve("timeout"), timeoutMs);
   });
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
     for (;;) {
-      let result: ReadableStreamReadResult<unknown> | "timeout";
+      let result: ReadableStreamReadResult<unknown> | ExpireCause;
       try {
         result = await Promise.race([reader.read(), deadline]);
       } catch {
+        if (options.stopping?.aborted) throw stopped();
         throw new ServiceError(400, "invalid_body", "request body could not be read");
       }
+      if (result === "shutdown") throw stopped();
       if (result === "timeout") {
         throw new ServiceError(
           408,
@@ -112,6 +122,17 @@ export async function readBody(
     else clearTimeout(timer);
   }
   return concat(chunks, total);
+}
+
+/** The server stopped while the body arrived: not the client's fault, so retryable. */
+function stopped(): ServiceError {
+  return new ServiceError(
+    503,
+    "unavailable",
+    "the server is shutting down; send the request again",
+    // The rest of the body is not read, so the connection cannot be reused.
+    { connection: "close" },
+  );
 }
 
 function tooLarge(maxBytes: number): ServiceError {

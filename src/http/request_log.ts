@@ -15,7 +15,10 @@ export interface RequestLogLine {
   path: string;
   status: number;
   duration_ms: number;
-  /** Present on 500s only: the cause, for operators (never sent to the client). */
+  /**
+   * Present on 500s and on 503s of a storage failure: the cause and its
+   * causes, for operators (never sent to the client).
+   */
   error?: string;
 }
 

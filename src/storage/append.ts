@@ -14,7 +14,6 @@ import type { InsertResult, IntentChange, PendingIntent } from "../domain/store.
 import type { Feed, Head } from "./feed.ts";
 import { expiryMessage, type IntentPointer, keys, type StoredEvent } from "./keys.ts";
 import { planCommit, refIdentity } from "./layout.ts";
-import { retryWhileLocked } from "./retry.ts";
 
 /**
  * Adds to `op` the events after `head`, in the blocks `blockOf` assigns, each
@@ -80,6 +79,8 @@ export interface InsertContext {
   now: () => Date;
   /** Called for a document read found stale, so a cache can drop it. */
   staleRef: (ref: DocumentRef) => void;
+  /** Runs a commit (retried while locked, its outcome recorded): `CommitLog.run`. */
+  commit: <T>(write: () => Promise<T>) => Promise<T>;
 }
 
 /** Failed commits in a row, with every check passing on reading, before giving up. */
@@ -101,7 +102,9 @@ const MAX_ATTEMPTS = 200;
  * @returns one result per input, in order; "created" only after its commit succeeded.
  * @throws {RangeError} when two inserts share an id: checks see the state
  *   before the commit, so both would pass and both would claim "created".
- * @throws the KV error of a failed commit or read; what that commit carried is then not written.
+ * @throws {StorageUnavailableError} when the storage cannot write; the KV
+ *   error of another failed commit or read. What that commit carried is then
+ *   not written.
  */
 export async function insertIntents(
   ctx: InsertContext,
@@ -150,7 +153,7 @@ export async function insertIntents(
     const position = addEvents(op, head, events, plan.blockOf);
     let result: Deno.KvCommitResult | Deno.KvCommitError;
     try {
-      result = await retryWhileLocked(() => op.commit());
+      result = await ctx.commit(() => op.commit());
     } catch (error) {
       // The outcome of a commit that threw may be unknown (a networked KV): read the head anew.
       feed.forget();
@@ -227,7 +230,7 @@ async function settle(
  * @returns the new record, or null when the intent changed since it was read.
  */
 export async function appendChange(
-  ctx: Pick<InsertContext, "kv" | "feed">,
+  ctx: Pick<InsertContext, "kv" | "feed" | "commit">,
   change: IntentChange,
 ): Promise<StoredIntent | null> {
   const { kv, feed } = ctx;
@@ -241,7 +244,7 @@ export async function appendChange(
     const position = addEvents(op, head, [{ type: change.type, intent: change.intent }], [0]);
     let result: Deno.KvCommitResult | Deno.KvCommitError;
     try {
-      result = await retryWhileLocked(() => op.commit());
+      result = await ctx.commit(() => op.commit());
     } catch (error) {
       feed.forget();
       throw error;

@@ -15,6 +15,7 @@ import type {
   StoredIntent,
 } from "../domain/intent.ts";
 import type {
+  CommitAttempt,
   InsertResult,
   IntentChange,
   IntentPage,
@@ -27,7 +28,7 @@ import { appendChange, insertIntents } from "./append.ts";
 import { Feed } from "./feed.ts";
 import { expiryMessage, isExpiryMessage, keys } from "./keys.ts";
 import { getIntentEntry, listIntents } from "./read_intents.ts";
-import { retryWhileLocked } from "./retry.ts";
+import { CommitLog } from "./commits.ts";
 import { moveEarlierBlocks } from "./upgrade.ts";
 
 /** Template/policy references remembered (a few hundred bytes each). */
@@ -50,12 +51,15 @@ export class KvStore implements Store {
   readonly #feed: Feed;
   /** Found document references: documents are immutable and never deleted. */
   readonly #refs = new LruCache<DocumentRef>(DOCUMENT_REFS_CACHED);
+  /** Every write goes through it: retries, storage failures, the latest outcome. */
+  readonly #commits: CommitLog;
 
   /** @param kv an open KV handle; the caller closes it. */
   constructor(kv: Deno.Kv, options: KvStoreOptions = {}) {
     this.#kv = kv;
     this.#now = options.now ?? (() => new Date());
     this.#feed = new Feed(kv);
+    this.#commits = new CommitLog(this.#now);
   }
 
   /**
@@ -65,7 +69,7 @@ export class KvStore implements Store {
    * @returns how many intents were moved.
    */
   upgrade(): Promise<number> {
-    return moveEarlierBlocks({ kv: this.#kv, feed: this.#feed });
+    return moveEarlierBlocks({ kv: this.#kv, feed: this.#feed, commit: this.#commit });
   }
 
   async findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null> {
@@ -96,7 +100,7 @@ export class KvStore implements Store {
     doc: StoredDocument,
   ): Promise<"created" | "exists"> {
     const key = keys.document(kind, id);
-    const result = await retryWhileLocked(() =>
+    const result = await this.#commit(() =>
       this.#kv.atomic().check({ key, versionstamp: null }).set(key, doc).commit()
     );
     return result.ok ? "created" : "exists";
@@ -108,6 +112,7 @@ export class KvStore implements Store {
       feed: this.#feed,
       now: this.#now,
       staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
+      commit: this.#commit,
     }, batch);
   }
 
@@ -120,7 +125,7 @@ export class KvStore implements Store {
   }
 
   changeIntent(change: IntentChange): Promise<StoredIntent | null> {
-    return appendChange({ kv: this.#kv, feed: this.#feed }, change);
+    return appendChange({ kv: this.#kv, feed: this.#feed, commit: this.#commit }, change);
   }
 
   listIntents(
@@ -130,7 +135,7 @@ export class KvStore implements Store {
   }
 
   async scheduleExpiry(id: string, delayMs: number): Promise<void> {
-    await retryWhileLocked(() =>
+    await this.#commit(() =>
       this.#kv.enqueue(expiryMessage(id), { delay: Math.max(0, Math.ceil(delayMs)) })
     );
   }
@@ -169,12 +174,12 @@ export class KvStore implements Store {
     expected?: readonly (string | null)[],
   ): Promise<string | null> {
     if (expected === undefined) {
-      const result = await retryWhileLocked(() => this.#kv.set(keys.config, value));
+      const result = await this.#commit(() => this.#kv.set(keys.config, value));
       return result.versionstamp;
     }
     const current = await this.#kv.get(keys.config);
     if (!expected.includes(current.versionstamp)) return null;
-    const result = await retryWhileLocked(() =>
+    const result = await this.#commit(() =>
       this.#kv.atomic().check(current).set(keys.config, value).commit()
     );
     return result.ok ? result.versionstamp : null;
@@ -184,4 +189,11 @@ export class KvStore implements Store {
     await this.#kv.get(keys.health);
     return true;
   }
+
+  lastCommit(): CommitAttempt | null {
+    return this.#commits.last();
+  }
+
+  /** Runs one write through the commit log (bound, so it can be handed on). */
+  readonly #commit = <T>(write: () => Promise<T>): Promise<T> => this.#commits.run(write);
 }

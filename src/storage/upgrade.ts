@@ -15,7 +15,6 @@ import type { Authorship, StoredIntent, Variant } from "../domain/intent.ts";
 import { addEvents, type InsertContext } from "./append.ts";
 import { keys, type StoredEvent } from "./keys.ts";
 import { planCommit } from "./layout.ts";
-import { retryWhileLocked } from "./retry.ts";
 
 /** An intent as the layout before the feed kept it. */
 interface EarlierIntent {
@@ -52,7 +51,9 @@ function normalBody(body: Uint8Array): Uint8Array {
  *
  * @returns how many intents were moved.
  */
-export async function moveEarlierBlocks(ctx: Pick<InsertContext, "kv" | "feed">): Promise<number> {
+export async function moveEarlierBlocks(
+  ctx: Pick<InsertContext, "kv" | "feed" | "commit">,
+): Promise<number> {
   const { kv, feed } = ctx;
   let moved = 0;
   for (;;) {
@@ -95,7 +96,7 @@ export async function moveEarlierBlocks(ctx: Pick<InsertContext, "kv" | "feed">)
       events.map((event) => ({ intent: { ...event.intent, state: "accepted" as const } })),
     );
     const position = addEvents(op, head, events, blockOf);
-    const result = await retryWhileLocked(() => op.commit());
+    const result = await ctx.commit(() => op.commit());
     // A failed check: another process moved some of them, or appended, first; read again.
     if (result.ok) {
       feed.advanced({ position, versionstamp: result.versionstamp });

@@ -26,6 +26,7 @@ const MALFORMED: [string, string][] = [
   ["PASSKEY_ORIGINS", "not-an-origin"],
   ["PASSKEY_ORIGINS", "https://ok.example,https://x.example/path"],
   ["PASSKEY_RP_IDS", "localhost,,example.com"],
+  ["SHUTDOWN_TIMEOUT_MS", "ten"],
 ];
 
 for (const [name, value] of MALFORMED) {

@@ -19,8 +19,16 @@ export interface TestServer {
   pid: number;
   /** Everything the process wrote to stdout so far (the request log). */
   stdout(): string;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
   /** Stops the process (SIGTERM, or SIGKILL with `kill: true`) and waits for it. */
   stop(options?: { kill?: boolean }): Promise<void>;
+  /**
+   * Sends `signal` (default SIGTERM) and waits for the process to exit.
+   *
+   * @returns its exit code and the milliseconds from the signal to its exit.
+   */
+  terminate(signal?: Deno.Signal): Promise<{ code: number; ms: number }>;
 }
 
 /** Options of {@link startServer}. */
@@ -29,6 +37,11 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** KV file to use; default: a new temp file. */
   kvPath?: string;
+  /**
+   * A command that runs the server, followed by its arguments, e.g.
+   * `["setpriv", "--inh-caps=-dac_override", "--"]`; default: none.
+   */
+  wrapper?: string[];
 }
 
 /** A fresh temp directory's KV file path. */
@@ -44,8 +57,10 @@ export async function tempKvPath(): Promise<string> {
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const kvPath = options.kvPath ?? await tempKvPath();
   const adminToken = options.env?.ADMIN_TOKEN ?? "test-admin-token-0123456789";
-  const command = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", join(projectRoot, "main.ts")],
+  const serverArgs = ["run", "-A", "--quiet", join(projectRoot, "main.ts")];
+  const [program, ...args] = [...(options.wrapper ?? []), Deno.execPath(), ...serverArgs];
+  const command = new Deno.Command(program, {
+    args,
     cwd: projectRoot,
     env: {
       PORT: "0",
@@ -100,6 +115,17 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     kvPath,
     pid: child.pid,
     stdout: () => out,
+    stderr: () => err,
+    async terminate(signal: Deno.Signal = "SIGTERM") {
+      stopped = true;
+      const sent = performance.now();
+      child.kill(signal);
+      const { code } = await status;
+      const ms = performance.now() - sent;
+      await outDone;
+      await errDone;
+      return { code, ms };
+    },
     async stop({ kill = false } = {}) {
       if (!stopped) {
         stopped = true;

@@ -244,3 +244,78 @@ Deno.test("DeadlineSweeper expires each deadline once, after its time, unless re
     deadlines.stop();
   }
 });
+
+/** A body stream that never yields, recording whether it was cancelled. */
+function stalledStream() {
+  const state = { cancelled: false };
+  const stream = new ReadableStream<Uint8Array>({
+    pull() {
+      return new Promise(() => {});
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  }, { highWaterMark: 0 });
+  return { stream, state };
+}
+
+Deno.test("readBody: a body still arriving when the server cuts the deadlines is 503 unavailable with Connection: close", async () => {
+  const deadlines = new DeadlineSweeper(1000);
+  try {
+    const { stream, state } = stalledStream();
+    const reading = rejection(
+      readBody(post(stream), { maxBytes: 1000, timeoutMs: 60_000, deadlines }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    deadlines.cutAll();
+    const error = await reading;
+    assert.equal(error.status, 503);
+    assert.equal(error.code, "unavailable");
+    assert.equal(error.headers.connection, "close");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(state.cancelled, true);
+    // A body read after the cut runs its normal course.
+    const body = await readBody(post("{}"), { maxBytes: 10, deadlines });
+    assert.equal(body.length, 2);
+  } finally {
+    deadlines.stop();
+  }
+});
+
+Deno.test("readBody: a body stream that fails is 503 while the server stops, 400 otherwise", async () => {
+  const failing = () =>
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.error(new Error("connection gone"));
+      },
+    });
+  const stopping = new AbortController();
+  const before = await rejection(
+    readBody(post(failing()), { maxBytes: 100, stopping: stopping.signal }),
+  );
+  assert.equal(before.status, 400);
+  assert.equal(before.code, "invalid_body");
+  stopping.abort();
+  const after = await rejection(
+    readBody(post(failing()), { maxBytes: 100, stopping: stopping.signal }),
+  );
+  assert.equal(after.status, 503);
+  assert.equal(after.code, "unavailable");
+  assert.equal(after.headers.connection, "close");
+});
+
+Deno.test("DeadlineSweeper.cutAll expires every pending deadline at once, with cause shutdown", () => {
+  const deadlines = new DeadlineSweeper(1000);
+  try {
+    const fired: string[] = [];
+    deadlines.add(60_000, (cause) => fired.push(`a:${cause}`));
+    const b = deadlines.add(60_000, (cause) => fired.push(`b:${cause}`));
+    deadlines.remove(b);
+    deadlines.cutAll();
+    assert.deepEqual(fired, ["a:shutdown"]);
+    deadlines.cutAll();
+    assert.deepEqual(fired, ["a:shutdown"], "a deadline expires once");
+  } finally {
+    deadlines.stop();
+  }
+});

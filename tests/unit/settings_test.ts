@@ -16,6 +16,7 @@ Deno.test("readSettings applies the documented defaults", () => {
   assert.deepEqual(s.passkeyOrigins, ["http://localhost:8000"]);
   assert.equal(s.passkeyRequireUv, false);
   assert.equal(s.maxBodyBytes, 32768);
+  assert.equal(s.shutdownTimeoutMs, 10000);
 });
 
 Deno.test("readSettings derives the default passkey origin from PORT", () => {
@@ -34,6 +35,7 @@ Deno.test("readSettings reads every variable", () => {
     PASSKEY_ORIGINS: "https://example.com,https://login.example.com:8443",
     PASSKEY_REQUIRE_UV: "true",
     MAX_BODY_BYTES: "4096",
+    SHUTDOWN_TIMEOUT_MS: "2500",
   });
   assert.equal(s.port, 8080);
   assert.equal(s.hostname, "127.0.0.1");
@@ -46,6 +48,7 @@ Deno.test("readSettings reads every variable", () => {
   assert.deepEqual(s.passkeyOrigins, ["https://example.com", "https://login.example.com:8443"]);
   assert.equal(s.passkeyRequireUv, true);
   assert.equal(s.maxBodyBytes, 4096);
+  assert.equal(s.shutdownTimeoutMs, 2500);
 });
 
 Deno.test("readSettings makes a new token on each call when ADMIN_TOKEN is unset", () => {
@@ -69,6 +72,10 @@ const MALFORMED: [string, string][] = [
   ["PASSKEY_ORIGINS", "not-an-origin"],
   ["PASSKEY_ORIGINS", "https://x.example/"],
   ["PASSKEY_ORIGINS", "https://x.example,"],
+  ["SHUTDOWN_TIMEOUT_MS", "soon"],
+  ["SHUTDOWN_TIMEOUT_MS", "0"],
+  ["SHUTDOWN_TIMEOUT_MS", "1.5"],
+  ["SHUTDOWN_TIMEOUT_MS", "600001"],
   ["ADMIN_TOKEN", "short"],
   ["ADMIN_TOKEN", "a token with spaces inside"],
 ];

@@ -161,6 +161,9 @@ export const ConfigSchema = v.object({
 /** `GET /healthz` answer. */
 export const HealthSchema = v.object({ status: v.literal("ok") });
 
+/** `GET /readyz` answer. */
+export const ReadySchema = v.object({ status: v.literal("ready") });
+
 /** The components converted into `components.schemas`, by name. */
 const DEFINITIONS = {
   OpaqueId: OpaqueIdSchema,
@@ -188,6 +191,7 @@ const DEFINITIONS = {
   DocumentId: DocumentIdSchema,
   Config: ConfigSchema,
   Health: HealthSchema,
+  Ready: ReadySchema,
 };
 
 /** A component's name. */
@@ -241,6 +245,7 @@ const COMPONENT_DESCRIPTIONS: Record<ComponentName, string> = {
   DocumentId: "The content address of a template or policy.",
   Config: "The runtime configuration.",
   Health: "The service and its storage answer.",
+  Ready: "The storage answers and its latest commit of the last 30 seconds, if any, succeeded.",
 };
 
 const REF_PREFIX = "#/components/schemas/";

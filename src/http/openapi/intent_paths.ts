@@ -56,7 +56,8 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "±(2^53−1) unless written as JCS writes the double they parse to). Checks run in this " +
           "order: 415, 413, 400 (JSON, shape, encodings, signature, missing template or " +
           "policy), 409, then 201. A request whose authorship does not verify never learns " +
-          "whether an id exists.",
+          "whether an id exists. 503 `unavailable` means nothing was stored and the same body " +
+          "may be sent again.",
         tags: ["intents"],
         security: PUBLIC,
         requestBody: {
@@ -99,6 +100,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "413": ERR.tooLarge,
           "415": ERR.mediaType,
           "500": ERR.internal,
+          "503": ERR.unavailable,
         },
       },
       get: {

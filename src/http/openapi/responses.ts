@@ -61,6 +61,12 @@ export const ERR = {
   internal: errorResponse("An internal error; the body says nothing about the cause.", [
     "internal",
   ]),
+  unavailable: errorResponse(
+    "The storage cannot take writes now (full, read-only, or locked by another process), or " +
+      "the server stopped while the body arrived; nothing was stored, and the request may be " +
+      "sent again.",
+    ["unavailable"],
+  ),
 };
 
 /** A JSON success response; `extra` may carry `headers`, `example` or `examples`. */

@@ -61,6 +61,7 @@ export function documentPaths(kind: "template" | "policy", example: ExampleDocum
           "408": ERR.timeout,
           "413": ERR.tooLarge,
           "500": ERR.internal,
+          "503": ERR.unavailable,
         },
       },
     },
@@ -148,13 +149,14 @@ export function configPaths(): Obj {
           "413": ERR.tooLarge,
           "415": ERR.mediaType,
           "500": ERR.internal,
+          "503": ERR.unavailable,
         },
       },
     },
   };
 }
 
-/** `/healthz`, `/openapi.json` and `/metrics`. */
+/** `/healthz`, `/readyz`, `/openapi.json` and `/metrics`. */
 export function operationPaths(): Obj {
   return {
     "/healthz": {
@@ -166,6 +168,26 @@ export function operationPaths(): Obj {
         responses: {
           "200": jsonResponse("KV answers.", ref("Health"), { example: { status: "ok" } }),
           "503": errorResponse("KV does not answer.", ["unavailable"]),
+        },
+      },
+    },
+    "/readyz": {
+      get: {
+        operationId: "ready_get",
+        summary: "Readiness: the storage answers and takes writes (public)",
+        description: "200 while KV answers a read and the latest commit attempt of this " +
+          "process in the last 30 seconds, if any, succeeded; else 503 with the reason in " +
+          '`message` ("storage is not answering", "the last commit failed: storage full"). ' +
+          "A probe never writes. Point a load balancer's readiness check here and its liveness " +
+          "check at /healthz.",
+        tags: ["operations"],
+        security: PUBLIC,
+        responses: {
+          "200": jsonResponse("Ready.", ref("Ready"), { example: { status: "ready" } }),
+          "503": errorResponse(
+            "KV does not answer, or the latest commit of the last 30 seconds failed.",
+            ["unavailable"],
+          ),
         },
       },
     },

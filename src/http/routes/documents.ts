@@ -34,6 +34,7 @@ export function postDocument(kind: DocumentKind) {
       maxBytes: app.settings.maxBodyBytes,
       timeoutMs: app.settings.bodyTimeoutMs,
       deadlines: app.deadlines,
+      stopping: app.stopping,
     });
     if (bytes.length === 0) throw badRequest("invalid_body", `body: the ${kind} must not be empty`);
     // Sent as JSON it must be strict JSON, and an `authorization` member a valid quorum.

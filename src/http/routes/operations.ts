@@ -1,36 +1,62 @@
 /**
- * Operations endpoints: `GET /healthz` (liveness and storage) and
+ * Operations endpoints: `GET /healthz` (liveness: the storage answers),
+ * `GET /readyz` (readiness: the storage answers and takes writes) and
  * `GET /metrics` (admin token or `METRICS_TOKEN`).
  * @module
  */
 
 import { requireBearer } from "../auth.ts";
-import type { RequestContext } from "../context.ts";
+import type { AppContext, RequestContext } from "../context.ts";
 import { METRICS_CONTENT_TYPE } from "../metrics.ts";
 import { json } from "../respond.ts";
 
-/** How long `/healthz` waits for the storage to answer. */
+/** How long `/healthz` and `/readyz` wait for the storage to answer. */
 const HEALTH_TIMEOUT_MS = 2000;
+/** A failed commit attempt keeps the instance not ready while it is the latest and this recent. */
+export const READY_WINDOW_MS = 30_000;
 
-/** `GET /healthz`: 200 while the storage answers a read, else 503 `unavailable`. */
-export async function healthz(_request: Request, { app }: RequestContext): Promise<Response> {
+/** True when the storage answers a read within {@link HEALTH_TIMEOUT_MS}. */
+async function storageAnswers(app: AppContext): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let ok = false;
   try {
-    ok = await Promise.race([
+    return await Promise.race([
       app.store.ping(),
       new Promise<false>((resolve) => {
         timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS);
       }),
     ]);
   } catch {
-    ok = false;
+    return false;
   } finally {
     clearTimeout(timer);
   }
-  return ok
+}
+
+function unavailable(message: string): Response {
+  return json(503, { message, code: "unavailable" });
+}
+
+/** `GET /healthz`: 200 while the storage answers a read, else 503 `unavailable`. */
+export async function healthz(_request: Request, { app }: RequestContext): Promise<Response> {
+  return await storageAnswers(app)
     ? json(200, { status: "ok" })
-    : json(503, { message: "storage is not answering", code: "unavailable" });
+    : unavailable("storage is not answering");
+}
+
+/**
+ * `GET /readyz`: 200 while the storage answers a read and the latest commit
+ * attempt of the last {@link READY_WINDOW_MS}, if any, succeeded; else 503
+ * `unavailable` with the reason. A probe never writes: the store remembers
+ * how its latest commit went, so probes cost one read.
+ */
+export async function readyz(_request: Request, { app }: RequestContext): Promise<Response> {
+  const last = app.store.lastCommit();
+  if (last && !last.ok && app.now().getTime() - last.at.getTime() < READY_WINDOW_MS) {
+    return unavailable(`the last commit failed: ${last.failure ?? "unexpected error"}`);
+  }
+  return await storageAnswers(app)
+    ? json(200, { status: "ready" })
+    : unavailable("storage is not answering");
 }
 
 /** `GET /metrics`: 401 unless the request carries the admin token or `METRICS_TOKEN`. */

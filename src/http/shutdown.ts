@@ -1,0 +1,116 @@
+/**
+ * Stopping the server within a bound (`SHUTDOWN_TIMEOUT_MS`).
+ *
+ * What `Deno.serve`'s `shutdown()` does, by experiment on Deno 2.9: it closes
+ * the listener, closes idle keep-alive connections and connections still
+ * sending their headers at once, lets running handlers finish, and ends every
+ * request body still streaming in (the handler's read fails). But it resolves
+ * only once every connection has closed, and a client stalled inside its
+ * body keeps its connection open after it was answered, until it leaves:
+ * awaiting `shutdown()` alone may never end. So the server counts requests
+ * until their response is delivered, and stops waiting once none is left or
+ * the bound has passed.
+ * @module
+ */
+
+import type { DeadlineSweeper } from "./deadlines.ts";
+
+/**
+ * How long the count must stay at zero: a request read just before the
+ * listener closed may reach the handler a moment later.
+ */
+const SETTLE_MS = 20;
+
+/** Counts requests from their arrival until their response is delivered or fails. */
+export class InFlightRequests {
+  #count = 0;
+  #waiting: (() => void)[] = [];
+  readonly #done = () => {
+    this.#count--;
+    if (this.#count === 0) { for (const resolve of this.#waiting.splice(0)) resolve(); }
+  };
+
+  /** Requests whose response is not yet delivered. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /**
+   * Wraps an app handler for `Deno.serve`, counting each request until
+   * `info.completed` settles (the response was delivered, or could not be).
+   */
+  wrap(handler: (request: Request) => Promise<Response>): Deno.ServeHandler {
+    return (request, info) => {
+      this.#count++;
+      info.completed.then(this.#done, this.#done);
+      return handler(request);
+    };
+  }
+
+  /** Resolves once no request is in flight (at once when none is). */
+  idle(): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Resolves once no request is in flight and none arrives for {@link SETTLE_MS}. */
+  async settled(): Promise<void> {
+    for (;;) {
+      await this.idle();
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      if (this.#count === 0) return;
+    }
+  }
+}
+
+/** What {@link stopServing} stops. */
+export interface Serving {
+  server: Pick<Deno.HttpServer, "shutdown">;
+  inFlight: InFlightRequests;
+  /** The app's `stopping`: long-polls and event streams end when it aborts. */
+  stopping: AbortController;
+  /** The server's body-read deadlines: reads still waiting are cut (503). */
+  deadlines?: DeadlineSweeper;
+  /** The bound: `SHUTDOWN_TIMEOUT_MS`. */
+  timeoutMs: number;
+}
+
+/** How serving ended. */
+export interface Stopped {
+  /** True when every request was answered within the bound. */
+  drained: boolean;
+  /** Requests still unanswered when the bound passed (0 when drained). */
+  unanswered: number;
+}
+
+/**
+ * Stops serving: ends long-polls and event streams, stops accepting
+ * connections, cuts request bodies still arriving (their clients get 503
+ * `unavailable` with `Connection: close`), and waits until every other
+ * request (a submission waiting for its commit, a page being sent) has been
+ * answered, for at most `timeoutMs`.
+ *
+ * @example
+ * ```ts
+ * const { drained } = await stopServing({ server, inFlight, stopping, deadlines, timeoutMs });
+ * ```
+ */
+export async function stopServing(serving: Serving): Promise<Stopped> {
+  const { server, inFlight, stopping, deadlines, timeoutMs } = serving;
+  // First, so that the responses of long-polls and streams end and are not waited for.
+  stopping.abort();
+  // Resolves once every connection has closed, which a stalled client can put off for ever.
+  const closed = server.shutdown().then(() => {}, () => inFlight.settled());
+  deadlines?.cutAll();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  const drained = await Promise.race([
+    closed.then(() => true),
+    inFlight.settled().then(() => true),
+    bound,
+  ]);
+  clearTimeout(timer);
+  return { drained, unanswered: drained ? 0 : inFlight.count };
+}

@@ -1,0 +1,222 @@
+/**
+ * Shutdown end to end (CONTRACT §2 `SHUTDOWN_TIMEOUT_MS`): on SIGTERM or
+ * SIGINT the server stops accepting, answers clients stalled inside their
+ * bodies with 503 `unavailable` and `Connection: close`, lets in-flight
+ * submissions finish their commit, ends event streams, and exits 0 within the
+ * bound; every submission answered 201 is stored, as a restart on the same KV
+ * file shows. A commit held up past the bound does not hold the exit.
+ */
+
+import assert from "node:assert/strict";
+import { dirname } from "node:path";
+import { generateEd25519Key, IntentsClient, signVariantB } from "../../client/mod.ts";
+import { auditIntents } from "../support/audit.ts";
+import { startServer, type TestServer } from "../support/server.ts";
+import { holdWriteLock } from "../support/sqlite_lock.ts";
+
+const BOUND_MS = 1500;
+/** Room for the process to end and the test to see it, beyond the bound. */
+const EXIT_SLACK_MS = 1000;
+const STALLED = 4;
+const WORKERS = 16;
+
+const encoder = new TextEncoder();
+const key = generateEd25519Key();
+
+/**
+ * Opens a connection, sends the headers of a `POST /intents` and part of its
+ * body, and stalls.
+ *
+ * @returns `answer`: everything the server sends on it, once it closes.
+ */
+async function stalledSubmission(port: number): Promise<{ answer: Promise<string> }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(encoder.encode(
+    "POST /intents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+      'Content-Length: 2000\r\n\r\n{"authorship": "Unsigned", "intent": {',
+  ));
+  const answer = (async () => {
+    const decoder = new TextDecoder();
+    const buffer = new Uint8Array(4096);
+    let text = "";
+    try {
+      for (;;) {
+        const n = await conn.read(buffer);
+        if (n === null) break;
+        text += decoder.decode(buffer.subarray(0, n), { stream: true });
+      }
+    } catch {
+      // A reset connection counts as closed.
+    } finally {
+      conn.close();
+    }
+    return text;
+  })();
+  return { answer };
+}
+
+/** Opens an event stream and reads it; `ended` resolves when it ends, cut or not. */
+async function openEventStream(server: TestServer): Promise<{ ended: Promise<void> }> {
+  const response = await fetch(`${server.url}/events`, {
+    headers: { accept: "text/event-stream", authorization: `Bearer ${server.adminToken}` },
+  });
+  assert.equal(response.status, 200);
+  const ended = (async () => {
+    try {
+      for await (const _ of response.body!) { /* events and keep-alives */ }
+    } catch {
+      // Cut: the exit message below tells whether the server ended it first.
+    }
+  })();
+  return { ended };
+}
+
+/** Submits fresh intents from `WORKERS` connections until the server stops answering. */
+function submitUntilStopped(server: TestServer, policyId: string) {
+  const accepted = new Map<string, string>();
+  /** When each 201 arrived (performance.now()). */
+  const acceptedAt: number[] = [];
+  const unexpected: string[] = [];
+  const http = Deno.createHttpClient({});
+  const worker = async () => {
+    for (;;) {
+      const id = crypto.randomUUID();
+      const body = signVariantB({ id, policy_id: policyId, attrs: { fields: { id } } }, key);
+      let response: Response;
+      try {
+        response = await fetch(`${server.url}/intents`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+          client: http,
+        });
+      } catch {
+        return; // The server stopped accepting or went away: no answer, nothing promised.
+      }
+      const text = await response.text().catch(() => null);
+      if (text === null) return;
+      if (response.status === 201) {
+        accepted.set(id, text);
+        acceptedAt.push(performance.now());
+      } else if (response.status !== 503 || JSON.parse(text).code !== "unavailable") {
+        unexpected.push(`${response.status} ${text}`);
+      }
+    }
+  };
+  const done = Promise.all(Array.from({ length: WORKERS }, worker)).finally(() => http.close());
+  return { accepted, acceptedAt, unexpected, done };
+}
+
+Deno.test("SIGTERM under load with clients stalled in their bodies: 503 to those, exit 0 within the bound, every 201 stored", async () => {
+  const env = { SHUTDOWN_TIMEOUT_MS: String(BOUND_MS) };
+  let server = await startServer({ env });
+  const kvPath = server.kvPath;
+  try {
+    const admin = new IntentsClient({ url: server.url, token: server.adminToken });
+    const policyId = (await admin.addPolicy(`{"shutdown":"policy"}`)).id;
+    const stream = await openEventStream(server);
+    const stalled = await Promise.all(
+      Array.from({ length: STALLED }, () => stalledSubmission(server.port)),
+    );
+    const load = submitUntilStopped(server, policyId);
+    while (load.accepted.size < 200) await new Promise((resolve) => setTimeout(resolve, 20));
+
+    const signalled = performance.now();
+    const { code, ms } = await server.terminate("SIGTERM");
+    assert.equal(code, 0, server.stderr());
+    assert.ok(ms < BOUND_MS + EXIT_SLACK_MS, `exited ${Math.round(ms)} ms after SIGTERM`);
+    assert.match(server.stderr(), /every request was answered/);
+    await load.done;
+    // Submissions in flight at the signal were answered, not cut.
+    assert.ok(load.acceptedAt.some((at) => at > signalled), "no 201 came after the signal");
+    await stream.ended;
+    assert.deepEqual(load.unexpected, []);
+
+    const answers = await Promise.all(stalled.map((s) => s.answer));
+    assert.ok(answers.some((answer) => answer !== ""), "no stalled client was answered");
+    for (const answer of answers) {
+      if (answer === "") continue; // closed without an answer: also allowed
+      const [head, body] = answer.split("\r\n\r\n");
+      assert.match(head, /^HTTP\/1\.1 503 /);
+      assert.match(head, /\r\nconnection: close\r\n/i);
+      assert.equal(JSON.parse(body).code, "unavailable");
+    }
+    // The log was flushed: a line for each stalled client's 503.
+    const lines = server.stdout().trim().split("\n").map((line) => JSON.parse(line));
+    assert.ok(lines.filter((line) => line.status === 503).length >= 1, "the 503s are logged");
+
+    server = await startServer({ env, kvPath });
+    const http = Deno.createHttpClient({});
+    try {
+      const ids = [...load.accepted.keys()];
+      for (let i = 0; i < ids.length; i += 50) {
+        await Promise.all(
+          ids.slice(i, i + 50).map(async (id) => {
+            const response = await fetch(`${server.url}/intents/${id}`, {
+              headers: { authorization: `Bearer ${server.adminToken}` },
+              client: http,
+            });
+            assert.equal(response.status, 200, `accepted ${id} is missing`);
+            assert.deepEqual(await response.json(), JSON.parse(load.accepted.get(id)!));
+          }),
+        );
+      }
+    } finally {
+      http.close();
+    }
+  } finally {
+    await server.stop();
+  }
+  const kv = await Deno.openKv(kvPath);
+  try {
+    await auditIntents(kv);
+  } finally {
+    kv.close();
+    await Deno.remove(dirname(kvPath), { recursive: true });
+  }
+});
+
+Deno.test("SIGINT with idle keep-alive connections only: exits 0 at once", async () => {
+  const server = await startServer({ env: { SHUTDOWN_TIMEOUT_MS: "60000" } });
+  const http = Deno.createHttpClient({});
+  try {
+    for (let i = 0; i < 4; i++) {
+      const response = await fetch(`${server.url}/healthz`, { client: http });
+      assert.equal(response.status, 200, await response.text());
+    }
+    const { code, ms } = await server.terminate("SIGINT");
+    assert.equal(code, 0, server.stderr());
+    // Far below the bound: idle connections do not hold the exit.
+    assert.ok(ms < 10_000, `exited ${Math.round(ms)} ms after SIGINT`);
+    assert.match(server.stderr(), /every request was answered/);
+  } finally {
+    http.close();
+    await server.stop();
+  }
+});
+
+Deno.test("a write held up by another process's lock does not hold the exit past the bound", async () => {
+  const server = await startServer({ env: { SHUTDOWN_TIMEOUT_MS: String(BOUND_MS) } });
+  const lock = await holdWriteLock(server.kvPath);
+  try {
+    // A plain write of the configuration waits for the lock (SQLite gives up after about 5 s).
+    const held = fetch(`${server.url}/config`, {
+      method: "PUT",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${server.adminToken}`,
+      },
+      body: JSON.stringify({ evidence_extractor_url: "" }),
+    }).then((response) => response.text(), () => null);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const { code, ms } = await server.terminate("SIGTERM");
+    assert.equal(code, 0, server.stderr());
+    assert.ok(ms < BOUND_MS + EXIT_SLACK_MS, `exited ${Math.round(ms)} ms after SIGTERM`);
+    assert.match(server.stderr(), /1500 ms bound; requests still unanswered: 1/);
+    assert.equal(await held, null, "the held write got no answer");
+  } finally {
+    await lock.release();
+    await server.stop();
+    await Deno.remove(dirname(server.kvPath), { recursive: true });
+  }
+});
