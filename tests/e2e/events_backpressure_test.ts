@@ -92,9 +92,11 @@ Deno.test({
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       const during = rssMiB(server);
       assert.equal(await openStreams(server), READERS);
-      // Each holds at most a page or two and the socket's buffers: far below the 32 MB history.
+      // Each holds a page or two; the rest is in the kernel's socket buffers (a few MB a
+      // connection, not the process's memory) and the garbage of making it. A server that
+      // buffered the feed would hold the 32 MB history for each reader.
       assert.ok(
-        during - before < READERS * 1.5,
+        during - before < READERS * 2.5,
         `RSS grew ${(during - before).toFixed(1)} MiB for ${READERS} stalled readers`,
       );
       for (const stream of stalled) stream.close();

@@ -174,6 +174,7 @@ Deno.test("operation ids are resource_verb, exactly these", () => {
     "page_get",
     "policies_add",
     "policies_get",
+    "ready_get",
     "static_get",
     "templates_add",
     "templates_get",
