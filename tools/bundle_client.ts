@@ -15,6 +15,7 @@
  */
 
 import { dirname, join, relative } from "node:path";
+import { hex } from "@scure/base";
 import { fileURLToPath as fromFileUrl } from "node:url";
 
 /** The project root. */
@@ -51,8 +52,7 @@ export async function digestInputs(inputs: readonly BundleInput[]): Promise<stri
     all.set(part, offset);
     offset += part.length;
   }
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", all));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  return hex.encode(new Uint8Array(await crypto.subtle.digest("SHA-256", all)));
 }
 
 interface DenoInfo {

@@ -11,20 +11,15 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { startServer, type TestServer } from "../support/server.ts";
+import { hostileCaseArb, mutate } from "../fuzz/hostile_cases.ts";
+import { checkAnswer } from "../fuzz/answers.ts";
 import {
   buildValidBody,
-  checkAnswer,
-  countIntents,
   HOSTILE_SERVER_ENV,
-  hostileCaseArb,
-  makeMarker,
   makeSigners,
-  mutate,
-  postBytes,
-  rssBytes,
   type Signers,
-  storeRefs,
-} from "../fuzz/hostile_cases.ts";
+} from "../fuzz/valid_bodies.ts";
+import { countIntents, makeMarker, postBytes, rssBytes, storeRefs } from "../fuzz/hostile_http.ts";
 
 const seed = Deno.env.get("FUZZ_SEED") ? Number(Deno.env.get("FUZZ_SEED")) : undefined;
 

@@ -15,7 +15,7 @@
 import assert from "node:assert/strict";
 import { generateEd25519Key, signVariantB } from "../../client/mod.ts";
 import { startServer, type TestServer } from "../support/server.ts";
-import { rssBytes, storeRefs } from "../fuzz/hostile_cases.ts";
+import { rssBytes, storeRefs } from "../fuzz/hostile_http.ts";
 
 const BODY_TIMEOUT_MS = 1000;
 const MAX_BODY_BYTES = 32768;

@@ -16,19 +16,10 @@
 
 import fc from "fast-check";
 import { startServer } from "../support/server.ts";
-import {
-  buildValidBody,
-  checkAnswer,
-  countIntents,
-  HOSTILE_SERVER_ENV,
-  hostileCaseArb,
-  makeMarker,
-  makeSigners,
-  mutate,
-  postBytes,
-  rssBytes,
-  storeRefs,
-} from "./hostile_cases.ts";
+import { hostileCaseArb, mutate } from "./hostile_cases.ts";
+import { checkAnswer } from "./answers.ts";
+import { buildValidBody, HOSTILE_SERVER_ENV, makeSigners } from "./valid_bodies.ts";
+import { countIntents, makeMarker, postBytes, rssBytes, storeRefs } from "./hostile_http.ts";
 
 function option(name: string): string | undefined {
   const prefix = `--${name}=`;
