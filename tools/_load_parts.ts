@@ -188,6 +188,8 @@ export interface BodySpec {
   variant: "A" | "B";
   kind: "ed25519" | "passkey" | "multisig";
   origin: string;
+  /** The Ed25519 signer (`ed25519` kind); a new one when absent. */
+  signer?: WebCryptoSigner;
 }
 
 /** One signed request body and the intent id it carries (as the server stores it). */
@@ -197,12 +199,14 @@ export interface Built {
 }
 
 /** Ed25519 signer on Web Crypto: the native signer builds 100,000 bodies in seconds. */
-interface WebCryptoSigner {
+export interface WebCryptoSigner {
+  /** The public key, base58. */
   publicKey: string;
   sign(bytes: Uint8Array): Promise<Ed25519Signature>;
 }
 
-async function webCryptoSigner(): Promise<WebCryptoSigner> {
+/** A new Ed25519 signer on Web Crypto. */
+export async function webCryptoSigner(): Promise<WebCryptoSigner> {
   const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
     "sign",
     "verify",
@@ -221,14 +225,18 @@ async function webCryptoSigner(): Promise<WebCryptoSigner> {
   };
 }
 
-/** Posts a fresh template (Variant A) or policy (Variant B) and returns its id. */
+/**
+ * Posts a fresh template (Variant A) or policy (Variant B) and returns its id;
+ * with `authorization`, a governed one (sent as JSON).
+ */
 export async function addReference(
   url: string,
   token: string,
   variant: "A" | "B",
+  authorization?: { signers: Record<string, number>; threshold: number },
 ): Promise<string> {
   const admin = new IntentsClient({ url, token });
-  const document = JSON.stringify({ load: true, nonce: crypto.randomUUID() });
+  const document = JSON.stringify({ load: true, nonce: crypto.randomUUID(), authorization });
   return variant === "A"
     ? (await admin.addTemplate(document)).id
     : (await admin.addPolicy(document)).id;
@@ -243,7 +251,7 @@ export async function bodyBuilder(
   refId: string,
 ): Promise<(index: number) => Promise<Built>> {
   const encoder = new TextEncoder();
-  const single = await webCryptoSigner();
+  const single = spec.signer ?? await webCryptoSigner();
   const trio = [single, await webCryptoSigner(), await webCryptoSigner()];
   const passkey = spec.kind === "passkey" ? await SoftwarePasskey.create() : undefined;
   const run = crypto.randomUUID().slice(0, 8);

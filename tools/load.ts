@@ -11,7 +11,9 @@
  * ```
  *
  * Options: `--variant A|B` (default B), `--kind ed25519|passkey|multisig`
- * (default ed25519; multisig is three Ed25519 signers, threshold 3), `--pid P`
+ * (default ed25519; multisig is three Ed25519 signers, threshold 3),
+ * `--governed` (the template or policy is governed, its one signer the load's
+ * Ed25519 key with weight = threshold, so every intent is accepted at once), `--pid P`
  * (read the server's memory from /proc), `--spawn` (start `main.ts` with a
  * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`, default 32; `--server S` spawns
  * another script instead, e.g. `tools/minimal_server.ts`; `--base DIR` runs
@@ -42,6 +44,7 @@ import {
   type Spawned,
   spawnServer,
   summary,
+  webCryptoSigner,
 } from "./_load_parts.ts";
 
 const MAX_N = 1_000_000;
@@ -55,6 +58,8 @@ interface Options {
   concurrency: number;
   variant: "A" | "B";
   kind: "ed25519" | "passkey" | "multisig";
+  /** Submit under a governed document whose one signer (weight = threshold) is the load's key. */
+  governed: boolean;
   pid: number | undefined;
   spawn: boolean;
   batchMax: number;
@@ -81,7 +86,7 @@ function intOption(raw: string | undefined, name: string, fallback: number, max:
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
   "[--server S] [--base DIR]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
-  "[--pid P] [--warmup W] [--max-seconds S] [--origin O] [--json]";
+  "[--governed] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--json]";
 
 function readOptions(args: string[]): Options {
   // `deno task load -- …` hands the separator on.
@@ -105,6 +110,7 @@ function parseOptions(args: string[]) {
       concurrency: { type: "string" },
       variant: { type: "string" },
       kind: { type: "string" },
+      governed: { type: "boolean" },
       pid: { type: "string" },
       spawn: { type: "boolean" },
       "batch-max": { type: "string" },
@@ -134,6 +140,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     concurrency: intOption(values.concurrency, "concurrency", 64, MAX_CONCURRENCY),
     variant,
     kind,
+    governed: values.governed ?? false,
     pid: values.pid === undefined ? undefined : intOption(values.pid, "pid", 0, 2 ** 31),
     spawn: values.spawn ?? false,
     batchMax: intOption(values["batch-max"], "batch-max", 32, 99),
@@ -147,6 +154,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
   if (options.n < 1 || options.concurrency < 1) fail("--n and --concurrency must be at least 1");
   if (options.spawn === (options.url !== undefined)) fail("give exactly one of --url and --spawn");
   if (values.base !== undefined && !options.spawn) fail("--base needs --spawn");
+  if (options.governed && kind !== "ed25519") fail("--governed goes with --kind ed25519");
   if (options.spawn && !existsSync(join(options.base, options.server))) {
     fail(`there is no ${options.server} in ${options.base}`);
   }
@@ -183,9 +191,15 @@ async function main(): Promise<void> {
     const url = (spawned?.url ?? options.url!).replace(/\/+$/, "");
     const token = spawned?.token ?? options.token!;
     const pid = spawned?.pid ?? options.pid;
-    const refId = await addReference(url, token, options.variant);
+    const signer = await webCryptoSigner();
+    const refId = await addReference(
+      url,
+      token,
+      options.variant,
+      options.governed ? { signers: { [signer.publicKey]: 1 }, threshold: 1 } : undefined,
+    );
     const total = options.warmup + options.n;
-    const built = await buildBodies(await bodyBuilder(options, refId), total);
+    const built = await buildBodies(await bodyBuilder({ ...options, signer }, refId), total);
 
     const deadline = performance.now() + options.maxSeconds * 1000;
     const { concurrency } = options;
@@ -213,6 +227,7 @@ async function main(): Promise<void> {
       commit: spawned ? await commitOf(options.base) : null,
       variant: options.variant,
       kind: options.kind,
+      governed: options.governed,
       concurrency: options.concurrency,
       sent: result.latencies.length,
       warmup: options.warmup,

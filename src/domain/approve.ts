@@ -25,12 +25,9 @@ import { validate } from "./validate.ts";
 
 /** What the approval use cases need. */
 export interface ApproveDeps extends VerifyContext {
-  store: Pick<Store, "getIntentEntry" | "changeIntent" | "scheduleExpiry">;
+  store: Pick<Store, "getIntent" | "changeIntent" | "scheduleExpiry">;
   now: () => Date;
 }
-
-/** Changes of one intent tried, at most, before giving up (each loss means another change won). */
-const MAX_ATTEMPTS = 100;
 
 const NO_SUCH = () => new ServiceError(404, "not_found", "no such intent awaiting approvals");
 
@@ -56,9 +53,9 @@ export function approvalsView(intent: StoredIntent, now: Date): Record<string, u
  * @throws {ServiceError} 404 unless an intent under a governed document has this id.
  */
 export async function readApprovals(deps: ApproveDeps, id: string) {
-  const entry = await deps.store.getIntentEntry(id);
-  if (!entry?.intent.approval) throw NO_SUCH();
-  return approvalsView(entry.intent, deps.now());
+  const intent = await deps.store.getIntent(id);
+  if (!intent?.approval) throw NO_SUCH();
+  return approvalsView(intent, deps.now());
 }
 
 /** The document's key text for a key id, or undefined when the key is not a signer. */
@@ -95,18 +92,20 @@ function readApproval(value: unknown): DecodedSignature & { kind: "Ed25519" | "P
 export async function approveIntent(deps: ApproveDeps, id: string | null, value: unknown) {
   const signature = readApproval(value);
   if (id === null) throw NO_SUCH();
-  let entry = await deps.store.getIntentEntry(id);
-  if (!entry?.intent.approval) throw NO_SUCH();
-  const notPending = () =>
-    new ServiceError(409, "not_pending", `the intent is ${stateAt(entry!.intent, deps.now())}`);
-  if (stateAt(entry.intent, deps.now()) !== "pending") throw notPending();
+  const found = await deps.store.getIntent(id);
+  if (!found?.approval) throw NO_SUCH();
+  const notPending = (intent: StoredIntent, now: Date) =>
+    new ServiceError(409, "not_pending", `the intent is ${stateAt(intent, now)}`);
+  if (stateAt(found, deps.now()) !== "pending") throw notPending(found, deps.now());
   // Verified once: the signed object of an intent never changes.
-  await verifySignature(signature, canonicalBytes(signedObject(entry.intent)), deps);
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const { intent, version } = entry!;
+  await verifySignature(signature, canonicalBytes(signedObject(found)), deps);
+  let now = deps.now();
+  // Decided on the intent as it stands when its change is stored, and again
+  // should another process's change come first.
+  const changed = await deps.store.changeIntent(id, (intent) => {
+    now = deps.now();
     const approval = intent.approval!;
-    const now = deps.now();
-    if (stateAt(intent, now) !== "pending") throw notPending();
+    if (stateAt(intent, now) !== "pending") throw notPending(intent, now);
     const key = signerText(approval, signature.keyId);
     if (key === undefined) {
       throw new ServiceError(
@@ -121,17 +120,13 @@ export async function approveIntent(deps: ApproveDeps, id: string | null, value:
     const approvals = [...approval.approvals, { key, kind: signature.kind, at: now.toISOString() }];
     const next = { ...approval, approvals };
     const accepted = reachesThreshold(next);
-    const changed = await deps.store.changeIntent({
+    return {
       intent: { ...intent, state: accepted ? "accepted" : "pending", approval: next },
-      version,
       type: accepted ? "intent.accepted" : "intent.approval_added",
-    });
-    if (changed) return approvalsView(changed, now);
-    // Another change of this intent came first: decide again on what it left.
-    entry = await deps.store.getIntentEntry(id);
-    if (!entry) throw NO_SUCH();
-  }
-  throw new Error("the intent keeps changing under its approvals");
+    };
+  });
+  if (!changed) throw NO_SUCH();
+  return approvalsView(changed, now);
 }
 
 /**
@@ -145,20 +140,17 @@ export async function expireIntent(
   deps: Pick<ApproveDeps, "store" | "now">,
   id: string,
 ): Promise<"expired" | "unchanged" | "later"> {
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const entry = await deps.store.getIntentEntry(id);
-    if (!entry || entry.intent.state !== "pending" || !entry.intent.approval) return "unchanged";
-    const due = Date.parse(entry.intent.approval.expiresAt) - deps.now().getTime();
-    if (due > 0) {
-      await deps.store.scheduleExpiry(id, due);
-      return "later";
-    }
-    const changed = await deps.store.changeIntent({
-      intent: { ...entry.intent, state: "expired" },
-      version: entry.version,
-      type: "intent.expired",
-    });
-    if (changed) return "expired";
+  let due = 0;
+  const changed = await deps.store.changeIntent(id, (intent) => {
+    if (intent.state !== "pending" || !intent.approval) return null;
+    due = Date.parse(intent.approval.expiresAt) - deps.now().getTime();
+    if (due > 0) return null;
+    return { intent: { ...intent, state: "expired" }, type: "intent.expired" };
+  });
+  if (changed) return "expired";
+  if (due > 0) {
+    await deps.store.scheduleExpiry(id, due);
+    return "later";
   }
-  throw new Error("the intent keeps changing under its expiry");
+  return "unchanged";
 }

@@ -37,13 +37,17 @@ export interface IntentWriter {
   insert(pending: PendingIntent): Promise<InsertResult>;
 }
 
-/** A change to a stored intent: its new record, the version it was read at, and the event. */
+/** What a change makes of an intent: its next record, and the event that records it. */
 export interface IntentChange {
   intent: StoredIntent;
-  /** The version of the intent when it was read (from `getIntentEntry`). */
-  version: string;
   type: EventType;
 }
+
+/**
+ * Decides a change from the intent as it stands: its next record, or null to
+ * leave it as it is. It may throw to refuse; the refusal reaches the caller.
+ */
+export type DecideChange = (intent: StoredIntent) => IntentChange | null;
 
 /** One page of intents, newest first. */
 export interface IntentPage {
@@ -121,15 +125,16 @@ export interface Store {
   insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]>;
   /** One intent by its stored id, as its latest event left it, or null. */
   getIntent(id: string): Promise<StoredIntent | null>;
-  /** One intent with the version a change to it must check, or null. */
-  getIntentEntry(id: string): Promise<{ intent: StoredIntent; version: string } | null>;
   /**
-   * Stores a change to an intent (an approval, its acceptance, its expiry) as
-   * a new event, checked against the version the intent was read at.
+   * Changes a stored intent (an approval, its acceptance, its expiry): reads
+   * it, asks `decide` for its next record, and stores that as a new event in
+   * one commit checked against the intent as it was read. When another change
+   * came first (another process), it reads again and asks again, so a
+   * decision is always made on what the intent holds.
    *
-   * @returns the new record, or null when the intent changed since it was read.
+   * @returns the new record; null when there is no such intent or `decide` left it.
    */
-  changeIntent(change: IntentChange): Promise<StoredIntent | null>;
+  changeIntent(id: string, decide: DecideChange): Promise<StoredIntent | null>;
   /**
    * Intents newest first, as they stand at `now` (default: the store's clock).
    *

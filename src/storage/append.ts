@@ -10,10 +10,11 @@
  */
 
 import type { DocumentRef, NewIntent, StoredIntent } from "../domain/intent.ts";
-import type { InsertResult, IntentChange, PendingIntent } from "../domain/store.ts";
+import type { DecideChange, InsertResult, PendingIntent } from "../domain/store.ts";
 import type { Feed, Head } from "./feed.ts";
 import { expiryMessage, type IntentPointer, keys, type StoredEvent } from "./keys.ts";
 import { planCommit, refIdentity } from "./layout.ts";
+import { getIntentEntry } from "./read_intents.ts";
 
 /**
  * Adds to `op` the events after `head`, in the blocks `blockOf` assigns, each
@@ -220,27 +221,32 @@ async function settle(
   return settled;
 }
 
+/** Changes of one intent tried, at most, when other processes keep changing it first. */
+const MAX_CHANGE_ATTEMPTS = 100;
+
 /**
- * Appends an event that changes a stored intent (an approval, its acceptance,
- * its expiry) in one atomic commit that checks the intent is still as it was
- * read, and the feed head unmoved; it stores the new record in the event,
- * points the id at it and moves the head. A moved head is read again and the
- * commit tried again; a changed intent is the caller's to read again.
+ * Changes a stored intent (an approval, its acceptance, its expiry): reads
+ * it, asks `decide` for the next record, and appends the event in one atomic
+ * commit that checks the intent's pointer is as it was read and the feed head
+ * unmoved; it points the id at the new event and moves the head. A moved head
+ * is read again and the commit tried again; a changed intent is read again
+ * and `decide` asked again.
  *
- * @returns the new record, or null when the intent changed since it was read.
+ * @returns the new record; null when there is no such intent or `decide` left it.
  */
 export async function appendChange(
   ctx: Pick<InsertContext, "kv" | "feed" | "commit">,
-  change: IntentChange,
+  id: string,
+  decide: DecideChange,
 ): Promise<StoredIntent | null> {
   const { kv, feed } = ctx;
-  for (let attempt = 1;; attempt++) {
-    if (attempt > MAX_ATTEMPTS) throw new Error("the feed head stays contended");
+  let entry = await getIntentEntry(kv, id);
+  for (let attempt = 1; attempt <= MAX_CHANGE_ATTEMPTS; attempt++) {
+    if (!entry) return null;
+    const change = decide(entry.intent);
+    if (!change) return null;
     const head = await feed.head();
-    const op = kv.atomic().check({
-      key: keys.intent(change.intent.id),
-      versionstamp: change.version,
-    });
+    const op = kv.atomic().check({ key: keys.intent(id), versionstamp: entry.version });
     const position = addEvents(op, head, [{ type: change.type, intent: change.intent }], [0]);
     let result: Deno.KvCommitResult | Deno.KvCommitError;
     try {
@@ -253,6 +259,9 @@ export async function appendChange(
       feed.advanced({ position, versionstamp: result.versionstamp });
       return change.intent;
     }
-    if ((await feed.freshHead()).versionstamp === head.versionstamp) return null;
+    // The head moved, the intent changed, or both: read both again.
+    await feed.freshHead();
+    entry = await getIntentEntry(kv, id);
   }
+  throw new Error("the intent keeps changing under its change");
 }

@@ -16,8 +16,8 @@ import type {
 } from "../domain/intent.ts";
 import type {
   CommitAttempt,
+  DecideChange,
   InsertResult,
-  IntentChange,
   IntentPage,
   PendingIntent,
   Store,
@@ -69,7 +69,9 @@ export class KvStore implements Store {
    * @returns how many intents were moved.
    */
   upgrade(): Promise<number> {
-    return moveEarlierBlocks({ kv: this.#kv, feed: this.#feed, commit: this.#commit });
+    return this.#appending(() =>
+      moveEarlierBlocks({ kv: this.#kv, feed: this.#feed, commit: this.#commit })
+    );
   }
 
   async findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null> {
@@ -107,25 +109,27 @@ export class KvStore implements Store {
   }
 
   insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]> {
-    return insertIntents({
-      kv: this.#kv,
-      feed: this.#feed,
-      now: this.#now,
-      staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
-      commit: this.#commit,
-    }, batch);
+    return this.#appending(() =>
+      insertIntents({
+        kv: this.#kv,
+        feed: this.#feed,
+        now: this.#now,
+        staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
+        commit: this.#commit,
+      }, batch)
+    );
   }
 
   async getIntent(id: string): Promise<StoredIntent | null> {
     return (await getIntentEntry(this.#kv, id))?.intent ?? null;
   }
 
-  getIntentEntry(id: string): Promise<{ intent: StoredIntent; version: string } | null> {
-    return getIntentEntry(this.#kv, id);
-  }
-
-  changeIntent(change: IntentChange): Promise<StoredIntent | null> {
-    return appendChange({ kv: this.#kv, feed: this.#feed, commit: this.#commit }, change);
+  changeIntent(id: string, decide: DecideChange): Promise<StoredIntent | null> {
+    // In this store's turn: no other change of this process can come between
+    // the read and the commit, so only other processes make it try again.
+    return this.#appending(() =>
+      appendChange({ kv: this.#kv, feed: this.#feed, commit: this.#commit }, id, decide)
+    );
   }
 
   listIntents(
@@ -193,6 +197,19 @@ export class KvStore implements Store {
   lastCommit(): CommitAttempt | null {
     return this.#commits.last();
   }
+
+  /**
+   * Runs work that moves the feed head after the work of this store before
+   * it. Commits that move the head cannot both succeed from the same head, so
+   * within one process they take turns rather than fail and retry against
+   * each other; processes sharing the KV still race, and the loser retries.
+   */
+  #appending<T>(work: () => Promise<T>): Promise<T> {
+    const turn = this.#lane.then(work, work);
+    this.#lane = turn.catch(() => {});
+    return turn;
+  }
+  #lane: Promise<unknown> = Promise.resolve();
 
   /** Runs one write through the commit log (bound, so it can be handed on). */
   readonly #commit = <T>(write: () => Promise<T>): Promise<T> => this.#commits.run(write);

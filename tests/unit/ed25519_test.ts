@@ -35,8 +35,6 @@ async function outcome(
   }
 }
 
-}
-
 /** A signature over `message` with the secret scalar `a` and nonce `r`, with torsion added to A and R. */
 function signWithTorsion(
   a: bigint,
