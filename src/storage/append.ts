@@ -47,6 +47,30 @@ export function addEvents(
 }
 
 /**
+ * Commits an operation that moved the feed head to `position` (see
+ * {@link addEvents}), and tells the feed the new head when it succeeded.
+ *
+ * @returns whether the commit succeeded; false when one of its checks failed.
+ * @throws the error of a commit that threw; the feed then reads its head anew,
+ *   since the outcome may be unknown (a networked KV).
+ */
+async function commitEvents(
+  ctx: Pick<InsertContext, "feed" | "commit">,
+  op: Deno.AtomicOperation,
+  position: number,
+): Promise<boolean> {
+  let result: Deno.KvCommitResult | Deno.KvCommitError;
+  try {
+    result = await ctx.commit(() => op.commit());
+  } catch (error) {
+    ctx.feed.forget();
+    throw error;
+  }
+  if (result.ok) ctx.feed.advanced({ position, versionstamp: result.versionstamp });
+  return result.ok;
+}
+
+/**
  * A body that owns exactly its bytes: Deno KV serializes a typed array's
  * whole underlying buffer, so a view into a larger buffer would store (and
  * count against the 64 KiB value limit) more than the body.
@@ -151,17 +175,7 @@ export async function insertIntents(
         intent: stored,
       };
     });
-    const position = addEvents(op, head, events, plan.blockOf);
-    let result: Deno.KvCommitResult | Deno.KvCommitError;
-    try {
-      result = await ctx.commit(() => op.commit());
-    } catch (error) {
-      // The outcome of a commit that threw may be unknown (a networked KV): read the head anew.
-      feed.forget();
-      throw error;
-    }
-    if (result.ok) {
-      feed.advanced({ position, versionstamp: result.versionstamp });
+    if (await commitEvents(ctx, op, addEvents(op, head, events, plan.blockOf))) {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
       open = open.slice(plan.count);
       stalls = 0;
@@ -248,17 +262,7 @@ export async function appendChange(
     const head = await feed.head();
     const op = kv.atomic().check({ key: keys.intent(id), versionstamp: entry.version });
     const position = addEvents(op, head, [{ type: change.type, intent: change.intent }], [0]);
-    let result: Deno.KvCommitResult | Deno.KvCommitError;
-    try {
-      result = await ctx.commit(() => op.commit());
-    } catch (error) {
-      feed.forget();
-      throw error;
-    }
-    if (result.ok) {
-      feed.advanced({ position, versionstamp: result.versionstamp });
-      return change.intent;
-    }
+    if (await commitEvents(ctx, op, position)) return change.intent;
     // The head moved, the intent changed, or both: read both again.
     await feed.freshHead();
     entry = await getIntentEntry(kv, id);
