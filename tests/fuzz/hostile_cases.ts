@@ -17,7 +17,7 @@
 import fc from "fast-check";
 import canonicalize from "canonicalize";
 import type { VariantABody, VariantBBody } from "../../client/mod.ts";
-import { ERROR_CODES, type Seed, seedArb } from "./valid_bodies.ts";
+import { type Seed, seedArb } from "./valid_bodies.ts";
 
 // ---------------------------------------------------------------------------
 // A JSON tree that can hold what JavaScript values cannot: duplicate members
