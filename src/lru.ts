@@ -5,9 +5,21 @@
  * @module
  */
 
-/** A `Map` that keeps at most `capacity` entries, evicting the least recently used. */
+interface Slot<V> {
+  value: V;
+  /** Read since it was last passed over by eviction. */
+  used: boolean;
+}
+
+/**
+ * A `Map` that keeps at most `capacity` entries, evicting by "second chance"
+ * (the CLOCK approximation of least recently used): a read only marks its
+ * entry, so a hit costs a lookup and no reordering; eviction passes over the
+ * oldest entries, moving those read since to the young end, and drops the
+ * first that was not.
+ */
 export class LruCache<V> {
-  readonly #entries = new Map<string, V>();
+  readonly #entries = new Map<string, Slot<V>>();
 
   /** @param capacity maximum number of entries kept (at least 1). */
   constructor(readonly capacity: number) {
@@ -21,28 +33,39 @@ export class LruCache<V> {
     return this.#entries.size;
   }
 
-  /** The value for `key`, marking it most recently used; `undefined` when absent. */
+  /** The value for `key`, marking it used; `undefined` when absent. */
   get(key: string): V | undefined {
-    const value = this.#entries.get(key);
-    if (value === undefined) return undefined;
-    // Map iteration order is insertion order: re-inserting moves the key to the young end.
-    this.#entries.delete(key);
-    this.#entries.set(key, value);
-    return value;
+    const slot = this.#entries.get(key);
+    if (slot === undefined) return undefined;
+    slot.used = true;
+    return slot.value;
   }
 
-  /** Stores `value` under `key` as most recently used, evicting the oldest entry when full. */
+  /** Stores `value` under `key`, evicting an entry not used lately when full. */
   set(key: string, value: V): void {
-    this.#entries.delete(key);
-    this.#entries.set(key, value);
-    if (this.#entries.size > this.capacity) {
-      const oldest = this.#entries.keys().next().value as string;
-      this.#entries.delete(oldest);
+    const slot = this.#entries.get(key);
+    if (slot !== undefined) {
+      slot.value = value;
+      slot.used = true;
+      return;
     }
+    this.#entries.set(key, { value, used: false });
+    if (this.#entries.size > this.capacity) this.#evict();
   }
 
   /** Removes `key` if present. */
   delete(key: string): void {
     this.#entries.delete(key);
+  }
+
+  /** Drops the oldest entry not used since eviction last passed it. */
+  #evict(): void {
+    // Entries moved to the young end are visited again, unmarked: this ends.
+    for (const [key, slot] of this.#entries) {
+      this.#entries.delete(key);
+      if (!slot.used) return;
+      slot.used = false;
+      this.#entries.set(key, slot);
+    }
   }
 }

@@ -114,6 +114,32 @@ export function parseStrictJson(
   bytes: Uint8Array,
   options: { maxDepth?: number } = {},
 ): unknown {
+  return readStrictJson(bytes, options).value;
+}
+
+/** What {@link readStrictJson} read. */
+export interface StrictJson {
+  value: unknown;
+  /**
+   * True when the text is written as `JSON.stringify` writes the value read:
+   * no white space outside strings, every number as JCS writes it, and only
+   * the escapes `JSON.stringify` uses (`\"`, `\\`, the short control escapes,
+   * `\u00xx` for the other control characters). Then the bytes already are the
+   * compact text of exactly that value, fit to be kept as they are.
+   */
+  compact: boolean;
+}
+
+/**
+ * {@link parseStrictJson}, telling also whether the text is compact (see
+ * {@link StrictJson.compact}).
+ *
+ * @throws {StrictJsonError} as {@link parseStrictJson}.
+ */
+export function readStrictJson(
+  bytes: Uint8Array,
+  options: { maxDepth?: number } = {},
+): StrictJson {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   if (!Number.isSafeInteger(maxDepth) || maxDepth < 1) {
     throw new RangeError("maxDepth must be a positive integer");
@@ -124,6 +150,7 @@ export function parseStrictJson(
   } catch {
     throw new StrictJsonError(firstInvalidUtf8Offset(bytes), "invalid UTF-8");
   }
+  compact = true;
   try {
     scan(text, maxDepth);
   } catch (e) {
@@ -134,8 +161,14 @@ export function parseStrictJson(
   // The scan accepted a subset of what JSON.parse accepts, so this cannot
   // throw; JSON.parse defines members with CreateDataProperty, so
   // `__proto__` stays an own data property.
-  return JSON.parse(text);
+  return { value: JSON.parse(text), compact };
 }
+
+/**
+ * Whether the text being scanned is compact so far: set by `readStrictJson`,
+ * cleared by the scan (which is synchronous, so no two scans share it).
+ */
+let compact = true;
 
 /**
  * Validates `text` as one strict JSON value. Iterative: `stack` holds, per
@@ -258,9 +291,12 @@ function scanString(text: string, i: number): number {
 function scanEscape(text: string, i: number): number {
   const c = text.charCodeAt(i + 1);
   switch (c) {
+    case 0x2f: // /
+      // JSON.stringify writes "/" unescaped.
+      compact = false;
+      return i + 2;
     case QUOTE:
     case BACKSLASH:
-    case 0x2f: // /
     case 0x62: // b
     case 0x66: // f
     case 0x6e: // n
@@ -270,6 +306,9 @@ function scanEscape(text: string, i: number): number {
     case LOWER_U: {
       const unit = hex4(text, i + 2);
       if (unit < 0) throw new ScanError(i, "invalid \\u escape");
+      // JSON.stringify writes \u only for the control characters that have no
+      // short escape, with lower-case hex.
+      if (compact && !isStringifyEscape(text, i, unit)) compact = false;
       if (unit >= 0xdc00 && unit <= 0xdfff) throw loneSurrogate(i);
       if (unit >= 0xd800 && unit <= 0xdbff) {
         // A high surrogate must be followed at once by an escaped low one.
@@ -287,6 +326,15 @@ function scanEscape(text: string, i: number): number {
       if (i + 1 >= text.length) throw endOfInput(i + 1);
       throw new ScanError(i, "invalid escape sequence");
   }
+}
+
+/** True when the `\u` escape at i of `unit` is the one `JSON.stringify` writes. */
+function isStringifyEscape(text: string, i: number, unit: number): boolean {
+  if (unit >= 0x20 || unit === 0x08 || unit === 0x09 || unit === 0x0a || unit === 0x0c) {
+    return false;
+  }
+  if (unit === 0x0d) return false;
+  return text.slice(i + 2, i + 6) === unit.toString(16).padStart(4, "0");
 }
 
 /** The value of four hex digits at i, or -1 when they are not four hex digits. */
@@ -339,8 +387,17 @@ function scanNumber(text: string, i: number): number {
   // safe, and without an exponent it takes over 300 digits to overflow.
   if (integer) {
     if (i - start > 15) checkLargeInteger(text.slice(start, i), start);
+    // An integer literal is written as JCS writes it, but for negative zero.
+    else if (
+      i - start === 2 && text.charCodeAt(start) === MINUS && text.charCodeAt(i - 1) === ZERO
+    ) {
+      compact = false;
+    }
   } else if ((exponent || i - start > 300) && !Number.isFinite(Number(text.slice(start, i)))) {
     throw new ScanError(start, "number literal overflows to infinity");
+  } else if (compact) {
+    const literal = text.slice(start, i);
+    if (String(Number(literal)) !== literal) compact = false;
   }
   return i;
 }
@@ -371,6 +428,7 @@ function skipWhiteSpace(text: string, i: number): number {
   for (;;) {
     const c = text.charCodeAt(i);
     if (c !== SPACE && c !== LF && c !== CR && c !== TAB) return i;
+    compact = false;
     i++;
   }
 }

@@ -92,15 +92,21 @@ function decide(
  *
  * @param value the strict-parsed request body: verified, and stored with
  *   every number as JCS writes it (the value that was verified).
+ * @param compactText the body's bytes when they already are that text: no
+ *   white space outside strings, every number as JCS writes it.
  * @returns the stored record: `accepted`, or `pending` under a governed
  *   document whose threshold its signatures do not reach.
  * @throws {ServiceError} 400 with the reason's code, 403
  *   `signer_not_authorized`, 409 `intent_exists`, or 413 when the stored
  *   form of the body would be too large.
  */
-export async function submitIntent(deps: SubmitDeps, value: unknown): Promise<StoredIntent> {
+export async function submitIntent(
+  deps: SubmitDeps,
+  value: unknown,
+  compactText?: Uint8Array,
+): Promise<StoredIntent> {
   // JSON.stringify writes numbers as JCS does, so the record holds no literal nobody signed.
-  const body = encoder.encode(JSON.stringify(value));
+  const body = compactText ?? encoder.encode(JSON.stringify(value));
   if (body.length > MAX_STORED_BODY_BYTES) {
     // Only long runs of numbers such as 1e20, which JCS writes in full, grow this much.
     throw tooLarge(MAX_STORED_BODY_BYTES);

@@ -11,7 +11,7 @@ import { ServiceError } from "../errors.ts";
 import type { MetricsRegistry } from "./metrics.ts";
 import { readBody } from "./read_body.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
-import { parseStrictJson, StrictJsonError } from "../domain/strict_json.ts";
+import { readStrictJson, StrictJsonError } from "../domain/strict_json.ts";
 
 /** Dependencies shared by every handler. */
 export interface AppContext {
@@ -60,12 +60,13 @@ export function isJsonContentType(request: Request): boolean {
  * Reads a JSON request body: 415 unless `application/json`, 413 past the
  * size limit, 408 past the time limit, 400 `invalid_json` unless strict JSON.
  *
- * @returns the exact bytes and their parsed value.
+ * @returns the exact bytes, their parsed value, and whether they are compact
+ *   (see `StrictJson.compact`).
  */
 export async function readJsonBody(
   request: Request,
   app: AppContext,
-): Promise<{ bytes: Uint8Array; value: unknown }> {
+): Promise<{ bytes: Uint8Array; value: unknown; compact: boolean }> {
   if (!isJsonContentType(request)) {
     throw new ServiceError(
       415,
@@ -77,10 +78,9 @@ export async function readJsonBody(
     maxBytes: app.settings.maxBodyBytes,
     timeoutMs: app.settings.bodyTimeoutMs,
     deadlines: app.deadlines,
-    stopping: app.stopping,
   });
   try {
-    return { bytes, value: parseStrictJson(bytes) };
+    return { bytes, ...readStrictJson(bytes) };
   } catch (error) {
     if (error instanceof StrictJsonError) {
       const message = error.hint ? `${error.message}; ${error.hint}` : error.message;

@@ -15,3 +15,31 @@ Deno.test("LruCache keeps at most its capacity and evicts the least recently use
   assert.equal(cache.get("d"), 4);
   assert.throws(() => new LruCache(0), RangeError);
 });
+
+Deno.test("LruCache gives a second chance to entries read since eviction passed them", () => {
+  const cache = new LruCache<number>(4);
+  for (const [i, key] of ["a", "b", "c", "d"].entries()) cache.set(key, i);
+  cache.get("a");
+  cache.get("c");
+  cache.set("e", 4); // a and c were read: b, the oldest unread, goes
+  assert.equal(cache.get("b"), undefined);
+  cache.set("f", 5); // a and c lost their mark when passed over: d goes next
+  assert.equal(cache.get("d"), undefined);
+  cache.set("g", 6); // nothing read since: the oldest in line, e, goes (a and c went round)
+  assert.deepEqual(["a", "c", "e", "f", "g"].map((k) => cache.get(k)), [0, 2, undefined, 5, 6]);
+  assert.equal(cache.size, 4);
+});
+
+Deno.test("LruCache never holds more than its capacity, whatever is read", () => {
+  const cache = new LruCache<number>(8);
+  for (let i = 0; i < 1000; i++) {
+    cache.set(`k${i}`, i);
+    for (let j = Math.max(0, i - 5); j <= i; j++) cache.get(`k${j}`);
+    assert.ok(cache.size <= 8);
+  }
+  assert.equal(cache.get("k999"), 999);
+  cache.set("k999", -1);
+  assert.equal(cache.get("k999"), -1);
+  cache.delete("k999");
+  assert.equal(cache.get("k999"), undefined);
+});

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import canonicalize from "canonicalize";
 import { canonicalBytes, canonicalJson } from "../../src/domain/jcs.ts";
-import { parseStrictJson, StrictJsonError } from "../../src/domain/strict_json.ts";
+import { parseStrictJson, readStrictJson, StrictJsonError } from "../../src/domain/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
@@ -403,4 +403,44 @@ Deno.test("parseStrictJson reads every JCS vector input as JSON.parse does", nee
   for (const name of names) {
     assertAccepted(readVectorBytes(`jcs/input/${name}`));
   }
+});
+
+Deno.test("readStrictJson calls a text compact exactly when JSON.stringify writes it so", async (t) => {
+  const read = (text: string) => readStrictJson(new TextEncoder().encode(text));
+  await t.step("what JSON.stringify writes is compact", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = JSON.stringify(value);
+        const { compact, value: parsed } = read(text);
+        assert.equal(compact, true, text);
+        assert.equal(JSON.stringify(parsed), text);
+      }),
+      { numRuns: 500 },
+    );
+  });
+  await t.step("white space, other number literals and other escapes are not", () => {
+    for (
+      const text of [
+        '{"a": 1}',
+        "[1 ]",
+        " 1",
+        "1\n",
+        '{"a":1.50}',
+        '{"a":-0}',
+        '{"a":1e2}',
+        '{"a":1E+21}',
+        '{"a":0.10}',
+        '"\\u00e9"',
+        '"\\/"',
+        '"\\u001F"',
+        '"\\u000a"',
+        '"\\ud83d\\ude00"',
+      ]
+    ) {
+      assert.equal(read(text).compact, false, text);
+    }
+    for (const text of ['{"a":10}', '{"a":-10}', '"\\u001f"', '"\\n\\t\\"\\\\"', "1e+21", "0.1"]) {
+      assert.equal(read(text).compact, true, text);
+    }
+  });
 });

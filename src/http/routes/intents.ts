@@ -21,7 +21,7 @@ export const LIST_LIMIT = { min: 1, max: 100, fallback: 20 } as const;
 /** `POST /intents`: 201 with the stored record and its `Location`. */
 export async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  const { value } = await readJsonBody(request, app);
+  const { bytes, value, compact } = await readJsonBody(request, app);
   const record = await submitIntent(
     {
       store: app.store,
@@ -30,6 +30,8 @@ export async function postIntent(request: Request, ctx: RequestContext): Promise
       passkey: app.passkey,
     },
     value,
+    // A compact body already is the text the record keeps: no need to write it again.
+    compact ? bytes : undefined,
   );
   const pending = record.state === "pending";
   ctx.accepted = { variant: record.variant, kind: record.authorship.kind, pending };
