@@ -4,7 +4,8 @@
  * `METRICS_TOKEN`) in the text exposition format 0.0.4.
  *
  * Counts are per process: with several processes, Prometheus scrapes each and
- * sums. Every label value comes from a bounded set (route names, known
+ * sums. Series are keyed by their label values joined with NUL, which no
+ * label value holds. Every label value comes from a bounded set (route names, known
  * methods, status codes, error codes, variants, signature kinds), so a client
  * cannot grow the registry.
  * @module
@@ -66,7 +67,7 @@ class Counter {
   constructor(readonly name: string, readonly help: string, readonly labelNames: string[]) {}
 
   inc(labels: string[], by = 1): void {
-    const key = JSON.stringify(labels);
+    const key = labels.join("\u0000");
     const entry = this.#values.get(key);
     if (entry) entry.value += by;
     else this.#values.set(key, { labels, value: by });
@@ -108,7 +109,7 @@ class Histogram {
   ) {}
 
   observe(labels: string[], value: number): void {
-    const key = JSON.stringify(labels);
+    const key = labels.join("\u0000");
     let series = this.#series.get(key);
     if (!series) {
       series = { labels, counts: new Array(this.buckets.length + 1).fill(0), sum: 0 };
