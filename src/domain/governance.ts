@@ -44,6 +44,13 @@ function readAuthorization(value: unknown): Quorum {
     signers.set(key.id, { keyText, weight });
     total += BigInt(weight);
   }
+  if (total > BigInt(Number.MAX_SAFE_INTEGER)) {
+    // The record shows the weight reached as a JSON number: it must stay exact.
+    throw badRequest(
+      "invalid_authorization",
+      `${path}.signers: the weights must add up to at most 2^53−1`,
+    );
+  }
   if (BigInt(body.threshold) > total) {
     throw badRequest(
       "invalid_authorization",

@@ -76,7 +76,16 @@ function decide(
   // Under a governed document the document decides, whatever ALLOW_UNSIGNED says.
   if (verified === null && !quorum.unsigned) throw UNSIGNED_REFUSED();
   const approvals = verified === null ? [] : approvalsOf(quorum, verified.signedBy);
-  if (verified?.multisig) checkDescriptor(quorum, verified.multisig);
+  if (verified?.multisig) {
+    checkDescriptor(quorum, verified.multisig);
+    // Its signatures are its approvals: with none, nobody the document names signed.
+    if (approvals.length === 0) {
+      throw badRequest(
+        "invalid_signature",
+        `${verified.multisig.path}.signatures: under a governed document a Multisig needs at least one signature`,
+      );
+    }
+  }
   const governance: Governance = {
     threshold: quorum.threshold,
     signers: Object.fromEntries([...quorum.signers.values()].map((s) => [s.keyText, s.weight])),

@@ -213,6 +213,8 @@ export function createApp(deps: AppDeps): App {
       }
     }
     if (request.method === "HEAD") {
+      // Release what the body holds (an event stream's place among the open ones).
+      response.body?.cancel().catch(() => {});
       response = new Response(null, { status: response.status, headers: response.headers });
     }
     response.headers.set("x-request-id", requestId);

@@ -56,6 +56,43 @@ async function* backwards(
 
 /** Events a listing looks at, at most, before it answers with what it found. */
 const SCAN_EVENTS = 5_000;
+/** Intents whose current records are read together. */
+const CHUNK = 64;
+/** Keys per `getMany` (Deno KV reads at most 10 at a time). */
+const MANY = 10;
+
+/** Reads `keys` ten at a time, all at once. */
+async function getMany<T>(kv: Deno.Kv, keysToRead: Deno.KvKey[]): Promise<Deno.KvEntryMaybe<T>[]> {
+  const reads: Promise<Deno.KvEntryMaybe<T>[]>[] = [];
+  for (let i = 0; i < keysToRead.length; i += MANY) {
+    reads.push(kv.getMany<T[]>(keysToRead.slice(i, i + MANY)));
+  }
+  return (await Promise.all(reads)).flat();
+}
+
+/**
+ * The current records of intents stored pending (they change after the event
+ * that stored them), read together: their pointers, then their blocks.
+ */
+async function current(kv: Deno.Kv, intents: StoredIntent[]): Promise<StoredIntent[]> {
+  const pending = intents.filter((intent) => intent.state === "pending");
+  if (pending.length === 0) return intents;
+  const pointers = await getMany<unknown>(kv, pending.map((intent) => keys.intent(intent.id)));
+  const blockKeys = new Map<number, Deno.KvKey>();
+  for (const pointer of pointers) {
+    if (isPointer(pointer.value)) blockKeys.set(pointer.value[0], keys.events(pointer.value[0]));
+  }
+  const blocks = new Map<number, StoredEvent[]>();
+  const read = await getMany<StoredEvent[]>(kv, [...blockKeys.values()]);
+  for (const entry of read) if (entry.value) blocks.set(entry.key[1] as number, entry.value);
+  const now = new Map<string, StoredIntent>();
+  pending.forEach((intent, i) => {
+    const pointer = pointers[i].value;
+    const latest = isPointer(pointer) ? blocks.get(pointer[0])?.[pointer[1]]?.intent : undefined;
+    if (latest?.id === intent.id) now.set(intent.id, latest);
+  });
+  return intents.map((intent) => now.get(intent.id) ?? intent);
+}
 
 /**
  * Lists intents newest first (by the feed position of the event that stored
@@ -76,21 +113,29 @@ export async function listIntents(
   const { limit, state, now } = options;
   const items: StoredIntent[] = [];
   let scanned = 0;
-  let lastPosition: number | undefined;
-  for await (const { position, event } of backwards(kv, options.before)) {
-    // An intent is listed at the event that stored it, as it stands now.
-    if (event.intent.position !== position) continue;
-    let intent = event.intent;
-    // Only an intent stored pending changes after the event that stored it.
-    if (intent.state === "pending") {
-      intent = (await getIntentEntry(kv, intent.id))?.intent ?? intent;
-    }
-    if (state === undefined || stateAt(intent, now) === state) {
+  let chunk: StoredIntent[] = [];
+  /** Takes the chunk's intents as they stand now; the page when it is full (or the scan long). */
+  const settle = async (): Promise<IntentPage | null> => {
+    for (const intent of await current(kv, chunk)) {
+      if (state !== undefined && stateAt(intent, now) !== state) continue;
       if (items.length === limit) return { items, next: items[limit - 1].position };
       items.push(intent);
     }
-    lastPosition = position;
-    if (++scanned >= SCAN_EVENTS && lastPosition > 1) return { items, next: lastPosition };
+    const last = chunk.at(-1);
+    chunk = [];
+    if (scanned >= SCAN_EVENTS && last && last.position > 1) return { items, next: last.position };
+    return null;
+  };
+  for await (const { position, event } of backwards(kv, options.before)) {
+    // An intent is listed at the event that stored it, as it stands now.
+    if (event.intent.position !== position) continue;
+    chunk.push(event.intent);
+    scanned++;
+    // A page without a filter needs one intent past the limit to know there is more.
+    if (chunk.length === CHUNK || (state === undefined && items.length + chunk.length > limit)) {
+      const page = await settle();
+      if (page) return page;
+    }
   }
-  return { items, next: null };
+  return await settle() ?? { items, next: null };
 }

@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { Authorship, StoredIntent, Variant } from "../domain/intent.ts";
+import type { Authorship, NewIntent, StoredIntent, Variant } from "../domain/intent.ts";
 import { addEvents, type InsertContext } from "./append.ts";
 import { keys, type StoredEvent } from "./keys.ts";
 import { planCommit } from "./layout.ts";
@@ -33,17 +33,12 @@ const utf8 = new TextDecoder();
 const encoder = new TextEncoder();
 
 /**
- * The body with every number as JCS writes it, as the feed stores bodies;
- * the earlier layout kept the bytes as received, which passed the strict
+ * The body as the feed stores bodies: one line, every number as JCS writes
+ * it. The earlier layout kept the bytes as received, which passed the strict
  * reader and therefore parse to the values that were verified.
  */
 function normalBody(body: Uint8Array): Uint8Array {
-  try {
-    const normal = encoder.encode(JSON.stringify(JSON.parse(utf8.decode(body))));
-    return normal.length <= body.length ? normal : body;
-  } catch {
-    return body;
-  }
+  return encoder.encode(JSON.stringify(JSON.parse(utf8.decode(body))));
 }
 
 /**
@@ -64,37 +59,39 @@ export async function moveEarlierBlocks(
     );
     for await (const entry of listed) blocks.push(entry);
     if (blocks.length === 0) return moved;
+    // The intents as the feed keeps them: each body on one line, numbers as JCS writes them.
+    const moving = blocks.map((block) =>
+      block.value.map((intent): NewIntent => ({
+        id: intent.id,
+        variant: intent.variant,
+        refId: intent.refId,
+        authorship: intent.authorship,
+        body: normalBody(intent.body),
+        state: "accepted",
+      }))
+    );
     // As many whole blocks as one commit carries (always the first).
     let take = blocks.length;
-    let intents: EarlierIntent[] = [];
     for (; take > 0; take--) {
-      intents = blocks.slice(0, take).flatMap((block) => block.value);
-      const placements = intents.map((intent) => ({
-        intent: { ...intent, state: "accepted" as const },
-      }));
-      if (planCommit(placements).count === intents.length) break;
+      const intents = moving.slice(0, take).flat();
+      if (planCommit(intents.map((intent) => ({ intent }))).count === intents.length) break;
     }
     if (take === 0) throw new Error("an earlier block does not fit one commit");
     const head = await feed.freshHead();
     const op = kv.atomic();
     for (const block of blocks.slice(0, take)) op.check(block).delete(block.key);
     const earlier = blocks.slice(0, take).flatMap((block) => block.value);
-    const events: StoredEvent[] = earlier.map((intent, k) => {
+    const intents = moving.slice(0, take).flat();
+    const events: StoredEvent[] = intents.map((intent, k) => {
       const stored: StoredIntent = {
-        id: intent.id,
-        variant: intent.variant,
-        refId: intent.refId,
-        authorship: intent.authorship,
-        body: normalBody(intent.body),
-        receivedAt: intent.receivedAt,
+        ...intent,
+        receivedAt: earlier[k].receivedAt,
         position: head.position + k + 1,
         state: "accepted",
       };
       return { type: "intent.accepted", intent: stored };
     });
-    const { blockOf } = planCommit(
-      events.map((event) => ({ intent: { ...event.intent, state: "accepted" as const } })),
-    );
+    const { blockOf } = planCommit(intents.map((intent) => ({ intent })));
     const position = addEvents(op, head, events, blockOf);
     const result = await ctx.commit(() => op.commit());
     // A failed check: another process moved some of them, or appended, first; read again.

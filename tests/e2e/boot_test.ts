@@ -144,8 +144,9 @@ Deno.test("moves intents stored before the feed into it at start, in their order
     const id = crypto.randomUUID();
     const ms = Date.UTC(2026, 0, 1) + Math.floor(i / 3) * 1000;
     // Literals as a relayer may send them: the feed stores numbers as JCS writes them.
-    const body = `{"authorship":"Unsigned","intent":{"id":"${id}","policy_id":"p",` +
-      `"attrs":{"fields":{"n":1.50,"z":-0}}}}`;
+    // Pretty-printed, as a client may send it: the feed keeps every body on one line.
+    const body = `{"authorship": "Unsigned",\n "intent": {"id": "${id}", "policy_id": "p",` +
+      `\n  "attrs": {"fields": {"n": 1.50, "z": -0, "big": 1e20}}}}`;
     return {
       id,
       variant: "B",
@@ -185,8 +186,12 @@ Deno.test("moves intents stored before the feed into it at start, in their order
     assert.deepEqual(record.request.intent, {
       id: earlier[7].id,
       policy_id: "p",
-      attrs: { fields: { n: 1.5, z: 0 } },
+      attrs: { fields: { n: 1.5, z: 0, big: 1e20 } },
     });
+    const text = await (await fetch(`${server.url}/intents/${earlier[8].id}`, { headers: auth }))
+      .text();
+    assert.ok(!text.includes("\n"), "the record is one line");
+    assert.ok(text.includes('"big":100000000000000000000'), text);
     const page = await fetch(`${server.url}/intents?limit=100`, { headers: auth });
     const { items, cursor } = await page.json();
     assert.deepEqual(items.map((r: { id: string }) => r.id), earlier.map((r) => r.id).reverse());

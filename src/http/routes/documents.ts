@@ -6,7 +6,7 @@
 
 import { base58 } from "@scure/base";
 import { badRequest, ServiceError } from "../../errors.ts";
-import { checkDocument } from "../../domain/governance.ts";
+import { checkDocument, documentQuorum } from "../../domain/governance.ts";
 import type { DocumentKind } from "../../domain/intent.ts";
 import { requireBearer } from "../auth.ts";
 import { readBody } from "../read_body.ts";
@@ -38,10 +38,22 @@ export function postDocument(kind: DocumentKind) {
     });
     if (bytes.length === 0) throw badRequest("invalid_body", `body: the ${kind} must not be empty`);
     // Sent as JSON it must be strict JSON, and an `authorization` member a valid quorum.
-    checkDocument({ contentType, bytes });
+    const quorum = checkDocument({ contentType, bytes });
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
     const id = base58.encode(digest);
     const outcome = await app.store.putDocument(kind, id, { contentType, bytes });
+    if (outcome === "exists" && quorum !== null) {
+      // The first content type stays with the bytes: if under it they govern
+      // nothing, a "200" here would let the sender believe they do.
+      const stored = await app.store.getDocument(kind, id);
+      if (stored && documentQuorum(stored) === null) {
+        throw badRequest(
+          "invalid_authorization",
+          `body: these bytes are stored already, under a content type with which the ${kind} ` +
+            "governs nothing; a stored document never changes",
+        );
+      }
+    }
     const path = kind === "template" ? "templates" : "policies";
     return json(outcome === "created" ? 201 : 200, { id }, { location: `/${path}/${id}` });
   };
