@@ -32,7 +32,7 @@ async function withApp(
   }
 }
 
-function post(path: string, body: string, headers: Record<string, string> = {}): RequestInit {
+function post(body: string, headers: Record<string, string> = {}): RequestInit {
   return { method: "POST", headers: { "content-type": "application/json", ...headers }, body };
 }
 
@@ -41,18 +41,18 @@ Deno.test("under a governed document a Multisig with no signatures is refused an
     const [a, b] = [generateEd25519Key(), generateEd25519Key()];
     const signers = { [base58.encode(a.publicKey)]: 1, [base58.encode(b.publicKey)]: 1 };
     const doc = JSON.stringify({ authorization: { signers, threshold: 2 } });
-    const { id: policy } = await (await call("/policies", post("/policies", doc, admin))).json();
+    const { id: policy } = await (await call("/policies", post(doc, admin))).json();
     const intent = { id: crypto.randomUUID(), policy_id: policy };
     // The quorum is public (GET /policies/{id}): anyone can copy it into an empty Multisig.
     const empty = {
       authorship: { Signed: { Multisig: { pub_key: { signers, threshold: 2 }, signatures: [] } } },
       intent,
     };
-    const refused = await call("/intents", post("/intents", JSON.stringify(empty)));
+    const refused = await call("/intents", post(JSON.stringify(empty)));
     assert.equal(refused.status, 400);
     assert.equal((await refused.json()).code, "invalid_signature");
     // The id is still free for its real signer.
-    const real = await call("/intents", post("/intents", JSON.stringify(signVariantB(intent, a))));
+    const real = await call("/intents", post(JSON.stringify(signVariantB(intent, a))));
     assert.equal(real.status, 202);
   });
 });
@@ -66,10 +66,10 @@ Deno.test("governing JSON sent again for bytes stored under another content type
     // What `curl -d` sends without a content type: stored, governing nothing.
     const first = await call(
       "/policies",
-      post("/policies", doc, { ...admin, "content-type": "application/x-www-form-urlencoded" }),
+      post(doc, { ...admin, "content-type": "application/x-www-form-urlencoded" }),
     );
     assert.equal(first.status, 201);
-    const again = await call("/policies", post("/policies", doc, admin));
+    const again = await call("/policies", post(doc, admin));
     assert.equal(again.status, 400);
     const body = await again.json();
     assert.equal(body.code, "invalid_authorization");
@@ -77,7 +77,7 @@ Deno.test("governing JSON sent again for bytes stored under another content type
     // The same bytes with the same (or another non-governing) type are simply there already.
     const same = await call(
       "/policies",
-      post("/policies", doc, { ...admin, "content-type": "text/plain" }),
+      post(doc, { ...admin, "content-type": "text/plain" }),
     );
     assert.equal(same.status, 200);
   });
@@ -93,7 +93,7 @@ Deno.test("a quorum whose weights add up past 2^53−1 is refused", async () => 
       const doc = JSON.stringify({
         authorization: { signers: { [keys[0]]: weights[0], [keys[1]]: weights[1] }, threshold: 1 },
       });
-      const response = await call("/policies", post("/policies", doc, admin));
+      const response = await call("/policies", post(doc, admin));
       assert.equal(response.status, status, JSON.stringify(weights));
       if (status === 400) assert.equal((await response.json()).code, "invalid_authorization");
       else await response.body?.cancel();
