@@ -160,9 +160,12 @@ Deno.test("POST /templates and /policies: governed documents", async (t) => {
           const text = docText(valid({ threshold }));
           await refused(h, kind, text, "invalid_authorization", "authorization.threshold");
         }
-        // Weights are summed exactly, past 2^53 − 1: a threshold of 2^53 − 1 is within their sum.
-        const big = { signers: { [ka]: 9007199254740991, [kb]: 1 }, threshold: 9007199254740991 };
+        // Weights are summed exactly and may reach 2^53 − 1, not pass it (the record's weight
+        // must stay an exact JSON number).
+        const big = { signers: { [ka]: 9007199254740990, [kb]: 1 }, threshold: 9007199254740991 };
         assert.equal((await postDocument(h, kind, docText(big))).status, 201);
+        const past = { signers: { [ka]: 9007199254740991, [kb]: 1 }, threshold: 1 };
+        await refused(h, kind, docText(past), "invalid_authorization", "authorization.signers");
       }
     });
 
