@@ -33,13 +33,24 @@ async function template(store: KvStore): Promise<DocumentRef> {
   return (await store.findDocument("template", "T"))!;
 }
 
-Deno.test("two store handles on one file, committing interleaved, make one dense order", async () => {
+/** Two stores on two handles of one KV file, as two processes share it. */
+async function withTwoHandles(
+  fn: (a: KvStore, b: KvStore, kvA: Deno.Kv, kvB: Deno.Kv) => Promise<void>,
+): Promise<void> {
   const { path, remove } = await tempKvPath();
   const kvA = await Deno.openKv(path);
   const kvB = await Deno.openKv(path);
   try {
-    const a = new KvStore(kvA);
-    const b = new KvStore(kvB);
+    await fn(new KvStore(kvA), new KvStore(kvB), kvA, kvB);
+  } finally {
+    kvA.close();
+    kvB.close();
+    await remove();
+  }
+}
+
+Deno.test("two store handles on one file, committing interleaved, make one dense order", async () => {
+  await withTwoHandles(async (a, b, kvA) => {
     const ref = await template(a);
     const writers = [createWriter(a, { batchMax: 8 }), createWriter(b, { batchMax: 8 })];
     // Each handle commits while the other does; some ids go to both.
@@ -72,20 +83,11 @@ Deno.test("two store handles on one file, committing interleaved, make one dense
       const page = await b.readEvents({ after, limit: 25 });
       assert.deepEqual(page, all.slice(after, after + 25), `after ${after}`);
     }
-  } finally {
-    kvA.close();
-    kvB.close();
-    await remove();
-  }
+  });
 });
 
 Deno.test("a commit made with a stale head fails and is made again after the new head", async () => {
-  const { path, remove } = await tempKvPath();
-  const kvA = await Deno.openKv(path);
-  const kvB = await Deno.openKv(path);
-  try {
-    const a = new KvStore(kvA);
-    const b = new KvStore(kvB);
+  await withTwoHandles(async (a, b, _kvA, kvB) => {
     const ref = await template(a);
     // Both learn the head (0), then B commits: A's next commit must not reuse position 1.
     await a.insertIntents([{ intent: intent("a-0", ref), ref }]);
@@ -97,11 +99,7 @@ Deno.test("a commit made with a stale head fails and is made again after the new
     const order = (await b.readEvents({ after: 0, limit: 10 })).map((e) => e.intent.id);
     assert.deepEqual(order, ["a-0", "b-0", "b-1", "a-1"]);
     assert.equal((await auditIntents(kvB)).length, 4);
-  } finally {
-    kvA.close();
-    kvB.close();
-    await remove();
-  }
+  });
 });
 
 Deno.test("readEvents stops early past maxBytes, always with at least one event", async () => {
@@ -144,12 +142,7 @@ Deno.test("waitForEvents wakes on this store's commit at once, and times out or 
 });
 
 Deno.test("waitForEvents sees a commit of another handle on the same file within 2 s", async () => {
-  const { path, remove } = await tempKvPath();
-  const kvA = await Deno.openKv(path);
-  const kvB = await Deno.openKv(path);
-  try {
-    const a = new KvStore(kvA);
-    const b = new KvStore(kvB);
+  await withTwoHandles(async (a, b) => {
     const ref = await template(b);
     const started = performance.now();
     const woken = a.waitForEvents(0, { timeoutMs: 5_000 });
@@ -157,9 +150,5 @@ Deno.test("waitForEvents sees a commit of another handle on the same file within
     assert.equal(await woken, true);
     assert.ok(performance.now() - started < 2_000, `${performance.now() - started} ms`);
     assert.equal((await a.readEvents({ after: 0, limit: 1 }))[0].intent.id, "elsewhere");
-  } finally {
-    kvA.close();
-    kvB.close();
-    await remove();
-  }
+  });
 });
