@@ -216,13 +216,6 @@ export const SignatureSchema = v.union([
   v.strictObject({ Multisig: MultisigSchema }),
 ], "expected exactly one of Ed25519, Passkey or Multisig");
 
-/** The kinds a signature object may name, with the schema of each body. */
-export const SIGNATURE_KINDS = {
-  Ed25519: Ed25519Schema,
-  Passkey: PasskeySchema,
-  Multisig: MultisigSchema,
-} as const;
-
 /** Variant A `payload`. */
 export const PayloadSchema = v.strictObject({
   attrs: v.optional(AttrsSchema),

@@ -55,6 +55,20 @@ function notFound(submission: Submission): ServiceError {
 }
 
 /**
+ * §4's rules, which hold wherever no document's quorum decides: `Unsigned`
+ * only with `ALLOW_UNSIGNED`, and a Multisig's signers reaching its own
+ * threshold.
+ *
+ * @throws {ServiceError} 400 `unsigned_not_permitted` or `invalid_signature`.
+ */
+function checkUngoverned(verified: Verified | null, allowUnsigned: boolean): void {
+  if (verified === null && !allowUnsigned) throw UNSIGNED_REFUSED();
+  if (verified?.multisig && !verified.multisig.reached) {
+    throw badRequest("invalid_signature", verified.multisig.shortfall);
+  }
+}
+
+/**
  * What the intent's record holds of its document's quorum, and its state.
  *
  * @throws {ServiceError} 400 `unsigned_not_permitted`, `invalid_signature`
@@ -67,10 +81,7 @@ function decide(
 ): { state: NewIntent["state"]; governance?: Governance } {
   const { quorum } = ref;
   if (quorum === null) {
-    if (verified === null && !allowUnsigned) throw UNSIGNED_REFUSED();
-    if (verified?.multisig && !verified.multisig.reached) {
-      throw badRequest("invalid_signature", verified.multisig.shortfall);
-    }
+    checkUngoverned(verified, allowUnsigned);
     return { state: "accepted" };
   }
   // Under a governed document the document decides, whatever ALLOW_UNSIGNED says.
@@ -92,7 +103,7 @@ function decide(
     approvals,
     windowS: quorum.approvalWindowS,
   };
-  const accepted = verified === null || reachesThreshold({ ...governance, approvals });
+  const accepted = verified === null || reachesThreshold(governance);
   return { state: accepted ? "accepted" : "pending", governance };
 }
 
@@ -132,10 +143,7 @@ export async function submitIntent(
   const ref = await deps.store.findDocument(submission.refKind, submission.refId);
   if (!ref) {
     // The checks that need no document keep their place before its absence.
-    if (verified === null && !deps.allowUnsigned) throw UNSIGNED_REFUSED();
-    if (verified?.multisig && !verified.multisig.reached) {
-      throw badRequest("invalid_signature", verified.multisig.shortfall);
-    }
+    checkUngoverned(verified, deps.allowUnsigned);
     throw notFound(submission);
   }
   const { state, governance } = decide(ref, verified, deps.allowUnsigned);

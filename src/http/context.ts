@@ -8,10 +8,11 @@ import type { Settings } from "../settings.ts";
 import type { IntentWriter, Store } from "../domain/store.ts";
 import type { PasskeyPolicy } from "../domain/passkey.ts";
 import { ServiceError } from "../errors.ts";
-import type { MetricsRegistry } from "./metrics.ts";
+import type { AcceptedIntent, MetricsRegistry } from "./metrics.ts";
 import { readBody } from "./read_body.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
 import { readStrictJson, StrictJsonError } from "../domain/strict_json.ts";
+import { isJsonMediaType } from "../domain/governance.ts";
 
 /** Dependencies shared by every handler. */
 export interface AppContext {
@@ -25,14 +26,6 @@ export interface AppContext {
   stopping: AbortSignal;
   /** Shared body-read deadlines; without them each read arms its own timer. */
   deadlines?: DeadlineSweeper;
-}
-
-/** What `POST /intents` stored, reported to the metrics. */
-export interface AcceptedIntent {
-  variant: "A" | "B";
-  kind: string;
-  /** Stored pending approvals (a 202). */
-  pending: boolean;
 }
 
 /** One request's context: the app, the path parameters, and what the handler reports. */
@@ -52,8 +45,7 @@ export type Handler = (request: Request, ctx: RequestContext) => Promise<Respons
 /** True when the request's media type is `application/json` (parameters allowed). */
 export function isJsonContentType(request: Request): boolean {
   const type = request.headers.get("content-type");
-  if (!type) return false;
-  return type.split(";", 1)[0].trim().toLowerCase() === "application/json";
+  return type !== null && isJsonMediaType(type);
 }
 
 /**

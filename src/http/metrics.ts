@@ -30,6 +30,14 @@ export const LATENCY_BUCKETS = [
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]);
 
+/** What `POST /intents` stored. */
+export interface AcceptedIntent {
+  variant: "A" | "B";
+  kind: string;
+  /** Stored pending approvals (a 202). */
+  pending: boolean;
+}
+
 /** One finished request, as `createApp` reports it. */
 export interface RequestEvent {
   route: string;
@@ -38,7 +46,7 @@ export interface RequestEvent {
   durationMs: number;
   code?: string;
   /** Set when `POST /intents` stored an intent (accepted, or pending approvals). */
-  accepted?: { variant: "A" | "B"; kind: string; pending: boolean };
+  accepted?: AcceptedIntent;
   /** Set when `POST /intents/{id}/approvals` stored an approval. */
   approved?: { accepted: boolean };
 }

@@ -54,7 +54,7 @@ export function addEvents(
  * @throws the error of a commit that threw; the feed then reads its head anew,
  *   since the outcome may be unknown (a networked KV).
  */
-async function commitEvents(
+export async function commitEvents(
   ctx: Pick<InsertContext, "feed" | "commit">,
   op: Deno.AtomicOperation,
   position: number,

@@ -39,7 +39,7 @@ export type CommitLimits = { readonly [K in keyof typeof KV_COMMIT_LIMITS]: numb
  * bytes serialized; estimates are from above (see {@link eventBytes}) and an
  * array adds a few bytes, so this leaves a margin.
  */
-export const BLOCK_BYTES = 64_000;
+const BLOCK_BYTES = 64_000;
 
 /** V8-serialized size of a string, from above: two bytes a character plus header. */
 function valueStringBytes(s: string): number {
@@ -55,7 +55,7 @@ const TIME_BYTES = valueStringBytes("2026-01-01T00:00:00.000Z");
  * and headers (an event with a 61,440-byte body serializes to about 61,800
  * bytes and is estimated at 62,000 to 65,000).
  */
-export function eventBytes(intent: NewIntent): number {
+function eventBytes(intent: NewIntent): number {
   let strings = valueStringBytes(intent.id) + valueStringBytes(intent.variant) +
     valueStringBytes(intent.refId) + valueStringBytes(intent.authorship.kind) + TIME_BYTES +
     valueStringBytes("intent.approval_added") + valueStringBytes("accepted");
@@ -67,7 +67,7 @@ export function eventBytes(intent: NewIntent): number {
  * What a record's approval adds, from above, as it stands once every signer
  * has approved (an approval's event holds the record so far).
  */
-export function governanceBytes(governance: NewIntent["governance"]): number {
+function governanceBytes(governance: NewIntent["governance"]): number {
   if (!governance) return 0;
   let bytes = TIME_BYTES + 128;
   for (const key of Object.keys(governance.signers)) {

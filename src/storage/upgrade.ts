@@ -12,7 +12,7 @@
  */
 
 import type { Authorship, NewIntent, StoredIntent, Variant } from "../domain/intent.ts";
-import { addEvents, type InsertContext } from "./append.ts";
+import { addEvents, commitEvents, type InsertContext } from "./append.ts";
 import { keys, type StoredEvent } from "./keys.ts";
 import { planCommit } from "./layout.ts";
 
@@ -92,12 +92,7 @@ export async function moveEarlierBlocks(
       return { type: "intent.accepted", intent: stored };
     });
     const { blockOf } = planCommit(intents.map((intent) => ({ intent })));
-    const position = addEvents(op, head, events, blockOf);
-    const result = await ctx.commit(() => op.commit());
     // A failed check: another process moved some of them, or appended, first; read again.
-    if (result.ok) {
-      feed.advanced({ position, versionstamp: result.versionstamp });
-      moved += events.length;
-    }
+    if (await commitEvents(ctx, op, addEvents(op, head, events, blockOf))) moved += events.length;
   }
 }

@@ -152,6 +152,14 @@ Deno.test("GET /events pull form: pages in order, next, and the long-poll", asyn
     assert.deepEqual(rest.body.events.map((e: Json) => (e.record as Json).id), ids.slice(2));
     assert.equal(rest.body.next, "5");
     assert.deepEqual((await pull(server, "?after=5")).body, { events: [], next: "5" });
+    // The pull form answers without an Accept, and for application/json and */*.
+    for (const accept of ["application/json", "*/*", "application/json, */*;q=0.5"]) {
+      const response = await fetch(`${server.url}/events?after=4`, {
+        headers: { ...bearer(EVENTS_TOKEN), accept },
+      });
+      assert.match(response.headers.get("content-type")!, /^application\/json/, accept);
+      assert.deepEqual((await response.json()).next, "5", accept);
+    }
 
     // Held until an event follows, then answered with it.
     const started = performance.now();

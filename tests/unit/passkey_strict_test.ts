@@ -6,36 +6,18 @@
  */
 
 import assert from "node:assert/strict";
-import { base58 } from "@scure/base";
-import {
-  type PasskeyAssertion,
-  type PasskeyPolicy,
-  verifyPasskey,
-} from "../../src/domain/passkey.ts";
+import { type PasskeyAssertion, verifyPasskey } from "../../src/domain/passkey.ts";
 import { type AssertOptions, SoftwarePasskey } from "../support/authenticator.ts";
+import { assertionBy, policy, signedBytes, strictPolicy } from "../support/passkey_assertions.ts";
 
-const policy: PasskeyPolicy = {
-  rpIds: ["localhost"],
-  origins: ["http://localhost:8000"],
-  requireUserVerification: false,
-};
-const strictPolicy: PasskeyPolicy = { ...policy, requireUserVerification: true };
-
-const signedBytes = new TextEncoder().encode('{"id":"intent-1","template_id":"t"}');
 const key = await SoftwarePasskey.create();
 
 /** `{"credProtect": 2}` in CBOR, as authenticators emit it. */
 const CRED_PROTECT = [0xa1, 0x6b, ...new TextEncoder().encode("credProtect"), 0x02];
 
-/** Signs `signedBytes` with the software authenticator and decodes the body to an assertion. */
-async function assertion(options: AssertOptions = {}): Promise<PasskeyAssertion> {
-  const body = await key.assert(signedBytes, options);
-  return {
-    authenticatorData: base58.decode(body.authenticator_data),
-    clientData: body.client_data,
-    publicKey: base58.decode(body.pub_key),
-    signature: base58.decode(body.signature),
-  };
+/** `key` signs `signedBytes`; the body decoded to an assertion. */
+function assertion(options: AssertOptions = {}) {
+  return assertionBy(key, options);
 }
 
 async function assertRejected(input: PasskeyAssertion, reason: string): Promise<void> {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { base58, base64urlnopad } from "@scure/base";
+import { base64urlnopad } from "@scure/base";
 import { p256 } from "@noble/curves/nist.js";
 import { encodeDerEcdsaSignature, parseDerEcdsaSignature } from "../../src/crypto/der.ts";
 import {
@@ -9,32 +9,16 @@ import {
   verifyPasskey,
 } from "../../src/domain/passkey.ts";
 import { type AssertOptions, SoftwarePasskey } from "../support/authenticator.ts";
+import { assertionBy, policy, signedBytes, strictPolicy } from "../support/passkey_assertions.ts";
 
-const policy: PasskeyPolicy = {
-  rpIds: ["localhost"],
-  origins: ["http://localhost:8000"],
-  requireUserVerification: false,
-};
-const strictPolicy: PasskeyPolicy = { ...policy, requireUserVerification: true };
-
-const signedBytes = new TextEncoder().encode('{"id":"intent-1","template_id":"t"}');
 const N = p256.Point.CURVE().n;
 
 const uncompressedKey = await SoftwarePasskey.create();
 const compressedKey = await SoftwarePasskey.create({ compressed: true });
 
 /** Signs `signedBytes` with the software authenticator and decodes the body to an assertion. */
-async function assertion(
-  options: AssertOptions = {},
-  key: SoftwarePasskey = uncompressedKey,
-): Promise<PasskeyAssertion & { publicKey: Uint8Array }> {
-  const body = await key.assert(signedBytes, options);
-  return {
-    authenticatorData: base58.decode(body.authenticator_data),
-    clientData: body.client_data,
-    publicKey: base58.decode(body.pub_key),
-    signature: base58.decode(body.signature),
-  };
+function assertion(options: AssertOptions = {}, key: SoftwarePasskey = uncompressedKey) {
+  return assertionBy(key, options);
 }
 
 async function assertRejected(

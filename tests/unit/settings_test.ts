@@ -36,6 +36,8 @@ Deno.test("readSettings reads every variable", () => {
     PASSKEY_REQUIRE_UV: "true",
     MAX_BODY_BYTES: "4096",
     SHUTDOWN_TIMEOUT_MS: "2500",
+    EVENTS_TOKEN: "an-events-token-of-length",
+    EVENTS_KEEPALIVE_MS: "5000",
   });
   assert.equal(s.port, 8080);
   assert.equal(s.hostname, "127.0.0.1");
@@ -49,6 +51,11 @@ Deno.test("readSettings reads every variable", () => {
   assert.equal(s.passkeyRequireUv, true);
   assert.equal(s.maxBodyBytes, 4096);
   assert.equal(s.shutdownTimeoutMs, 2500);
+  assert.equal(s.eventsToken, "an-events-token-of-length");
+  assert.equal(s.eventsKeepaliveMs, 5000);
+  // Unset: only the admin token reads the feed; idle streams comment every 10 s.
+  assert.equal(readSettings({}).eventsToken, undefined);
+  assert.equal(readSettings({}).eventsKeepaliveMs, 10_000);
 });
 
 Deno.test("readSettings makes a new token on each call when ADMIN_TOKEN is unset", () => {
@@ -76,6 +83,10 @@ const MALFORMED: [string, string][] = [
   ["SHUTDOWN_TIMEOUT_MS", "0"],
   ["SHUTDOWN_TIMEOUT_MS", "1.5"],
   ["SHUTDOWN_TIMEOUT_MS", "600001"],
+  ["EVENTS_TOKEN", "short"],
+  ["EVENTS_TOKEN", "an events token with spaces"],
+  ["EVENTS_KEEPALIVE_MS", "999"],
+  ["EVENTS_KEEPALIVE_MS", "15001"],
   ["ADMIN_TOKEN", "short"],
   ["ADMIN_TOKEN", "a token with spaces inside"],
 ];
