@@ -55,6 +55,11 @@ export class Feed {
     this.#kv = kv;
   }
 
+  /** The head as this process last saw it, if it has (no read, no wait). */
+  get known(): Head | undefined {
+    return this.#known;
+  }
+
   /** The head as this process last saw it, read from KV when it has not seen it yet. */
   async head(): Promise<Head> {
     return this.#known ?? await this.freshHead();

@@ -87,33 +87,63 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
     return { members, duplicates };
   }
 
-  async function commitBatch({ members, duplicates }: Batch): Promise<void> {
-    let results: InsertResult[] | undefined;
+  /** Commits a batch; its results, or the error that failed the whole commit. */
+  async function commitBatch({ members }: Batch): Promise<InsertResult[] | { error: unknown }> {
     try {
-      results = await commit(members.map((m) => m.pending));
+      const results = await commit(members.map((m) => m.pending));
       if (results.length !== members.length) {
         throw new Error(`commit returned ${results.length} results for ${members.length}`);
       }
+      return results;
     } catch (error) {
-      results = undefined;
-      for (const m of members) m.reject(error);
+      return { error };
     }
-    if (results) { for (let i = 0; i < members.length; i++) members[i].resolve(results[i]); }
+  }
+
+  /**
+   * Puts back at the head of the queue, in arrival order, the later inserts
+   * of an id whose first insert did not take it; answers the others "exists".
+   */
+  function requeueDuplicates(
+    { duplicates }: Batch,
+    outcome: InsertResult[] | { error: unknown },
+  ): void {
     const retry: Waiter[] = [];
     for (const { waiter, of } of duplicates) {
-      const first = results?.[of].outcome;
+      const first = Array.isArray(outcome) ? outcome[of].outcome : undefined;
       if (first === "created" || first === "exists") waiter.resolve({ outcome: "exists" });
       else retry.push(waiter);
     }
-    // Their first did not take the id: they are next in line, in arrival order.
     if (retry.length > 0) queue = retry.concat(queue);
   }
 
+  /** Answers the members of a committed batch. */
+  function answer({ members }: Batch, outcome: InsertResult[] | { error: unknown }): void {
+    if (Array.isArray(outcome)) {
+      for (let i = 0; i < members.length; i++) members[i].resolve(outcome[i]);
+    } else {
+      for (const m of members) m.reject(outcome.error);
+    }
+  }
+
+  /**
+   * Commits batch after batch while inserts wait. When a commit ends, the
+   * next one starts before the ended one's members are answered: answering
+   * runs their requests on (rendering, responding), and the commit should
+   * not wait for that.
+   */
   async function run(): Promise<void> {
-    try {
-      while (queue.length > 0) await commitBatch(takeBatch());
-    } finally {
-      running = false;
+    let batch = takeBatch();
+    let committing = commitBatch(batch);
+    for (;;) {
+      const outcome = await committing;
+      requeueDuplicates(batch, outcome);
+      const next = queue.length > 0 ? takeBatch() : null;
+      if (next) committing = commitBatch(next);
+      else running = false;
+      answer(batch, outcome);
+      if (!next) return;
+      batch = next;
     }
   }
 
