@@ -13,6 +13,7 @@ import {
   type Intent,
   IntentsClient,
   IntentsError,
+  newIntentId,
   type Payload,
   signVariantA,
   signVariantB,
@@ -122,7 +123,7 @@ async function sign({ values, io }: Ctx): Promise<void> {
       throw new UsageError("--fields must be a JSON object");
     }
     const key = await readKey(keyPath);
-    const id = values.id ?? crypto.randomUUID();
+    const id = values.id ?? newIntentId();
     const attrs = fields === undefined ? {} : { attrs: { fields } };
     if (values.template) {
       body = signVariantA({ id, template_id: values.template, ...attrs }, key);

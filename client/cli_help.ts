@@ -70,7 +70,7 @@ ${COMMON_HELP}`,
 
 Prints a signed request body (JSON) for "submit". --template makes Variant A
 (payload), --policy makes Variant B (intent; the id must be a UUID). Without
---id, a random UUID is used. --fields sets attrs.fields (a JSON object).
+--id, a new UUIDv7 is used. --fields sets attrs.fields (a JSON object).
 --payload reads the whole payload or intent from FILE (or -): one with
 template_id is signed as Variant A, one with policy_id as Variant B.
   --key FILE          Ed25519 key file from "keygen"

@@ -13,9 +13,9 @@
  *
  * @example
  * ```ts
- * import { generateEd25519Key, signVariantB, IntentsClient } from "./client/mod.ts";
+ * import { generateEd25519Key, IntentsClient, newIntentId, signVariantB } from "./client/mod.ts";
  * const key = generateEd25519Key();
- * const body = signVariantB({ id: crypto.randomUUID(), policy_id: policyId }, key);
+ * const body = signVariantB({ id: newIntentId(), policy_id: policyId }, key);
  * const client = new IntentsClient({ url: "http://localhost:8000" });
  * const record = await client.submit(body); // record.state: "accepted" or "pending"
  * if (record.state === "pending") await client.approve(record.id, otherKey);
@@ -31,6 +31,7 @@ import { IntentsClient as BaseClient } from "./client.ts";
 import { signedBytes } from "./signed.ts";
 
 export { canonicalBytes };
+export { newIntentId } from "./ids.ts";
 export { type ClientOptions, type EventsOptions, IntentsError } from "./client.ts";
 export { type ApprovalRequest, approvalRequest, type ApprovalSigner } from "./approvals.ts";
 export { governedDocument, type GovernedDocumentOptions } from "./governed_document.ts";

@@ -13,6 +13,7 @@ import {
   type Intent,
   IntentsClient,
   multisigSignature,
+  newIntentId,
   passkeySignature,
   type Payload,
   type Signature,
@@ -190,6 +191,8 @@ export interface BodySpec {
   origin: string;
   /** The Ed25519 signer (`ed25519` kind); a new one when absent. */
   signer?: WebCryptoSigner;
+  /** Variant B ids: random UUIDv4s (the default) or UUIDv7s, which grow with time. */
+  ids?: "v4" | "v7";
 }
 
 /** One signed request body and the intent id it carries (as the server stores it). */
@@ -285,8 +288,9 @@ export async function bodyBuilder(
       const body = JSON.stringify({ payload, signature: await sign(payload) });
       return { id: payload.id, body: encoder.encode(body) };
     }
-    // randomUUID is lower case, as the server stores UUID ids.
-    const intent: Intent = { id: crypto.randomUUID(), policy_id: refId, attrs };
+    // Both are lower case, as the server stores UUID ids.
+    const id = spec.ids === "v7" ? newIntentId() : crypto.randomUUID();
+    const intent: Intent = { id, policy_id: refId, attrs };
     const body = JSON.stringify({ authorship: { Signed: await sign(intent) }, intent });
     return { id: intent.id, body: encoder.encode(body) };
   };

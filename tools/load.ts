@@ -12,7 +12,8 @@
  *
  * Options: `--variant A|B` (default B), `--kind ed25519|passkey|multisig`
  * (default ed25519; multisig is three Ed25519 signers, threshold 3),
- * `--governed` (the template or policy is governed, its one signer the load's
+ * `--ids v7` (Variant B intent ids that grow with time, UUIDv7, instead of
+ * random UUIDv4s), `--governed` (the template or policy is governed, its one signer the load's
  * Ed25519 key with weight = threshold, so every intent is accepted at once), `--pid P`
  * (read the server's memory from /proc), `--spawn` (start `main.ts` with a
  * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`, default 32; `--server S` spawns
@@ -60,6 +61,8 @@ interface Options {
   kind: "ed25519" | "passkey" | "multisig";
   /** Submit under a governed document whose one signer (weight = threshold) is the load's key. */
   governed: boolean;
+  /** How intent ids are made: random (UUIDv4, the default) or growing with time (UUIDv7). */
+  ids: "v4" | "v7";
   pid: number | undefined;
   spawn: boolean;
   batchMax: number;
@@ -86,7 +89,7 @@ function intOption(raw: string | undefined, name: string, fallback: number, max:
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
   "[--server S] [--base DIR]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
-  "[--governed] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--json]";
+  "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--json]";
 
 function readOptions(args: string[]): Options {
   // `deno task load -- …` hands the separator on.
@@ -111,6 +114,7 @@ function parseOptions(args: string[]) {
       variant: { type: "string" },
       kind: { type: "string" },
       governed: { type: "boolean" },
+      ids: { type: "string" },
       pid: { type: "string" },
       spawn: { type: "boolean" },
       "batch-max": { type: "string" },
@@ -141,6 +145,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     variant,
     kind,
     governed: values.governed ?? false,
+    ids: values.ids === "v7" ? "v7" : "v4",
     pid: values.pid === undefined ? undefined : intOption(values.pid, "pid", 0, 2 ** 31),
     spawn: values.spawn ?? false,
     batchMax: intOption(values["batch-max"], "batch-max", 32, 99),
@@ -155,6 +160,9 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
   if (options.spawn === (options.url !== undefined)) fail("give exactly one of --url and --spawn");
   if (values.base !== undefined && !options.spawn) fail("--base needs --spawn");
   if (options.governed && kind !== "ed25519") fail("--governed goes with --kind ed25519");
+  if (values.ids !== undefined && values.ids !== "v4" && values.ids !== "v7") {
+    fail("--ids must be v4 or v7");
+  }
   if (options.spawn && !existsSync(join(options.base, options.server))) {
     fail(`there is no ${options.server} in ${options.base}`);
   }
@@ -228,6 +236,7 @@ async function main(): Promise<void> {
       variant: options.variant,
       kind: options.kind,
       governed: options.governed,
+      ids: options.ids,
       concurrency: options.concurrency,
       sent: result.latencies.length,
       warmup: options.warmup,

@@ -351,3 +351,45 @@ Deno.test("two stores on one KV file, each with its own clock, list in commit or
     await close();
   }
 });
+
+Deno.test("starts the next commit before the last commit's inserts are answered", async () => {
+  const { kv, close } = await openKv("memory");
+  try {
+    const store = new KvStore(kv);
+    const ref = await addTemplate(store, "tpl");
+    const order: string[] = [];
+    let commits = 0;
+    const writer = createGroupCommitWriter({
+      batchMax: 2,
+      commit: (batch) => {
+        order.push(`commit ${++commits} (${batch.length})`);
+        return store.insertIntents(batch);
+      },
+    });
+    const answered = Array.from(
+      { length: 5 },
+      (_, i) =>
+        writer.insert(pendingInsert(`ordered-${i}`, ref)).then((result) => {
+          order.push(`answered ${i}`);
+          return result;
+        }),
+    );
+    assert.deepEqual(new Set(outcomes(await Promise.all(answered))), new Set(["created"]));
+    assert.deepEqual(order, [
+      "commit 1 (2)",
+      "commit 2 (2)",
+      "answered 0",
+      "answered 1",
+      "commit 3 (1)",
+      "answered 2",
+      "answered 3",
+      "answered 4",
+    ]);
+    // Nothing is left running: a later insert starts a commit of its own.
+    assert.equal((await writer.insert(pendingInsert("later", ref))).outcome, "created");
+    assert.equal(commits, 4);
+    assert.equal(await assertConsistent(kv), 6);
+  } finally {
+    await close();
+  }
+});

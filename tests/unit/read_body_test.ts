@@ -92,6 +92,19 @@ Deno.test("readBody accepts a Content-Length at the limit and still counts the b
   assert.equal(body.length, 32);
 });
 
+Deno.test("readBody counts a chunked body even when a Content-Length comes with it", async () => {
+  // Content-Length beside Transfer-Encoding does not bound the body: it is
+  // read chunk by chunk and cut off at the limit, never read whole.
+  const { stream, state } = trackedStream([], { endless: true });
+  const error = await rejection(readBody(
+    post(stream, { "content-length": "10", "transfer-encoding": "chunked" }),
+    { maxBytes: 32, timeoutMs: 5_000 },
+  ));
+  assert.equal(error.status, 413);
+  assert.equal(state.cancelled, true);
+  assert.equal(state.pulls, 33);
+});
+
 Deno.test("readBody refuses a malformed Content-Length with 400", async () => {
   for (const value of ["-1", "1.5", "12abc", "99999999999999999999"]) {
     const { stream, state } = trackedStream([bytes(1)]);
