@@ -7,7 +7,7 @@
  * @module
  */
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+import { hex as hexCodec } from "@scure/base";
 
 /**
  * A new UUIDv7: 48 bits of Unix time in milliseconds, then 74 random bits
@@ -35,7 +35,7 @@ export function newIntentId(now: number = Date.now()): string {
   }
   bytes[6] = 0x70 | (bytes[6] & 0x0f); // version 7
   bytes[8] = 0x80 | (bytes[8] & 0x3f); // variant 10
-  const hex = Array.from(bytes, (b) => HEX[b]).join("");
+  const hex = hexCodec.encode(bytes);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${
     hex.slice(20)
   }`;

@@ -77,9 +77,7 @@ export async function readBody(
   if (request.body === null) return new Uint8Array(0);
   // A declared length the HTTP server holds the body to: no chunked framing beside it.
   const whole = declared !== null && request.headers.get("transfer-encoding") === null;
-  const bytes = whole && !request.body.locked
-    ? await readWhole(request, options)
-    : await readChunks(request.body, options);
+  const bytes = whole ? await readWhole(request, options) : await readChunks(request.body, options);
   if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
   return exact(bytes);
 }

@@ -36,6 +36,9 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
+/** What a commit of a batch came to: a result per member, or the error that failed it whole. */
+type Outcome = InsertResult[] | { error: unknown };
+
 /** A batch taken from the queue: members with distinct ids, and later inserts of those ids. */
 interface Batch {
   members: Waiter[];
@@ -88,7 +91,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   }
 
   /** Commits a batch; its results, or the error that failed the whole commit. */
-  async function commitBatch({ members }: Batch): Promise<InsertResult[] | { error: unknown }> {
+  async function commitBatch({ members }: Batch): Promise<Outcome> {
     try {
       const results = await commit(members.map((m) => m.pending));
       if (results.length !== members.length) {
@@ -104,10 +107,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
    * Puts back at the head of the queue, in arrival order, the later inserts
    * of an id whose first insert did not take it; answers the others "exists".
    */
-  function requeueDuplicates(
-    { duplicates }: Batch,
-    outcome: InsertResult[] | { error: unknown },
-  ): void {
+  function requeueDuplicates({ duplicates }: Batch, outcome: Outcome): void {
     const retry: Waiter[] = [];
     for (const { waiter, of } of duplicates) {
       const first = Array.isArray(outcome) ? outcome[of].outcome : undefined;
@@ -118,7 +118,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   }
 
   /** Answers the members of a committed batch. */
-  function answer({ members }: Batch, outcome: InsertResult[] | { error: unknown }): void {
+  function answer({ members }: Batch, outcome: Outcome): void {
     if (Array.isArray(outcome)) {
       for (let i = 0; i < members.length; i++) members[i].resolve(outcome[i]);
     } else {
