@@ -17,6 +17,8 @@ import { KvStore } from "./src/storage/kv_store.ts";
 import { DeadlineSweeper } from "./src/http/deadlines.ts";
 import { expireIntent } from "./src/domain/approve.ts";
 import { InFlightRequests, stopServing } from "./src/http/shutdown.ts";
+import { inlinePreparer, PreparePool, type Preparer } from "./src/workers/prepare_pool.ts";
+import type { VerifyContext } from "./src/domain/authorship.ts";
 
 function defaultKvPath(args: string[]): string | undefined {
   const flag = args.find((a) => a.startsWith("--default-kv-path="));
@@ -28,6 +30,23 @@ async function openKv(path: string | undefined): Promise<Deno.Kv> {
   const isFile = path !== ":memory:" && !/^https?:\/\//.test(path);
   if (isFile) await Deno.mkdir(dirname(path), { recursive: true });
   return await Deno.openKv(path);
+}
+
+/**
+ * The pool of `VERIFY_WORKERS` threads, or the serving thread itself where
+ * there are none or this runtime has no workers.
+ */
+function startPreparer(threads: number, ctx: VerifyContext): Preparer {
+  if (threads === 0) return inlinePreparer(ctx);
+  try {
+    const pool = new PreparePool(threads, ctx);
+    console.error(`intents: submissions are parsed and verified on ${threads} worker thread(s)`);
+    return pool;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    console.error(`intents: VERIFY_WORKERS: no worker threads here (${reason}); verifying inline`);
+    return inlinePreparer(ctx);
+  }
 }
 
 async function main(): Promise<void> {
@@ -71,6 +90,7 @@ async function main(): Promise<void> {
   const deadlines = new DeadlineSweeper(Math.min(250, Math.max(10, settings.bodyTimeoutMs / 10)));
   const stopping = new AbortController();
   const app = createApp({
+    preparer: (ctx) => startPreparer(settings.verifyWorkers, ctx),
     store,
     settings,
     writer,
@@ -107,6 +127,7 @@ async function main(): Promise<void> {
       timeoutMs,
     });
     deadlines.stop();
+    app.context.preparer.close();
     requestLog.flush();
     // A commit still waiting on another process's lock would hold close() until
     // SQLite gives up (seconds). Every commit is atomic, so the file needs no close.

@@ -35,6 +35,8 @@ export interface Settings {
   commitBatchMax: number;
   /** After SIGTERM or SIGINT, the most time in-flight requests get before the process exits. */
   shutdownTimeoutMs: number;
+  /** Worker threads parsing and verifying submissions; 0: the serving thread does it. */
+  verifyWorkers: number;
 }
 
 /** Thrown for a malformed setting; the message is one line naming the variable. */
@@ -92,13 +94,27 @@ function randomToken(): string {
 }
 
 /**
+ * `VERIFY_WORKERS`' default: one worker from three CPUs on, none below. On
+ * two CPUs the serving thread, the KV writer and the clients already fill
+ * both, and a worker costs more in messages than it takes off; each worker
+ * also holds about 30 MiB.
+ */
+export function defaultVerifyWorkers(cpus: number): number {
+  return cpus >= 3 ? 1 : 0;
+}
+
+/**
  * Reads the settings from an environment map.
  *
  * @param env variables, e.g. `Deno.env.toObject()`.
+ * @param cpus the CPUs this process may use (`VERIFY_WORKERS`' default).
  * @returns validated settings with defaults applied.
  * @throws {SettingsError} naming the first malformed variable.
  */
-export function readSettings(env: Env): Settings {
+export function readSettings(
+  env: Env,
+  cpus: number = navigator.hardwareConcurrency ?? 1,
+): Settings {
   const port = parseIntSetting(env, "PORT", 8000, 0, 65535);
   const hostname = env.HOSTNAME || "0.0.0.0";
   if (/[\s\p{Cc}/]/u.test(hostname)) {
@@ -146,5 +162,6 @@ export function readSettings(env: Env): Settings {
     eventsKeepaliveMs: parseIntSetting(env, "EVENTS_KEEPALIVE_MS", 10_000, 1_000, 15_000),
     commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 32, 1, 99),
     shutdownTimeoutMs: parseIntSetting(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
+    verifyWorkers: parseIntSetting(env, "VERIFY_WORKERS", defaultVerifyWorkers(cpus), 0, 8),
   };
 }

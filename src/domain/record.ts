@@ -12,8 +12,8 @@ const utf8 = new TextDecoder();
 
 /** Options of {@link renderIntent}. */
 export interface RenderOptions {
-  /** The body's parsed value when at hand, saving a parse. */
-  parsed?: unknown;
+  /** The signed object's `attrs` when at hand (undefined when it has none), saving a parse. */
+  attrs?: unknown;
   /**
    * Render the state as it stands at this time (a pending intent past its
    * deadline is expired); without it, as the record holds it (an event's
@@ -34,14 +34,17 @@ export function renderApproval(approval: Approval): Record<string, unknown> {
   };
 }
 
+function attrsOf(variant: StoredIntent["variant"], value: Record<string, Record<string, unknown>>) {
+  return variant === "A" ? value.payload?.attrs : value.intent?.attrs;
+}
+
 /**
  * Renders a stored intent as JSON text. `request` is the stored body: the
  * request's JSON value with every number as JCS writes it.
  */
 export function renderIntent(record: StoredIntent, options: RenderOptions = {}): string {
   const text = utf8.decode(record.body);
-  const value = (options.parsed ?? JSON.parse(text)) as Record<string, Record<string, unknown>>;
-  const attrs = record.variant === "A" ? value.payload?.attrs : value.intent?.attrs;
+  const attrs = "attrs" in options ? options.attrs : attrsOf(record.variant, JSON.parse(text));
   const head: Record<string, unknown> = { id: record.id, variant: record.variant };
   head[record.variant === "A" ? "template_id" : "policy_id"] = record.refId;
   if (attrs !== undefined) head.attrs = attrs;

@@ -1,6 +1,6 @@
 /**
- * The submit use case: read, verify, check the template or policy and the
- * quorum it fixes, store once. Check order (CONTRACT §4, §10): shape and
+ * The submit use case: read and verify (`prepare.ts`, on any thread), then
+ * check the template or policy and the quorum it fixes, and store once. Check order (CONTRACT §4, §10): shape and
  * encodings, signature, template/policy, the document's quorum (403, 400),
  * then the id. A request whose authorship does not verify, or whose signer
  * the document does not name, never learns whether an id exists.
@@ -8,10 +8,10 @@
  */
 
 import { badRequest, ServiceError } from "../errors.ts";
-import { canonicalBytes } from "./jcs.ts";
-import { type Verified, type VerifyContext, verifySignature } from "./authorship.ts";
+import type { Verified, VerifyContext } from "./authorship.ts";
 import { approvalsOf, checkDescriptor, reachesThreshold } from "./governance.ts";
-import { readSubmission, type Submission } from "./submission.ts";
+import type { Submission } from "./submission.ts";
+import { type Prepared, prepareSubmission, tooLarge } from "./prepare.ts";
 import {
   type Authorship,
   type DocumentRef,
@@ -22,14 +22,15 @@ import {
 } from "./intent.ts";
 import type { IntentWriter, Store } from "./store.ts";
 
-/** What the use case needs. */
-export interface SubmitDeps extends VerifyContext {
+/** What storing a prepared submission needs. */
+export interface StoreDeps {
   store: Pick<Store, "findDocument">;
   writer: IntentWriter;
   allowUnsigned: boolean;
 }
 
-const encoder = new TextEncoder();
+/** What the whole use case needs. */
+export interface SubmitDeps extends StoreDeps, VerifyContext {}
 
 /**
  * Room kept in a governed intent's record for its approvals: sixteen signers,
@@ -37,18 +38,10 @@ const encoder = new TextEncoder();
  */
 const APPROVAL_RESERVE_BYTES = 8192;
 
-function tooLarge(limit: number): ServiceError {
-  return new ServiceError(
-    413,
-    "payload_too_large",
-    `body: as stored, with its numbers written in full, it is over ${limit} bytes`,
-  );
-}
-
 const UNSIGNED_REFUSED = () =>
   badRequest("unsigned_not_permitted", "authorship: Unsigned intents are not permitted");
 
-function notFound(submission: Submission): ServiceError {
+function notFound(submission: Pick<Submission, "refKind">): ServiceError {
   return submission.refKind === "template"
     ? badRequest("template_not_found", "payload.template_id: no such template")
     : badRequest("policy_not_found", "intent.policy_id: no such policy");
@@ -108,38 +101,19 @@ function decide(
 }
 
 /**
- * Submits an intent.
+ * Stores a prepared submission: its template or policy, the quorum the
+ * document fixes, then the id.
  *
- * @param value the strict-parsed request body: verified, and stored with
- *   every number as JCS writes it (the value that was verified).
- * @param compactText the body's bytes when they already are that text: no
- *   white space outside strings, every number as JCS writes it.
  * @returns the stored record: `accepted`, or `pending` under a governed
  *   document whose threshold its signatures do not reach.
  * @throws {ServiceError} 400 with the reason's code, 403
- *   `signer_not_authorized`, 409 `intent_exists`, or 413 when the stored
- *   form of the body would be too large.
+ *   `signer_not_authorized`, 409 `intent_exists`, or 413 when a governed
+ *   record would leave no room for its approvals.
  */
-export async function submitIntent(
-  deps: SubmitDeps,
-  value: unknown,
-  compactText?: Uint8Array,
+export async function storeSubmission(
+  deps: StoreDeps,
+  { submission, verified, body }: Prepared,
 ): Promise<StoredIntent> {
-  // JSON.stringify writes numbers as JCS does, so the record holds no literal nobody signed.
-  const body = compactText ?? encoder.encode(JSON.stringify(value));
-  if (body.length > MAX_STORED_BODY_BYTES) {
-    // Only long runs of numbers such as 1e20, which JCS writes in full, grow this much.
-    throw tooLarge(MAX_STORED_BODY_BYTES);
-  }
-  const submission = readSubmission(value);
-  let verified: Verified | null = null;
-  if (submission.signature) {
-    verified = await verifySignature(
-      submission.signature,
-      canonicalBytes(submission.signed),
-      deps,
-    );
-  }
   const ref = await deps.store.findDocument(submission.refKind, submission.refId);
   if (!ref) {
     // The checks that need no document keep their place before its absence.
@@ -167,4 +141,18 @@ export async function submitIntent(
   }
   if (result.outcome === "reference_changed") throw notFound(submission);
   return result.intent;
+}
+
+/**
+ * Submits an intent: {@link prepareSubmission}, then {@link storeSubmission}.
+ *
+ * @param value the strict-parsed request body.
+ * @param compactText the body's bytes when they already are the stored text.
+ */
+export async function submitIntent(
+  deps: SubmitDeps,
+  value: unknown,
+  compactText?: Uint8Array,
+): Promise<StoredIntent> {
+  return await storeSubmission(deps, await prepareSubmission(deps, value, compactText));
 }

@@ -20,6 +20,9 @@ import { healthz, metrics, readyz } from "./routes/operations.ts";
 import { openApiHandler } from "./openapi/handler.ts";
 import { MetricsRegistry, type RequestObserver } from "./metrics.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
+import type { VerifyContext } from "../domain/authorship.ts";
+import type { PasskeyPolicy } from "../domain/passkey.ts";
+import { inlinePreparer, type Preparer } from "../workers/prepare_pool.ts";
 
 /** What `createApp` needs. */
 export interface AppDeps {
@@ -38,6 +41,11 @@ export interface AppDeps {
   deadlines?: DeadlineSweeper;
   /** Aborted when the server stops, ending long-polls and event streams; defaults to never. */
   stopping?: AbortSignal;
+  /**
+   * Builds where `POST /intents` bodies are parsed and verified (e.g. a
+   * `PreparePool`); defaults to the calling thread. Its owner closes it.
+   */
+  preparer?: (ctx: VerifyContext) => Preparer;
 }
 
 /** A route: a path pattern with capture groups, and handlers by method. */
@@ -135,15 +143,17 @@ export interface App {
 export function createApp(deps: AppDeps): App {
   const { store } = deps;
   const metrics = deps.metrics ?? new MetricsRegistry();
+  const passkey: PasskeyPolicy = {
+    rpIds: deps.settings.passkeyRpIds,
+    origins: deps.settings.passkeyOrigins,
+    requireUserVerification: deps.settings.passkeyRequireUv,
+  };
   const context: AppContext = {
     settings: deps.settings,
     store,
     writer: deps.writer ?? { insert: async (pending) => (await store.insertIntents([pending]))[0] },
-    passkey: {
-      rpIds: deps.settings.passkeyRpIds,
-      origins: deps.settings.passkeyOrigins,
-      requireUserVerification: deps.settings.passkeyRequireUv,
-    },
+    passkey,
+    preparer: (deps.preparer ?? inlinePreparer)({ passkey }),
     now: deps.now ?? (() => new Date()),
     metrics,
     stopping: deps.stopping ?? new AbortController().signal,

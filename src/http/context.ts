@@ -11,8 +11,9 @@ import { ServiceError } from "../errors.ts";
 import type { AcceptedIntent, MetricsRegistry } from "./metrics.ts";
 import { readBody } from "./read_body.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
-import { readStrictJson, StrictJsonError } from "../domain/strict_json.ts";
+import { parseJsonBody } from "../domain/prepare.ts";
 import { isJsonMediaType } from "../domain/governance.ts";
+import type { Preparer } from "../workers/prepare_pool.ts";
 
 /** Dependencies shared by every handler. */
 export interface AppContext {
@@ -20,6 +21,8 @@ export interface AppContext {
   store: Store;
   writer: IntentWriter;
   passkey: PasskeyPolicy;
+  /** Where `POST /intents` bodies are parsed and verified. */
+  preparer: Preparer;
   now: () => Date;
   metrics: MetricsRegistry;
   /** Aborted when the server stops: long-polls and event streams end. */
@@ -49,8 +52,27 @@ export function isJsonContentType(request: Request): boolean {
 }
 
 /**
- * Reads a JSON request body: 415 unless `application/json`, 413 past the
- * size limit, 408 past the time limit, 400 `invalid_json` unless strict JSON.
+ * Reads a JSON request body's bytes: 415 unless `application/json`, 413 past
+ * the size limit, 408 past the time limit.
+ */
+export async function readJsonBytes(request: Request, app: AppContext): Promise<Uint8Array> {
+  if (!isJsonContentType(request)) {
+    throw new ServiceError(
+      415,
+      "unsupported_media_type",
+      "Content-Type must be application/json",
+    );
+  }
+  return await readBody(request, {
+    maxBytes: app.settings.maxBodyBytes,
+    timeoutMs: app.settings.bodyTimeoutMs,
+    deadlines: app.deadlines,
+  });
+}
+
+/**
+ * Reads a JSON request body as {@link readJsonBytes} does, then parses it:
+ * 400 `invalid_json` unless strict JSON.
  *
  * @returns the exact bytes, their parsed value, and whether they are compact
  *   (see `StrictJson.compact`).
@@ -59,25 +81,6 @@ export async function readJsonBody(
   request: Request,
   app: AppContext,
 ): Promise<{ bytes: Uint8Array; value: unknown; compact: boolean }> {
-  if (!isJsonContentType(request)) {
-    throw new ServiceError(
-      415,
-      "unsupported_media_type",
-      "Content-Type must be application/json",
-    );
-  }
-  const bytes = await readBody(request, {
-    maxBytes: app.settings.maxBodyBytes,
-    timeoutMs: app.settings.bodyTimeoutMs,
-    deadlines: app.deadlines,
-  });
-  try {
-    return { bytes, ...readStrictJson(bytes) };
-  } catch (error) {
-    if (error instanceof StrictJsonError) {
-      const message = error.hint ? `${error.message}; ${error.hint}` : error.message;
-      throw new ServiceError(400, "invalid_json", message);
-    }
-    throw error;
-  }
+  const bytes = await readJsonBytes(request, app);
+  return { bytes, ...parseJsonBody(bytes) };
 }

@@ -67,6 +67,9 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       HOSTNAME: "127.0.0.1",
       KV_PATH: kvPath,
       ADMIN_TOKEN: adminToken,
+      // Verification on a worker thread, as on a machine of three CPUs or more;
+      // the in-process suites cover the serving thread's own path.
+      VERIFY_WORKERS: "1",
       ...options.env,
     },
     stdout: "piped",

@@ -38,6 +38,7 @@ Deno.test("readSettings reads every variable", () => {
     SHUTDOWN_TIMEOUT_MS: "2500",
     EVENTS_TOKEN: "an-events-token-of-length",
     EVENTS_KEEPALIVE_MS: "5000",
+    VERIFY_WORKERS: "3",
   });
   assert.equal(s.port, 8080);
   assert.equal(s.hostname, "127.0.0.1");
@@ -53,9 +54,22 @@ Deno.test("readSettings reads every variable", () => {
   assert.equal(s.shutdownTimeoutMs, 2500);
   assert.equal(s.eventsToken, "an-events-token-of-length");
   assert.equal(s.eventsKeepaliveMs, 5000);
+  assert.equal(s.verifyWorkers, 3);
   // Unset: only the admin token reads the feed; idle streams comment every 10 s.
   assert.equal(readSettings({}).eventsToken, undefined);
   assert.equal(readSettings({}).eventsKeepaliveMs, 10_000);
+});
+
+Deno.test("VERIFY_WORKERS defaults to one worker from three CPUs on, none below", () => {
+  assert.deepEqual([1, 2, 3, 4, 64].map((cpus) => readSettings({}, cpus).verifyWorkers), [
+    0,
+    0,
+    1,
+    1,
+    1,
+  ]);
+  assert.equal(readSettings({ VERIFY_WORKERS: "0" }, 16).verifyWorkers, 0);
+  assert.equal(readSettings({ VERIFY_WORKERS: "8" }, 2).verifyWorkers, 8);
 });
 
 Deno.test("readSettings makes a new token on each call when ADMIN_TOKEN is unset", () => {
@@ -79,6 +93,9 @@ const MALFORMED: [string, string][] = [
   ["PASSKEY_ORIGINS", "not-an-origin"],
   ["PASSKEY_ORIGINS", "https://x.example/"],
   ["PASSKEY_ORIGINS", "https://x.example,"],
+  ["VERIFY_WORKERS", "9"],
+  ["VERIFY_WORKERS", "-1"],
+  ["VERIFY_WORKERS", "auto"],
   ["SHUTDOWN_TIMEOUT_MS", "soon"],
   ["SHUTDOWN_TIMEOUT_MS", "0"],
   ["SHUTDOWN_TIMEOUT_MS", "1.5"],

@@ -4,13 +4,13 @@
  */
 
 import { badRequest, ServiceError } from "../../errors.ts";
-import { submitIntent } from "../../domain/submit.ts";
+import { storeSubmission } from "../../domain/submit.ts";
 import { renderIntent } from "../../domain/record.ts";
 import type { IntentState } from "../../domain/intent.ts";
 import { normalizeIntentId } from "../../domain/submission.ts";
 import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
-import { readJsonBody, type RequestContext } from "../context.ts";
+import { readJsonBytes, type RequestContext } from "../context.ts";
 import { readPosition } from "./positions.ts";
 import { readQuery } from "./query.ts";
 
@@ -21,22 +21,17 @@ export const LIST_LIMIT = { min: 1, max: 100, fallback: 20 } as const;
 /** `POST /intents`: 201 with the stored record and its `Location`. */
 export async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  const { bytes, value, compact } = await readJsonBody(request, app);
-  const record = await submitIntent(
-    {
-      store: app.store,
-      writer: app.writer,
-      allowUnsigned: app.settings.allowUnsigned,
-      passkey: app.passkey,
-    },
-    value,
-    // A compact body already is the text the record keeps: no need to write it again.
-    compact ? bytes : undefined,
+  const bytes = await readJsonBytes(request, app);
+  // Parsed and verified here or on a worker thread (settings: VERIFY_WORKERS).
+  const prepared = await app.preparer.prepare(bytes);
+  const record = await storeSubmission(
+    { store: app.store, writer: app.writer, allowUnsigned: app.settings.allowUnsigned },
+    prepared,
   );
   const pending = record.state === "pending";
   ctx.accepted = { variant: record.variant, kind: record.authorship.kind, pending };
   // 202: stored, and waiting for approvals (CONTRACT §10); either way the id is taken.
-  return json(pending ? 202 : 201, renderIntent(record, { parsed: value }), {
+  return json(pending ? 202 : 201, renderIntent(record, { attrs: prepared.attrs }), {
     location: `/intents/${encodeURIComponent(record.id)}`,
   });
 }

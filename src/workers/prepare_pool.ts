@@ -1,0 +1,206 @@
+/**
+ * Where submission bodies are parsed and verified (`prepareBody`): on the
+ * thread that serves HTTP, or on worker threads so that thread only reads,
+ * stores and answers. Parsing and verifying are about half of a
+ * submission's CPU on the serving thread (an Ed25519 verify alone is
+ * ~60 µs); with a worker beside it, that thread does the other half.
+ *
+ * Bodies go to a worker in batches, one message per worker per turn of the
+ * event loop, and come back one message per batch: a message costs the
+ * serving thread tens of microseconds, a batch of fifteen a few each.
+ *
+ * Preparing is a pure function of the bytes and the passkey policy, so a
+ * worker that fails (it could not start, or its thread died) costs nothing
+ * but time: what it held is prepared on the calling thread, and a worker
+ * that had been answering is replaced.
+ * @module
+ */
+
+import { setImmediate } from "node:timers";
+import { ServiceError } from "../errors.ts";
+import { prepareBody, type Prepared } from "../domain/prepare.ts";
+import type { VerifyContext } from "../domain/authorship.ts";
+import type { BatchMessage, InitMessage, Outcome } from "./prepare_messages.ts";
+
+/** Parses and verifies `POST /intents` bodies. */
+export interface Preparer {
+  /** Worker threads doing the work now; 0 when it runs on the calling thread. */
+  readonly threads: number;
+  /** @throws {ServiceError} as `prepareBody`. */
+  prepare(bytes: Uint8Array): Promise<Prepared>;
+  /** Stops the workers; what they still hold is prepared on the calling thread. */
+  close(): void;
+}
+
+/** Prepares on the calling thread. */
+export function inlinePreparer(ctx: VerifyContext): Preparer {
+  return {
+    threads: 0,
+    prepare: (bytes) => prepareBody(ctx, bytes),
+    close() {},
+  };
+}
+
+interface Job {
+  bytes: Uint8Array;
+  resolve: (prepared: Prepared) => void;
+  reject: (error: unknown) => void;
+}
+
+/** One worker, what it was sent and has not answered, and what waits to be sent. */
+interface Slot {
+  worker: Worker;
+  sent: Map<number, Job>;
+  queue: Map<number, Job>;
+  flushing: boolean;
+  /** Whether it has answered a batch: a worker that never did is not started again. */
+  answered: boolean;
+}
+
+const WORKER_URL = new URL("./prepare_worker.ts", import.meta.url);
+
+/** Options of {@link PreparePool}. */
+export interface PreparePoolOptions {
+  /** The workers' module; default `prepare_worker.ts` beside this one. */
+  workerUrl?: URL;
+}
+
+/** A pool of worker threads preparing bodies, each answering in batches. */
+export class PreparePool implements Preparer {
+  readonly #ctx: VerifyContext;
+  readonly #workerUrl: URL;
+  #slots: Slot[] = [];
+  #nextId = 0;
+  #closed = false;
+
+  /**
+   * @param threads how many workers (at least 1).
+   * @param ctx what verification needs besides the body; sent to each worker once.
+   * @param options see {@link PreparePoolOptions}.
+   * @throws {RangeError} for fewer than one thread; whatever `new Worker` throws
+   *   where this runtime has no workers.
+   */
+  constructor(threads: number, ctx: VerifyContext, options: PreparePoolOptions = {}) {
+    if (!Number.isInteger(threads) || threads < 1) {
+      throw new RangeError("threads must be a whole number from 1");
+    }
+    this.#ctx = ctx;
+    this.#workerUrl = options.workerUrl ?? WORKER_URL;
+    try {
+      for (let i = 0; i < threads; i++) this.#slots.push(this.#start());
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+  }
+
+  get threads(): number {
+    return this.#slots.length;
+  }
+
+  prepare(bytes: Uint8Array): Promise<Prepared> {
+    const slot = this.#leastBusy();
+    if (slot === undefined) return prepareBody(this.#ctx, bytes);
+    return new Promise((resolve, reject) => {
+      slot.queue.set(this.#nextId++, { bytes, resolve, reject });
+      if (!slot.flushing) {
+        slot.flushing = true;
+        // After this turn's I/O: every body read in it goes in one message.
+        setImmediate(() => this.#flush(slot));
+      }
+    });
+  }
+
+  close(): void {
+    this.#closed = true;
+    const slots = this.#slots;
+    this.#slots = [];
+    for (const slot of slots) this.#retire(slot);
+  }
+
+  #start(): Slot {
+    const worker = new Worker(this.#workerUrl, { type: "module", name: "prepare" });
+    const slot: Slot = {
+      worker,
+      sent: new Map(),
+      queue: new Map(),
+      flushing: false,
+      answered: false,
+    };
+    worker.postMessage({ type: "init", passkey: this.#ctx.passkey } satisfies InitMessage);
+    worker.onmessage = (event: MessageEvent<Outcome[]>) => this.#settle(slot, event.data);
+    worker.onerror = (event) => {
+      event.preventDefault();
+      this.#failed(slot);
+    };
+    worker.onmessageerror = () => this.#failed(slot);
+    return slot;
+  }
+
+  /** A worker failed: it goes, and one that had been answering is replaced. */
+  #failed(slot: Slot): void {
+    const index = this.#slots.indexOf(slot);
+    if (index < 0) return;
+    this.#slots.splice(index, 1);
+    this.#retire(slot);
+    if (slot.answered && !this.#closed) {
+      try {
+        this.#slots.push(this.#start());
+      } catch {
+        // No worker can start now: the calling thread prepares from here on.
+      }
+    }
+  }
+
+  /** Stops a worker; what it held is prepared on the calling thread. */
+  #retire(slot: Slot): void {
+    slot.worker.terminate();
+    for (const jobs of [slot.sent, slot.queue]) {
+      for (const job of jobs.values()) {
+        prepareBody(this.#ctx, job.bytes).then(job.resolve, job.reject);
+      }
+      jobs.clear();
+    }
+  }
+
+  #leastBusy(): Slot | undefined {
+    let best: Slot | undefined;
+    for (const slot of this.#slots) {
+      if (
+        best === undefined || slot.sent.size + slot.queue.size < best.sent.size + best.queue.size
+      ) {
+        best = slot;
+      }
+    }
+    return best;
+  }
+
+  #flush(slot: Slot): void {
+    slot.flushing = false;
+    if (slot.queue.size === 0 || !this.#slots.includes(slot)) return;
+    const jobs: BatchMessage["jobs"] = [];
+    for (const [id, job] of slot.queue) {
+      jobs.push({ id, bytes: job.bytes });
+      slot.sent.set(id, job);
+    }
+    slot.queue.clear();
+    slot.worker.postMessage({ type: "batch", jobs } satisfies BatchMessage);
+  }
+
+  #settle(slot: Slot, outcomes: Outcome[]): void {
+    slot.answered = true;
+    for (const outcome of outcomes) {
+      const job = slot.sent.get(outcome.id);
+      if (job === undefined) continue;
+      slot.sent.delete(outcome.id);
+      if ("prepared" in outcome) job.resolve(outcome.prepared);
+      else if ("refused" in outcome) {
+        const { status, code, message, headers } = outcome.refused;
+        job.reject(new ServiceError(status, code, message, headers));
+      } else {
+        // Not the request's fault: the calling thread answers as it would have.
+        prepareBody(this.#ctx, job.bytes).then(job.resolve, job.reject);
+      }
+    }
+  }
+}

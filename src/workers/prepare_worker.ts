@@ -1,0 +1,44 @@
+/**
+ * A worker thread of the prepare pool: parses and verifies the bodies it is
+ * sent (`prepareBody`) and answers each batch with one message. It holds no
+ * store and no secret; what it may answer is a prepared submission, a
+ * `ServiceError`'s status, code and message, or a fault for the log.
+ * @module
+ */
+
+/// <reference lib="deno.worker" />
+
+import { ServiceError } from "../errors.ts";
+import { prepareBody, type Prepared } from "../domain/prepare.ts";
+import type { VerifyContext } from "../domain/authorship.ts";
+import type { BatchMessage, InitMessage, Outcome } from "./prepare_messages.ts";
+
+let context: VerifyContext | undefined;
+
+async function settle(ctx: VerifyContext, id: number, bytes: Uint8Array): Promise<Outcome> {
+  try {
+    const prepared: Prepared = await prepareBody(ctx, bytes);
+    return { id, prepared };
+  } catch (error) {
+    if (error instanceof ServiceError) {
+      const { status, code, message, headers } = error;
+      return { id, refused: { status, code, message, headers } };
+    }
+    return {
+      id,
+      fault: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    };
+  }
+}
+
+self.onmessage = async (event: MessageEvent<InitMessage | BatchMessage>) => {
+  const message = event.data;
+  if (message.type === "init") {
+    context = { passkey: message.passkey };
+    return;
+  }
+  const ctx = context;
+  if (ctx === undefined) throw new Error("prepare worker: a batch before its settings");
+  const outcomes = await Promise.all(message.jobs.map(({ id, bytes }) => settle(ctx, id, bytes)));
+  self.postMessage(outcomes);
+};

@@ -1,0 +1,147 @@
+/**
+ * The prepare pool answers exactly as preparing on the calling thread does:
+ * the same prepared submission, or the same refusal, for valid and hostile
+ * bodies of every kind, many at once; and a pool whose workers fail or are
+ * closed still answers every body.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  ed25519Signature,
+  generateEd25519Key,
+  multisigSignature,
+  signVariantA,
+  signVariantB,
+  unsignedVariantB,
+  variantBBody,
+} from "../../client/mod.ts";
+import { ServiceError } from "../../src/errors.ts";
+import { prepareBody } from "../../src/domain/prepare.ts";
+import { inlinePreparer, PreparePool, type Preparer } from "../../src/workers/prepare_pool.ts";
+import {
+  keyText,
+  newIntent,
+  newPayload,
+  passkeySig,
+  SoftwarePasskey,
+} from "../support/fixtures.ts";
+import { policy } from "../support/passkey_assertions.ts";
+
+const ctx = { passkey: policy };
+const encoder = new TextEncoder();
+const encode = (value: unknown) => encoder.encode(JSON.stringify(value));
+
+/** Bodies of every kind: valid, forged, malformed. */
+async function bodies(): Promise<Uint8Array[]> {
+  const key = generateEd25519Key();
+  const other = generateEd25519Key();
+  const passkey = await SoftwarePasskey.create();
+  const a = signVariantA(newPayload("tpl", { attrs: { fields: { n: 1e21 } } }), key);
+  const b = signVariantB(newIntent("pol"), key);
+  const forged = structuredClone(b) as unknown as { intent: { id: string } };
+  forged.intent.id = crypto.randomUUID();
+  const intent = newIntent("pol");
+  const multisig = variantBBody(
+    intent,
+    multisigSignature({
+      signers: { [keyText(key)]: 1, [keyText(other)]: 1 },
+      threshold: 2,
+      signatures: [ed25519Signature(intent, key), ed25519Signature(intent, other)],
+    }),
+  );
+  const passkeyIntent = newIntent("pol");
+  const viaPasskey = variantBBody(passkeyIntent, await passkeySig(passkey, passkeyIntent));
+  return [
+    encode(a),
+    encoder.encode(JSON.stringify(b, null, 2)),
+    encode(forged),
+    encode(multisig),
+    encode(viaPasskey),
+    encode(unsignedVariantB(newIntent("pol"))),
+    encode({ payload: {}, signature: {} }),
+    encoder.encode('{"a":1,"a":2}'),
+    encoder.encode("[1,2"),
+    encoder.encode(
+      `{"authorship":"Unsigned","intent":{"id":"x","policy_id":"p","n":${"9".repeat(400)}}}`,
+    ),
+  ];
+}
+
+/** What preparing came to, in a form `deepEqual` compares. */
+async function outcome(preparer: Preparer, bytes: Uint8Array): Promise<unknown> {
+  try {
+    return { prepared: await preparer.prepare(bytes) };
+  } catch (error) {
+    assert.ok(error instanceof ServiceError, `not a ServiceError: ${error}`);
+    return { refused: [error.status, error.code, error.message, error.headers] };
+  }
+}
+
+Deno.test("a pool prepares every body exactly as the calling thread does", async () => {
+  const pool = new PreparePool(2, ctx);
+  try {
+    assert.equal(pool.threads, 2);
+    const inline = inlinePreparer(ctx);
+    const all = await bodies();
+    // Many at once: batches of several bodies, across both workers.
+    const many = Array.from({ length: 20 }, () => all).flat();
+    const [fromPool, fromInline] = await Promise.all([
+      Promise.all(many.map((bytes) => outcome(pool, bytes))),
+      Promise.all(many.map((bytes) => outcome(inline, bytes))),
+    ]);
+    assert.deepEqual(fromPool, fromInline);
+    const kinds = new Set(fromPool.map((o) => Object.keys(o as object)[0]));
+    assert.deepEqual([...kinds].sort(), ["prepared", "refused"]);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("a closed pool answers what it held and prepares later bodies itself", async () => {
+  const pool = new PreparePool(1, ctx);
+  const all = await bodies();
+  const held = all.map((bytes) => outcome(pool, bytes));
+  pool.close();
+  assert.equal(pool.threads, 0);
+  const later = await outcome(pool, all[0]);
+  const expected = await Promise.all(all.map((bytes) => outcome(inlinePreparer(ctx), bytes)));
+  assert.deepEqual(await Promise.all(held), expected);
+  assert.deepEqual(later, expected[0]);
+});
+
+Deno.test("workers that cannot start leave the calling thread preparing", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "prepare-pool-" });
+  const workerUrl = new URL(`file://${join(dir, "broken_worker.ts")}`);
+  await Deno.writeTextFile(workerUrl, 'throw new Error("this worker does not start");\n');
+  const pool = new PreparePool(2, ctx, { workerUrl });
+  try {
+    const all = await bodies();
+    const got = await Promise.all(all.map((bytes) => outcome(pool, bytes)));
+    const expected = await Promise.all(all.map((bytes) => outcome(inlinePreparer(ctx), bytes)));
+    assert.deepEqual(got, expected);
+    assert.equal(pool.threads, 0);
+  } finally {
+    pool.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("prepareBody: the stored body is the compact text, and attrs are the signed object's", async () => {
+  const key = generateEd25519Key();
+  const payload = newPayload("tpl", { attrs: { fields: { big: 1e21, small: 5e-7 } } });
+  const spaced = encoder.encode(JSON.stringify(signVariantA(payload, key), null, 1));
+  const prepared = await prepareBody(ctx, spaced);
+  assert.equal(
+    new TextDecoder().decode(prepared.body),
+    JSON.stringify(JSON.parse(new TextDecoder().decode(spaced))),
+  );
+  assert.deepEqual(prepared.attrs, payload.attrs);
+  assert.deepEqual(prepared.submission, {
+    variant: "A",
+    id: payload.id,
+    refKind: "template",
+    refId: "tpl",
+  });
+  assert.equal(prepared.verified?.authorship.kind, "Ed25519");
+});
