@@ -98,6 +98,10 @@ class Gauge {
     this.#value += by;
   }
 
+  set(value: number): void {
+    this.#value = value;
+  }
+
   render(): string[] {
     return [
       `# HELP ${this.name} ${this.help}`,
@@ -206,6 +210,16 @@ export class MetricsRegistry {
     "Server-Sent Events streams of the feed open now.",
   );
 
+  readonly #verifyWorkers = new Gauge(
+    "intents_verify_workers",
+    "Worker threads parsing and verifying submissions now (VERIFY_WORKERS, fewer if one could not start).",
+  );
+
+  /** Sets how many worker threads verify submissions now. */
+  verifyWorkers(threads: number): void {
+    this.#verifyWorkers.set(threads);
+  }
+
   /** Counts a pending intent whose expiry this process recorded. */
   intentExpired(): void {
     this.#expired.inc([]);
@@ -251,6 +265,7 @@ export class MetricsRegistry {
       ...this.#rejections.render(),
       ...this.#eventsSent.render(),
       ...this.#streamsOpen.render(),
+      ...this.#verifyWorkers.render(),
     ].join("\n") + "\n";
   }
 }

@@ -137,6 +137,8 @@ Deno.test("counts accepted intents by variant and kind, and rejections by code",
     assert.equal(requests("201"), 4);
     assert.equal(requests("409"), 2);
     assert.equal(requests("400"), 2);
+    // The test servers verify on one worker thread (VERIFY_WORKERS=1).
+    assert.equal(value(samples, "intents_verify_workers", {}), 1);
   });
 });
 

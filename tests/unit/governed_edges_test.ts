@@ -112,5 +112,7 @@ Deno.test("HEAD of the event stream leaves no stream open", async () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const metrics = await (await call("/metrics", { headers: admin })).text();
     assert.match(metrics, /^intents_event_streams_open 0$/m);
+    // An app built without a pool verifies on the serving thread.
+    assert.match(metrics, /^intents_verify_workers 0$/m);
   });
 });
