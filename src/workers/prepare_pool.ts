@@ -10,9 +10,10 @@
  * serving thread tens of microseconds, a batch of fifteen a few each.
  *
  * Preparing is a pure function of the bytes and the passkey policy, so a
- * worker that fails (it could not start, or its thread died) costs nothing
- * but time: what it held is prepared on the calling thread, and a worker
- * that had been answering is replaced.
+ * worker that fails (it could not start, its thread died, or it held bodies
+ * without answering for `stallMs`) costs nothing but time: what it held is
+ * prepared on the calling thread, and a worker that had been answering is
+ * replaced.
  * @module
  */
 
@@ -55,6 +56,10 @@ interface Slot {
   flushing: boolean;
   /** Whether it has answered a batch: a worker that never did is not started again. */
   answered: boolean;
+  /** When it last answered, or was sent bodies while holding none. */
+  progressAt: number;
+  /** Checks, while it holds bodies, that it answers. */
+  watch?: ReturnType<typeof setInterval>;
 }
 
 const WORKER_URL = new URL("./prepare_worker.ts", import.meta.url);
@@ -63,12 +68,19 @@ const WORKER_URL = new URL("./prepare_worker.ts", import.meta.url);
 export interface PreparePoolOptions {
   /** The workers' module; default `prepare_worker.ts` beside this one. */
   workerUrl?: URL;
+  /**
+   * How long a worker may hold bodies without answering any before it is
+   * stopped and they are prepared on the calling thread; default 5000 ms
+   * (a batch takes milliseconds).
+   */
+  stallMs?: number;
 }
 
 /** A pool of worker threads preparing bodies, each answering in batches. */
 export class PreparePool implements Preparer {
   readonly #ctx: VerifyContext;
   readonly #workerUrl: URL;
+  readonly #stallMs: number;
   #slots: Slot[] = [];
   #nextId = 0;
   #closed = false;
@@ -86,6 +98,7 @@ export class PreparePool implements Preparer {
     }
     this.#ctx = ctx;
     this.#workerUrl = options.workerUrl ?? WORKER_URL;
+    this.#stallMs = options.stallMs ?? 5000;
     try {
       for (let i = 0; i < threads; i++) this.#slots.push(this.#start());
     } catch (error) {
@@ -126,6 +139,7 @@ export class PreparePool implements Preparer {
       queue: new Map(),
       flushing: false,
       answered: false,
+      progressAt: performance.now(),
     };
     worker.postMessage({ type: "init", passkey: this.#ctx.passkey } satisfies InitMessage);
     worker.onmessage = (event: MessageEvent<Outcome[]>) => this.#settle(slot, event.data);
@@ -154,6 +168,7 @@ export class PreparePool implements Preparer {
 
   /** Stops a worker; what it held is prepared on the calling thread. */
   #retire(slot: Slot): void {
+    clearInterval(slot.watch);
     slot.worker.terminate();
     for (const jobs of [slot.sent, slot.queue]) {
       for (const job of jobs.values()) {
@@ -178,6 +193,8 @@ export class PreparePool implements Preparer {
   #flush(slot: Slot): void {
     slot.flushing = false;
     if (slot.queue.size === 0 || !this.#slots.includes(slot)) return;
+    if (slot.sent.size === 0) slot.progressAt = performance.now();
+    slot.watch ??= setInterval(() => this.#check(slot), this.#stallMs / 2);
     const jobs: BatchMessage["jobs"] = [];
     for (const [id, job] of slot.queue) {
       jobs.push({ id, bytes: job.bytes });
@@ -187,8 +204,19 @@ export class PreparePool implements Preparer {
     slot.worker.postMessage({ type: "batch", jobs } satisfies BatchMessage);
   }
 
+  /** Stops watching a worker that holds nothing; fails one that stopped answering. */
+  #check(slot: Slot): void {
+    if (slot.sent.size === 0) {
+      clearInterval(slot.watch);
+      slot.watch = undefined;
+    } else if (performance.now() - slot.progressAt >= this.#stallMs) {
+      this.#failed(slot);
+    }
+  }
+
   #settle(slot: Slot, outcomes: Outcome[]): void {
     slot.answered = true;
+    slot.progressAt = performance.now();
     for (const outcome of outcomes) {
       const job = slot.sent.get(outcome.id);
       if (job === undefined) continue;

@@ -127,6 +127,24 @@ Deno.test("workers that cannot start leave the calling thread preparing", async 
   }
 });
 
+Deno.test("a worker that holds bodies without answering is stopped, and they are answered", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "prepare-pool-" });
+  const workerUrl = new URL(`file://${join(dir, "silent_worker.ts")}`);
+  await Deno.writeTextFile(workerUrl, "self.onmessage = () => {};\n");
+  const pool = new PreparePool(1, ctx, { workerUrl, stallMs: 200 });
+  try {
+    const all = await bodies();
+    const got = await Promise.all(all.map((bytes) => outcome(pool, bytes)));
+    const expected = await Promise.all(all.map((bytes) => outcome(inlinePreparer(ctx), bytes)));
+    assert.deepEqual(got, expected);
+    // It never answered, so it is not started again.
+    assert.equal(pool.threads, 0);
+  } finally {
+    pool.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("prepareBody: the stored body is the compact text, and attrs are the signed object's", async () => {
   const key = generateEd25519Key();
   const payload = newPayload("tpl", { attrs: { fields: { big: 1e21, small: 5e-7 } } });
