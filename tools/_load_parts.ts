@@ -62,7 +62,7 @@ export async function spawnServer(options: SpawnOptions): Promise<Spawned> {
       "run",
       "-A",
       "--quiet",
-      "--v8-flags=--max-semi-space-size=8",
+      "--v8-flags=--max-semi-space-size=2",
       join(root, options.script),
     ],
     // Another checkout's own deno.json and lock file apply to it.
