@@ -22,6 +22,7 @@ export {
   webAuthnSigner,
 } from "./mod.ts";
 export { IntentsClient, IntentsError } from "./client.ts";
+export { newIntentId } from "./ids.ts";
 export type {
   ApprovalRequest,
   ApprovalSigner,

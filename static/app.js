@@ -5,7 +5,13 @@
 // from the service's client library (client.js, a bundle of client/browser.ts),
 // so the page cannot drift from what the server verifies.
 
-import { base64urlnopad, multisigSignature, passkeyChallenge, signedBytes } from "./client.js";
+import {
+  base64urlnopad,
+  multisigSignature,
+  newIntentId,
+  passkeyChallenge,
+  signedBytes,
+} from "./client.js";
 import { $, describeError, readAnswer, setStatus } from "./dom.js";
 import {
   allPasskeys,
@@ -180,18 +186,18 @@ async function signAndSubmit() {
   }
 }
 
-function newIntentId() {
-  $("intent-id").value = crypto.randomUUID();
+function fillNewIntentId() {
+  $("intent-id").value = newIntentId();
 }
 
 // --- wiring -------------------------------------------------------------------
 
 $("register").addEventListener("click", registerPasskey);
 $("add-template-button").addEventListener("click", addTemplate);
-$("new-id").addEventListener("click", newIntentId);
+$("new-id").addEventListener("click", fillNewIntentId);
 $("submit").addEventListener("click", signAndSubmit);
 $("share-copy").addEventListener("click", copyShareLink);
-newIntentId();
+fillNewIntentId();
 renderPasskeys();
 if (!globalThis.PublicKeyCredential) {
   setStatus("passkey-status", "This browser does not offer WebAuthn (passkeys).", true);

@@ -63,6 +63,16 @@ Deno.test({
       const templateId = await addTemplateViaPage(page, server.adminToken);
       assert.equal(templateId, await sha256Base58(TEMPLATE));
 
+      // The page proposes a UUIDv7 (ids that grow with time are cheaper to store), a new one on demand.
+      const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+      const proposed = await page.evaluate<string>("document.getElementById('intent-id').value");
+      assert.match(proposed, UUID_V7);
+      await click(page, "new-id");
+      const next = await page.evaluate<string>("document.getElementById('intent-id').value");
+      assert.match(next, UUID_V7);
+      assert.notEqual(next, proposed);
+      // The first 48 bits are the time it was made: a later id does not sort before.
+      assert.ok(next.slice(0, 13) >= proposed.slice(0, 13), `${proposed} then ${next}`);
       await fill(page, "intent-id", "order-42");
       await fill(page, "fields", '{"amount": "10.00", "to": "alice"}');
       const outcome = await submit(page);
