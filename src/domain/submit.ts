@@ -1,17 +1,18 @@
 /**
- * The submit use case: read and verify (`prepare.ts`, on any thread), then
- * check the template or policy and the quorum it fixes, and store once. Check order (CONTRACT §4, §10): shape and
- * encodings, signature, template/policy, the document's quorum (403, 400),
- * then the id. A request whose authorship does not verify, or whose signer
+ * The submit use case's second part: after `prepare.ts` read and verified
+ * the body (on any thread), check the template or policy and the quorum it
+ * fixes, and store once. Check order (CONTRACT §4, §10): shape and
+ * encodings, signature (both in `prepare.ts`), template/policy, the
+ * document's quorum (403, 400), then the id. A request whose authorship does not verify, or whose signer
  * the document does not name, never learns whether an id exists.
  * @module
  */
 
 import { badRequest, ServiceError } from "../errors.ts";
-import type { Verified, VerifyContext } from "./authorship.ts";
+import type { Verified } from "./authorship.ts";
 import { approvalsOf, checkDescriptor, reachesThreshold } from "./governance.ts";
 import type { Submission } from "./submission.ts";
-import { type Prepared, prepareSubmission, tooLarge } from "./prepare.ts";
+import { type Prepared, tooLarge } from "./prepare.ts";
 import {
   type Authorship,
   type DocumentRef,
@@ -28,9 +29,6 @@ export interface StoreDeps {
   writer: IntentWriter;
   allowUnsigned: boolean;
 }
-
-/** What the whole use case needs. */
-export interface SubmitDeps extends StoreDeps, VerifyContext {}
 
 /**
  * Room kept in a governed intent's record for its approvals: sixteen signers,
@@ -141,18 +139,4 @@ export async function storeSubmission(
   }
   if (result.outcome === "reference_changed") throw notFound(submission);
   return result.intent;
-}
-
-/**
- * Submits an intent: {@link prepareSubmission}, then {@link storeSubmission}.
- *
- * @param value the strict-parsed request body.
- * @param compactText the body's bytes when they already are the stored text.
- */
-export async function submitIntent(
-  deps: SubmitDeps,
-  value: unknown,
-  compactText?: Uint8Array,
-): Promise<StoredIntent> {
-  return await storeSubmission(deps, await prepareSubmission(deps, value, compactText));
 }
