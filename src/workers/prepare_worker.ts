@@ -1,13 +1,15 @@
 /**
  * A worker thread of the prepare pool: parses and verifies the bodies it is
- * sent (`prepareBody`) and answers each batch with one message. It holds no
- * store and no secret; what it may answer is a prepared submission, a
- * `ServiceError`'s status, code and message, or a fault for the log.
+ * sent (`prepareBody`), and answers what it settled in one turn of its event
+ * loop with one message. It holds no store and no secret; what it may answer
+ * is a prepared submission, a `ServiceError`'s status, code and message, or a
+ * fault for the log.
  * @module
  */
 
 /// <reference lib="deno.worker" />
 
+import { setImmediate } from "node:timers";
 import { ServiceError } from "../errors.ts";
 import { prepareBody, type Prepared } from "../domain/prepare.ts";
 import type { VerifyContext } from "../domain/authorship.ts";
@@ -31,7 +33,20 @@ async function settle(ctx: VerifyContext, id: number, bytes: Uint8Array): Promis
   }
 }
 
-self.onmessage = async (event: MessageEvent<InitMessage | BatchMessage>) => {
+/** Outcomes not yet sent: those settled in one turn of the event loop go in one message. */
+let ready: Outcome[] = [];
+
+function send(outcome: Outcome): void {
+  ready.push(outcome);
+  if (ready.length > 1) return;
+  setImmediate(() => {
+    const outcomes = ready;
+    ready = [];
+    self.postMessage(outcomes);
+  });
+}
+
+self.onmessage = (event: MessageEvent<InitMessage | BatchMessage>) => {
   const message = event.data;
   if (message.type === "init") {
     context = { passkey: message.passkey };
@@ -39,6 +54,6 @@ self.onmessage = async (event: MessageEvent<InitMessage | BatchMessage>) => {
   }
   const ctx = context;
   if (ctx === undefined) throw new Error("prepare worker: a batch before its settings");
-  const outcomes = await Promise.all(message.jobs.map(({ id, bytes }) => settle(ctx, id, bytes)));
-  self.postMessage(outcomes);
+  // Each answer goes as soon as it is ready: a slow passkey check holds back no Ed25519 one.
+  for (const { id, bytes } of message.jobs) settle(ctx, id, bytes).then(send);
 };
