@@ -110,11 +110,16 @@ Deno.test("a closed pool answers what it held and prepares later bodies itself",
   assert.deepEqual(later, expected[0]);
 });
 
-Deno.test("workers that cannot start leave the calling thread preparing", async () => {
+/**
+ * Runs every kind of body through a pool of `threads` workers running
+ * `source`, and asserts the answers are the calling thread's and that no
+ * worker is left (one that never answered is not started again).
+ */
+async function answersWithout(source: string, threads: number, stallMs?: number) {
   const dir = await Deno.makeTempDir({ prefix: "prepare-pool-" });
-  const workerUrl = new URL(`file://${join(dir, "broken_worker.ts")}`);
-  await Deno.writeTextFile(workerUrl, 'throw new Error("this worker does not start");\n');
-  const pool = new PreparePool(2, ctx, { workerUrl });
+  const workerUrl = new URL(`file://${join(dir, "worker.ts")}`);
+  await Deno.writeTextFile(workerUrl, source);
+  const pool = new PreparePool(threads, ctx, { workerUrl, stallMs });
   try {
     const all = await bodies();
     const got = await Promise.all(all.map((bytes) => outcome(pool, bytes)));
@@ -125,24 +130,14 @@ Deno.test("workers that cannot start leave the calling thread preparing", async 
     pool.close();
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+Deno.test("workers that cannot start leave the calling thread preparing", async () => {
+  await answersWithout('throw new Error("this worker does not start");\n', 2);
 });
 
 Deno.test("a worker that holds bodies without answering is stopped, and they are answered", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "prepare-pool-" });
-  const workerUrl = new URL(`file://${join(dir, "silent_worker.ts")}`);
-  await Deno.writeTextFile(workerUrl, "self.onmessage = () => {};\n");
-  const pool = new PreparePool(1, ctx, { workerUrl, stallMs: 200 });
-  try {
-    const all = await bodies();
-    const got = await Promise.all(all.map((bytes) => outcome(pool, bytes)));
-    const expected = await Promise.all(all.map((bytes) => outcome(inlinePreparer(ctx), bytes)));
-    assert.deepEqual(got, expected);
-    // It never answered, so it is not started again.
-    assert.equal(pool.threads, 0);
-  } finally {
-    pool.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await answersWithout("self.onmessage = () => {};\n", 1, 200);
 });
 
 Deno.test("prepareBody: the stored body is the compact text, and attrs are the signed object's", async () => {
