@@ -46,7 +46,9 @@ async function race(options: { batchMax: number; processes: 1 | 2 }): Promise<vo
   const http = Deno.createHttpClient({});
   try {
     if (options.processes === 2) {
-      servers.push(await startServer({ env, kvPath: servers[0].kvPath }));
+      // The second verifies on its serving thread, the first on a worker: both paths race.
+      const inline = { ...env, VERIFY_WORKERS: "0" };
+      servers.push(await startServer({ env: inline, kvPath: servers[0].kvPath }));
     }
     const admin = new IntentsClient({ url: servers[0].url, token: servers[0].adminToken });
     const templateId = (await admin.addTemplate(`{"race":"template"}`)).id;
