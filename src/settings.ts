@@ -99,7 +99,7 @@ function randomToken(): string {
  * both, and a worker costs more in messages than it takes off; each worker
  * also holds about 30 MiB.
  */
-export function defaultVerifyWorkers(cpus: number): number {
+function defaultVerifyWorkers(cpus: number): number {
   return cpus >= 3 ? 1 : 0;
 }
 

@@ -23,10 +23,8 @@ import {
   type WebAuthnCredentials,
   webAuthnSigner,
 } from "../../client/mod.ts";
-import { createApp } from "../../src/http/app.ts";
-import { KvStore } from "../../src/storage/kv_store.ts";
-import { readSettings } from "../../src/settings.ts";
 import { SoftwarePasskey } from "../support/authenticator.ts";
+import { withInProcessApp } from "../support/in_process.ts";
 
 const ADMIN_TOKEN = "client-approvals-admin-token-0123";
 const ORIGIN = "http://localhost:8000";
@@ -47,17 +45,10 @@ async function withService(
   fn: (service: Service) => Promise<void>,
   options: { rewrite?: (path: string, body: unknown) => unknown } = {},
 ) {
-  const kv = await Deno.openKv(":memory:");
   let offsetMs = 0;
   const sent: string[] = [];
-  try {
-    const settings = readSettings({ ADMIN_TOKEN, PASSKEY_ORIGINS: ORIGIN });
-    const app = createApp({
-      store: new KvStore(kv),
-      settings,
-      log: () => {},
-      now: () => new Date(Date.now() + offsetMs),
-    });
+  const now = () => new Date(Date.now() + offsetMs);
+  await withInProcessApp({ ADMIN_TOKEN, PASSKEY_ORIGINS: ORIGIN }, async ({ app }) => {
     const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
       const request = new Request(input, init);
       const path = new URL(request.url).pathname;
@@ -75,9 +66,7 @@ async function withService(
       advance: (ms) => offsetMs += ms,
       sent,
     });
-  } finally {
-    kv.close();
-  }
+  }, { now });
 }
 
 /** An approval signer made from the software authenticator, as a test's passkey. */

@@ -19,13 +19,11 @@ import {
   variantABody,
   variantBBody,
 } from "../../client/mod.ts";
-import { createApp } from "../../src/http/app.ts";
-import { KvStore } from "../../src/storage/kv_store.ts";
-import { readSettings } from "../../src/settings.ts";
 import { canonicalBytes } from "../../src/domain/jcs.ts";
 import { passkeyChallenge as serverChallenge } from "../../src/domain/passkey.ts";
 import { verifyEd25519 } from "../../src/crypto/ed25519.ts";
 import { SoftwarePasskey } from "../support/authenticator.ts";
+import { withInProcessApp } from "../support/in_process.ts";
 
 const ADMIN_TOKEN = "client-test-admin-token-0123";
 const ORIGIN = "http://localhost:8000";
@@ -39,21 +37,12 @@ async function withService(
   fn: (client: IntentsClient, ids: { template: string; policy: string }) => Promise<void>,
   env: Record<string, string> = {},
 ) {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    const settings = readSettings({ ADMIN_TOKEN, PASSKEY_ORIGINS: ORIGIN, ...env });
-    const app = createApp({ store: new KvStore(kv), settings, log: () => {} });
-    const client = new IntentsClient({
-      url: "http://service.test/",
-      token: ADMIN_TOKEN,
-      fetch: (input, init) => app.handler(new Request(input, init)),
-    });
+  await withInProcessApp({ ADMIN_TOKEN, PASSKEY_ORIGINS: ORIGIN, ...env }, async ({ fetch }) => {
+    const client = new IntentsClient({ url: "http://service.test/", token: ADMIN_TOKEN, fetch });
     const template = (await client.addTemplate('{"t":1}')).id;
     const policy = (await client.addPolicy('{"p":1}')).id;
     await fn(client, { template, policy });
-  } finally {
-    kv.close();
-  }
+  });
 }
 
 /** An assertion as `navigator.credentials.get` returns it, from the software passkey. */
@@ -235,24 +224,13 @@ Deno.test("service refusals are IntentsErrors carrying status and code", async (
 });
 
 Deno.test("admin calls without the token are refused with unauthorized", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    const app = createApp({
-      store: new KvStore(kv),
-      settings: readSettings({ ADMIN_TOKEN }),
-      log: () => {},
-    });
-    const client = new IntentsClient({
-      url: "http://service.test",
-      fetch: (input, init) => app.handler(new Request(input, init)),
-    });
+  await withInProcessApp({ ADMIN_TOKEN }, async ({ fetch }) => {
+    const client = new IntentsClient({ url: "http://service.test", fetch });
     await assert.rejects(client.listIntents(), { status: 401, code: "unauthorized" });
     await assert.rejects(client.addTemplate("x"), { status: 401, code: "unauthorized" });
     await assert.rejects(client.getConfig(), { status: 401, code: "unauthorized" });
     assert.deepEqual(await client.health(), { status: "ok" });
-  } finally {
-    kv.close();
-  }
+  });
 });
 
 Deno.test("an unreachable service is an IntentsError with code network", async () => {

@@ -9,27 +9,15 @@
 import assert from "node:assert/strict";
 import { base58 } from "@scure/base";
 import { generateEd25519Key, signVariantB } from "../../client/mod.ts";
-import { createApp } from "../../src/http/app.ts";
-import { KvStore } from "../../src/storage/kv_store.ts";
-import { readSettings } from "../../src/settings.ts";
+import { withInProcessApp } from "../support/in_process.ts";
 
 const ADMIN_TOKEN = "governed-edges-admin-token-0123";
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-async function withApp(
+function withApp(
   fn: (call: (path: string, init?: RequestInit) => Promise<Response>) => Promise<void>,
-) {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    const app = createApp({
-      store: new KvStore(kv),
-      settings: readSettings({ ADMIN_TOKEN }),
-      log: () => {},
-    });
-    await fn((path, init) => app.handler(new Request(`http://service.test${path}`, init)));
-  } finally {
-    kv.close();
-  }
+): Promise<void> {
+  return withInProcessApp({ ADMIN_TOKEN }, ({ call }) => fn(call));
 }
 
 function post(body: string, headers: Record<string, string> = {}): RequestInit {

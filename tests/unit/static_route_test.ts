@@ -4,25 +4,18 @@
  */
 
 import assert from "node:assert/strict";
-import { createApp } from "../../src/http/app.ts";
-import { KvStore } from "../../src/storage/kv_store.ts";
 import { PAGE_CSP, STATIC_FILES } from "../../src/http/routes/static.ts";
-import { readSettings } from "../../src/settings.ts";
+import { withInProcessApp } from "../support/in_process.ts";
 
-async function withApp(
+function withApp(
   run: (fetch: (path: string, init?: RequestInit) => Promise<Response>) => Promise<void>,
-) {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    const app = createApp({
-      store: new KvStore(kv),
-      settings: readSettings({ ADMIN_TOKEN: "static-route-test-token-0123456789" }),
-      log: () => {},
-    });
-    await run((path, init) => app.handler(new Request(`http://localhost:8000${path}`, init)));
-  } finally {
-    kv.close();
-  }
+): Promise<void> {
+  return withInProcessApp(
+    { ADMIN_TOKEN: "static-route-test-token-0123456789" },
+    ({ call }) => run(call),
+    {},
+    "http://localhost:8000",
+  );
 }
 
 Deno.test("GET / serves the page as HTML with the strict CSP", async () => {
