@@ -1,8 +1,11 @@
 /**
  * Starts the intent submission service: reads and validates the environment,
- * opens Deno KV, serves.
+ * opens Deno KV, brings stored data to this version's layout, does due work,
+ * serves.
  *
- * `deno task start` passes `--default-kv-path=./data/intents.kv`, used when
+ * `deno run -A main.ts`, with no flags, is a complete start (the unstable
+ * APIs it uses are named in `deno.json`), as Deno Deploy starts it.
+ * `deno task start` adds `--default-kv-path=./data/intents.kv`, used when
  * `KV_PATH` is unset; without it, `Deno.openKv()`'s default applies (the
  * managed KV on Deno Deploy).
  * @module
@@ -15,7 +18,8 @@ import { createWriter } from "./src/storage/writer.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
 import { KvStore } from "./src/storage/kv_store.ts";
 import { DeadlineSweeper } from "./src/http/deadlines.ts";
-import { expireIntent } from "./src/domain/approve.ts";
+import { DueWorkScheduler } from "./src/scheduler/due_work.ts";
+import { dueWorkHandlers } from "./src/scheduler/handlers.ts";
 import { InFlightRequests, stopServing } from "./src/http/shutdown.ts";
 import { inlinePreparer, PreparePool, type Preparer } from "./src/workers/prepare_pool.ts";
 import type { VerifyContext } from "./src/domain/authorship.ts";
@@ -49,7 +53,33 @@ function startPreparer(threads: number, ctx: VerifyContext): Preparer {
   }
 }
 
-async function main(): Promise<void> {
+/** Prints how a long conversion goes, at most every two seconds. */
+function conversionProgress(): (rewritten: number) => void {
+  let told = performance.now();
+  return (rewritten) => {
+    if (performance.now() - told < 2_000) return;
+    told = performance.now();
+    console.error(`intents: rewriting stored values in this version's layout: ${rewritten} so far`);
+  };
+}
+
+/**
+ * Registers the cron job that does due work every minute. Deno Deploy finds
+ * cron jobs only when the entry module registers them at its top level,
+ * before serving, and runs one where no instance runs: so an expiry falls
+ * due even when the service was scaled to zero.
+ */
+function registerDueWorkCron(scheduler: Promise<DueWorkScheduler>): void {
+  if (typeof Deno.cron !== "function") {
+    console.error('intents: Deno.cron is unavailable (deno.json lists "cron" as unstable)');
+    return;
+  }
+  Deno.cron("intents-due-work", "* * * * *", async () => {
+    await (await scheduler).runDue();
+  });
+}
+
+async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<void> {
   let settings;
   try {
     settings = readSettings(Deno.env.toObject());
@@ -77,11 +107,12 @@ async function main(): Promise<void> {
   const now = () => new Date();
   const store = new KvStore(kv, { now });
   try {
-    const moved = await store.upgrade();
+    const { rewritten, moved } = await store.upgrade(conversionProgress());
+    if (rewritten > 0) console.error(`intents: rewrote ${rewritten} stored values as bytes`);
     if (moved > 0) console.error(`intents: moved ${moved} earlier intents into the feed`);
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
-    console.error(`intents: cannot move earlier intents into the feed: ${reason}`);
+    console.error(`intents: cannot bring stored data to this version's layout: ${reason}`);
     Deno.exit(1);
   }
   const writer = createWriter(store, { batchMax: settings.commitBatchMax });
@@ -99,10 +130,14 @@ async function main(): Promise<void> {
     deadlines,
     stopping: stopping.signal,
   });
-  // Pending intents expire as the KV queue delivers their deadlines (here, or to another process).
-  store.listenExpiries(async (id) => {
-    if (await expireIntent({ store, now }, id) === "expired") app.metrics.intentExpired();
+  // Due work (a pending intent's expiry) is done by whichever process finds it due.
+  const dueWork = new DueWorkScheduler({
+    store,
+    now,
+    handlers: dueWorkHandlers({ store, now, expired: () => app.metrics.intentExpired() }),
   });
+  dueWork.start();
+  scheduler.resolve(dueWork);
   const inFlight = new InFlightRequests();
   const server = Deno.serve({
     port: settings.port,
@@ -119,6 +154,8 @@ async function main(): Promise<void> {
     shuttingDown = true;
     const timeoutMs = settings.shutdownTimeoutMs;
     console.error(`intents: ${signal}: stopping; requests in flight get up to ${timeoutMs} ms`);
+    // No new look for due work; one under way ends with its commit (or is cut below).
+    const dueWorkStopped = dueWork.stop();
     const { drained, unanswered } = await stopServing({
       server,
       inFlight,
@@ -127,6 +164,7 @@ async function main(): Promise<void> {
       timeoutMs,
     });
     deadlines.stop();
+    await Promise.race([dueWorkStopped, new Promise((resolve) => setTimeout(resolve, 250))]);
     app.context.preparer.close();
     requestLog.flush();
     // A commit still waiting on another process's lock would hold close() until
@@ -148,4 +186,8 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) {
+  const scheduler = Promise.withResolvers<DueWorkScheduler>();
+  registerDueWorkCron(scheduler.promise);
+  await main(scheduler);
+}

@@ -161,7 +161,14 @@ export function readSettings(
     eventsToken: parseToken(env, "EVENTS_TOKEN"),
     eventsKeepaliveMs: parseIntSetting(env, "EVENTS_KEEPALIVE_MS", 10_000, 1_000, 15_000),
     commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 32, 1, 99),
-    shutdownTimeoutMs: parseIntSetting(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
+    // Deno Deploy kills an instance 5 s after its SIGINT: stop within that.
+    shutdownTimeoutMs: parseIntSetting(
+      env,
+      "SHUTDOWN_TIMEOUT_MS",
+      env.DENO_DEPLOY === "true" ? 4_000 : 10_000,
+      100,
+      600_000,
+    ),
     verifyWorkers: parseIntSetting(env, "VERIFY_WORKERS", defaultVerifyWorkers(cpus), 0, 8),
   };
 }

@@ -25,7 +25,7 @@ import { validate } from "./validate.ts";
 
 /** What the approval use cases need. */
 export interface ApproveDeps extends VerifyContext {
-  store: Pick<Store, "getIntent" | "changeIntent" | "scheduleExpiry">;
+  store: Pick<Store, "getIntent" | "changeIntent">;
   now: () => Date;
 }
 
@@ -131,13 +131,16 @@ export async function approveIntent(deps: ApproveDeps, id: string | null, value:
 
 /**
  * Records a pending intent's expiry once its deadline has passed: its
- * `intent.expired` event. Idempotent: an intent accepted or expired already
- * is left alone; one whose deadline has not come is scheduled again.
+ * `intent.expired` event, in the commit that also removes the expiry's due
+ * work. Idempotent: an intent accepted or expired already is left alone,
+ * and so is one whose deadline has not come.
  *
- * @returns what happened.
+ * @returns what happened: "expired"; "unchanged" when there is nothing to
+ *   expire (no such intent, or it is no longer pending); "later" when its
+ *   deadline has not come.
  */
 export async function expireIntent(
-  deps: Pick<ApproveDeps, "store" | "now">,
+  deps: { store: Pick<Store, "changeIntent">; now: () => Date },
   id: string,
 ): Promise<"expired" | "unchanged" | "later"> {
   let due = 0;
@@ -148,9 +151,5 @@ export async function expireIntent(
     return { intent: { ...intent, state: "expired" }, type: "intent.expired" };
   });
   if (changed) return "expired";
-  if (due > 0) {
-    await deps.store.scheduleExpiry(id, due);
-    return "later";
-  }
-  return "unchanged";
+  return due > 0 ? "later" : "unchanged";
 }

@@ -49,6 +49,29 @@ export interface IntentChange {
  */
 export type DecideChange = (intent: StoredIntent) => IntentChange | null;
 
+/**
+ * The due-work kind of a pending intent's expiry. The store writes it at the
+ * intent's deadline in the commit that stores the intent pending, and
+ * removes it in the commit that ends the pending state (an acceptance, the
+ * expiry itself).
+ */
+export const EXPIRY_WORK = "expire";
+
+/** Work that falls due at a time, kept in the store until done. */
+export interface DueWork {
+  /** What to do, e.g. {@link EXPIRY_WORK}. */
+  kind: string;
+  /** What it is about, e.g. an intent id. */
+  id: string;
+  /** When it falls due: Unix milliseconds. */
+  at: number;
+}
+
+/** Due work as read from the store, with the version its removal checks. */
+export interface DueEntry extends DueWork {
+  version: string;
+}
+
 /** One page of intents, newest first. */
 export interface IntentPage {
   items: StoredIntent[];
@@ -145,14 +168,20 @@ export interface Store {
     options: { limit: number; before?: number; state?: IntentState; now?: Date },
   ): Promise<IntentPage>;
 
-  /** Asks for intent `id`'s expiry to be looked at again in `delayMs`. */
-  scheduleExpiry(id: string, delayMs: number): Promise<void>;
   /**
-   * Calls `expire` for each intent whose expiry is due, as the storage's
-   * queue delivers it (at least once; `expire` must be idempotent). A
-   * rejection is delivered again later.
+   * Due work of one kind, earliest first (by its time, then id): at most
+   * `limit` entries, due or not.
    */
-  listenExpiries(expire: (id: string) => Promise<void>): void;
+  listDueWork(options: { kind: string; limit: number }): Promise<DueEntry[]>;
+  /** Adds work that falls due at `work.at` (kept until done or dropped). */
+  putDueWork(work: DueWork): Promise<void>;
+  /**
+   * Removes an entry of due work that needs doing no more, unless it changed
+   * since it was read.
+   *
+   * @returns whether it was removed.
+   */
+  dropDueWork(entry: DueEntry): Promise<boolean>;
 
   /** True when `position` is one the feed has handed out: from 1 to its newest event. */
   isPosition(position: number): Promise<boolean>;

@@ -133,7 +133,13 @@ export async function storeSubmission(
     state,
   };
   if (governance) intent.governance = governance;
-  const result = await deps.writer.insert({ intent, ref });
+  let result = await deps.writer.insert({ intent, ref });
+  if (result.outcome === "reference_changed") {
+    // Rewritten under a new version (its id is its content, so the same bytes
+    // and quorum: a store conversion does that): found again, tried once more.
+    const again = await deps.store.findDocument(submission.refKind, submission.refId);
+    if (again) result = await deps.writer.insert({ intent, ref: again });
+  }
   if (result.outcome === "exists") {
     throw new ServiceError(409, "intent_exists", "an intent with this id already exists");
   }

@@ -10,10 +10,17 @@
  */
 
 import type { DocumentRef, NewIntent, StoredIntent } from "../domain/intent.ts";
-import type { DecideChange, InsertResult, PendingIntent } from "../domain/store.ts";
+import {
+  type DecideChange,
+  EXPIRY_WORK,
+  type InsertResult,
+  type PendingIntent,
+} from "../domain/store.ts";
+import { encodeBlock, encodeHead, encodePointer, NO_DATA, type StoredEvent } from "./codec.ts";
 import type { Feed, Head } from "./feed.ts";
-import { expiryMessage, type IntentPointer, keys, type StoredEvent } from "./keys.ts";
+import { keys } from "./keys.ts";
 import { planCommit, refIdentity } from "./layout.ts";
+import { readMany } from "./read_many.ts";
 import { getIntentEntry } from "./read_intents.ts";
 
 /**
@@ -35,14 +42,13 @@ export function addEvents(
     while (end < events.length && blockOf[end] === blockOf[start]) end++;
     const last = head.position + end;
     for (let i = start; i < end; i++) {
-      const pointer: IntentPointer = [last, i - start];
-      op.set(keys.intent(events[i].intent.id), pointer);
+      op.set(keys.intent(events[i].intent.id), encodePointer([last, i - start]));
     }
-    op.set(keys.events(last), events.slice(start, end));
+    op.set(keys.events(last), encodeBlock(events.slice(start, end)));
     start = end;
   }
   const position = head.position + events.length;
-  op.set(keys.feedHead, position);
+  op.set(keys.feedHead, encodeHead(position));
   return position;
 }
 
@@ -70,21 +76,10 @@ export async function commitEvents(
   return result.ok;
 }
 
-/**
- * A body that owns exactly its bytes: Deno KV serializes a typed array's
- * whole underlying buffer, so a view into a larger buffer would store (and
- * count against the 64 KiB value limit) more than the body.
- */
-function exactBytes(bytes: Uint8Array): Uint8Array {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
-    ? bytes
-    : bytes.slice();
-}
-
 /** The record of a new intent, accepted or pending at `receivedAt`, at feed position `position`. */
 function storedIntent(intent: NewIntent, receivedAt: string, position: number): StoredIntent {
   const { governance, ...rest } = intent;
-  const stored: StoredIntent = { ...rest, body: exactBytes(intent.body), receivedAt, position };
+  const stored: StoredIntent = { ...rest, receivedAt, position };
   if (governance) {
     stored.approval = {
       threshold: governance.threshold,
@@ -113,20 +108,28 @@ const MAX_STALLS = 3;
 /** Failed commits of one call, for any reason, before giving up. */
 const MAX_ATTEMPTS = 200;
 
+/** The due-work key of a pending record's expiry. */
+function expiryKey(intent: StoredIntent): Deno.KvKey {
+  return keys.due(EXPIRY_WORK, Date.parse(intent.approval!.expiresAt), intent.id);
+}
+
 /**
  * Inserts intents with distinct ids, each in an atomic commit that checks
- * its id is free, its template/policy read unchanged and the feed head
- * unmoved. A batch goes in as few commits as KV's limits allow; when a
- * commit fails, the checks are read to find out which failed, the intents
- * whose id is taken or whose document changed are settled, and the rest go
- * again — one intent's conflict never fails another's.
+ * its template/policy read unchanged and the feed head unmoved. Ids are read
+ * after the head: a pointer is written only by commits that move the head,
+ * so the head's check covers those reads, and a commit needs no check per id
+ * (denokv allows ten checks a commit). A batch goes in as few commits as
+ * KV's limits allow; an intent whose id is taken is settled on reading, and
+ * when a commit fails on a document's check, the documents are read to find
+ * which, those intents are settled, and the rest go again — one intent's
+ * conflict never fails another's.
  *
  * The intents of one call share one acceptance time, taken as their first
  * commit starts.
  *
  * @returns one result per input, in order; "created" only after its commit succeeded.
- * @throws {RangeError} when two inserts share an id: checks see the state
- *   before the commit, so both would pass and both would claim "created".
+ * @throws {RangeError} when two inserts share an id: both would read it free
+ *   and both would claim "created".
  * @throws {StorageUnavailableError} when the storage cannot write; the KV
  *   error of another failed commit or read. What that commit carried is then
  *   not written.
@@ -150,14 +153,19 @@ export async function insertIntents(
   for (let attempt = 1; open.length > 0; attempt++) {
     if (attempt > MAX_ATTEMPTS) throw new Error("the feed head stays contended");
     const plan = planCommit(open.map((i) => batch[i]));
-    const members = open.slice(0, plan.count);
-    // Known without waiting, the commit goes out in the turn it was asked for.
+    // Known without waiting, the head costs no read.
     const head = feed.known ?? await feed.head();
+    const taken = await takenIds(ctx, batch, open.slice(0, plan.count), results);
+    if (taken.size > 0) {
+      // Settled on reading; the others are planned again without them.
+      open = open.filter((i) => !taken.has(i));
+      continue;
+    }
+    const members = open.slice(0, plan.count);
     const op = kv.atomic();
     const checked = new Set<string>();
     const events: StoredEvent[] = members.map((i, k) => {
       const { intent, ref } = batch[i];
-      op.check({ key: keys.intent(intent.id), versionstamp: null });
       const identity = refIdentity(ref);
       // Many intents of a batch name the same template: check it once.
       if (!checked.has(identity)) {
@@ -165,12 +173,8 @@ export async function insertIntents(
         op.check({ key: keys.document(ref.kind, ref.id), versionstamp: ref.version });
       }
       const stored = storedIntent(intent, receivedAt, head.position + k + 1);
-      if (stored.state === "pending") {
-        // Its expiry is scheduled in the commit that stores it: never one without the other.
-        op.enqueue(expiryMessage(stored.id), {
-          delay: Date.parse(stored.approval!.expiresAt) - Date.parse(receivedAt),
-        });
-      }
+      // Its expiry falls due in the commit that stores it: never one without the other.
+      if (stored.state === "pending") op.set(expiryKey(stored), NO_DATA);
       return {
         type: stored.state === "pending" ? "intent.pending" : "intent.accepted",
         intent: stored,
@@ -182,11 +186,10 @@ export async function insertIntents(
       stalls = 0;
       continue;
     }
-    // Another process moved the head first: try again after it. Should an id
-    // of ours be taken as well, the next commit's checks will say so.
+    // Another process moved the head first: read the ids again after it.
     if ((await feed.freshHead()).versionstamp !== head.versionstamp) continue;
-    // A check of ours failed: learn which, settle those, and try the others again.
-    const settled = await settle(ctx, batch, members, results);
+    // A document's check failed: learn which, settle those, and try the others again.
+    const settled = await changedDocuments(ctx, batch, members, results);
     if (settled.size === 0 && ++stalls > MAX_STALLS) {
       // Every check passes on reading yet the commit keeps failing: give up
       // rather than spin; the callers answer with an error and store nothing.
@@ -198,38 +201,47 @@ export async function insertIntents(
 }
 
 /**
- * Reads the id and document of each member of a failed commit and settles
- * those whose document changed (CONTRACT §4 orders a missing template or
- * policy, 400, before an existing id, 409) or whose id is taken.
+ * Reads the ids of `members` and settles those taken: "exists", or
+ * "reference_changed" when their document changed as well (CONTRACT §4
+ * orders a missing template or policy, 400, before an existing id, 409).
  *
  * @returns the indices settled.
  */
-async function settle(
+async function takenIds(
   ctx: InsertContext,
   batch: readonly PendingIntent[],
   members: readonly number[],
   results: (InsertResult | undefined)[],
 ): Promise<Set<number>> {
-  // getMany reads at most 10 keys: five intents (id and document) per read, all at once.
-  const reads: Promise<Deno.KvEntryMaybe<unknown>[]>[] = [];
-  for (let j = 0; j < members.length; j += 5) {
-    const readKeys: Deno.KvKey[] = [];
-    for (const i of members.slice(j, j + 5)) {
-      const { intent, ref } = batch[i];
-      readKeys.push(keys.intent(intent.id), keys.document(ref.kind, ref.id));
-    }
-    reads.push(ctx.kv.getMany(readKeys));
-  }
-  const entries = (await Promise.all(reads)).flat();
+  const ids = await readMany(ctx.kv, members.map((i) => keys.intent(batch[i].intent.id)));
+  const taken = members.filter((_, k) => ids[k].versionstamp !== null);
+  if (taken.length === 0) return new Set();
+  const changed = await changedDocuments(ctx, batch, taken, results);
+  for (const i of taken) if (!changed.has(i)) results[i] = { outcome: "exists" };
+  return new Set(taken);
+}
+
+/**
+ * Reads the documents of `members` and settles those whose document changed
+ * since it was found ("reference_changed").
+ *
+ * @returns the indices settled.
+ */
+async function changedDocuments(
+  ctx: InsertContext,
+  batch: readonly PendingIntent[],
+  members: readonly number[],
+  results: (InsertResult | undefined)[],
+): Promise<Set<number>> {
+  const docs = await readMany(
+    ctx.kv,
+    members.map((i) => keys.document(batch[i].ref.kind, batch[i].ref.id)),
+  );
   const settled = new Set<number>();
   members.forEach((i, k) => {
-    const [existing, doc] = [entries[2 * k], entries[2 * k + 1]];
-    if (doc.versionstamp !== batch[i].ref.version) {
+    if (docs[k].versionstamp !== batch[i].ref.version) {
       results[i] = { outcome: "reference_changed" };
       ctx.staleRef(batch[i].ref);
-      settled.add(i);
-    } else if (existing.versionstamp !== null) {
-      results[i] = { outcome: "exists" };
       settled.add(i);
     }
   });
@@ -262,6 +274,10 @@ export async function appendChange(
     if (!change) return null;
     const head = await feed.head();
     const op = kv.atomic().check({ key: keys.intent(id), versionstamp: entry.version });
+    // The commit that ends a pending intent removes its due expiry.
+    if (entry.intent.state === "pending" && change.intent.state !== "pending") {
+      op.delete(expiryKey(entry.intent));
+    }
     const position = addEvents(op, head, [{ type: change.type, intent: change.intent }], [0]);
     if (await commitEvents(ctx, op, position)) return change.intent;
     // The head moved, the intent changed, or both: read both again.

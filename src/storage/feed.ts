@@ -17,7 +17,8 @@
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
-import { keys, type StoredEvent } from "./keys.ts";
+import { blockLength, decodeBlock, decodeHead } from "./codec.ts";
+import { keys } from "./keys.ts";
 
 /** The newest feed position, and the version of the head key that says so. */
 export interface Head {
@@ -67,8 +68,8 @@ export class Feed {
 
   /** The head as KV has it now. */
   async freshHead(): Promise<Head> {
-    const entry = await this.#kv.get<number>(keys.feedHead);
-    const head = { position: entry.value ?? 0, versionstamp: entry.versionstamp };
+    const entry = await this.#kv.get<unknown>(keys.feedHead);
+    const head = { position: decodeHead(entry.value), versionstamp: entry.versionstamp };
     this.#learn(head);
     return head;
   }
@@ -102,16 +103,19 @@ export class Feed {
     let bytes = 0;
     // Blocks are keyed by their last position: the first block keyed at or
     // after `after + 1` holds it, and every later block follows in order.
-    const blocks = this.#kv.list<StoredEvent[]>(
+    const blocks = this.#kv.list<unknown>(
       { prefix: keys.eventsPrefix, start: keys.events(after + 1) },
       { limit, batchSize: Math.min(BLOCKS_PER_READ, Math.ceil(limit / EVENTS_PER_BLOCK)) },
     );
     for await (const block of blocks) {
       const last = block.key[1] as number;
-      const first = last - block.value.length + 1;
-      for (let i = Math.max(0, after + 1 - first); i < block.value.length; i++) {
-        const { type, intent } = block.value[i];
-        events.push({ position: first + i, type, intent });
+      const length = blockLength(block.value);
+      const first = last - length + 1;
+      const from = Math.max(0, after + 1 - first);
+      const stored = decodeBlock(block.value, from);
+      for (let k = 0; k < stored.length; k++) {
+        const { type, intent } = stored[k];
+        events.push({ position: first + from + k, type, intent });
         bytes += intent.body.byteLength;
         if (events.length === limit || bytes >= maxBytes) return events;
       }
@@ -174,7 +178,7 @@ export class Feed {
           if (done) break;
           const [entry] = value;
           if (entry.versionstamp !== null) {
-            this.#learn({ position: entry.value as number, versionstamp: entry.versionstamp });
+            this.#learn({ position: decodeHead(entry.value), versionstamp: entry.versionstamp });
           }
         }
       } catch {

@@ -1,38 +1,42 @@
 /**
- * Every Deno KV key the service uses, built in one place.
+ * Every Deno KV key the service uses, built in one place, with the layout of
+ * its value. Every value is bytes or a `Deno.KvU64` (see `codec.ts`).
  *
- * - `["events", last]` → {@link StoredEvent}[]: a block of consecutive feed
- *   events, oldest first, keyed by the position of its last event. The feed is
- *   the blocks in key order; an intent's record lives in the block of its event.
- * - `["feed_head"]` → number: the position of the newest event. Every commit
+ * - `["events", last]` → block: a run of consecutive feed events, oldest
+ *   first, keyed by the position of its last event (byte 0 = 1; per event a
+ *   32-bit big-endian length and the UTF-8 JSON `{"type","intent"}` of the
+ *   record without its body, then a 32-bit big-endian length and the body,
+ *   the request as UTF-8 JSON). The feed is the blocks in key order; an
+ *   intent's record lives in the block of its latest event.
+ * - `["feed_head"]` → KvU64: the position of the newest event. Every commit
  *   that adds events checks its version and moves it, so commits that add
  *   events are ordered by the store itself.
- * - `["intents", id]` → {@link IntentPointer}: where the intent's event is. Its
- *   absence is what every insert checks, so an id is stored once.
- * - `["templates", id]`, `["policies", id]` → `StoredDocument`
- * - `["config", "runtime"]` → `StoredConfig`
- * - `["intent_batches", ms, seq, writer]`: blocks of the layout before the feed,
- *   moved into the feed when a server starts (`upgrade.ts`).
- *
- * Queue messages: {@link ExpiryMessage}, enqueued with a pending intent and
- * delivered at its deadline.
+ * - `["intents", id]` → UTF-8 JSON `[blockKey,index]`: where the intent's
+ *   latest event is. It is written only by commits that check and move the
+ *   feed head, so a read of it made after reading the head is still true
+ *   when a commit's check of that head passes: that check covers it.
+ * - `["templates", id]`, `["policies", id]` → byte 0 = 1, a 16-bit big-endian
+ *   length and the content type (UTF-8), then the document's bytes.
+ * - `["config", "runtime"]` → UTF-8 JSON `{"evidence_extractor_url","updated_at"}`.
+ * - `["due", kind, atMs, id]` → empty: work of `kind` about `id` that falls
+ *   due at `atMs` (Unix milliseconds), written by the commit that makes it
+ *   due and removed by the commit that does it (see `src/scheduler/`). Each
+ *   kind is listed apart, so work one version does not know never holds up
+ *   the rest.
+ * - `["store_layout"]` → KvU64: the layout of the values, once every value
+ *   was written in it (`convert.ts`).
+ * - `["health"]`: never written; readiness reads it.
+ * - `["intent_batches", ms, seq, writer]`: blocks of the layout before the
+ *   feed, moved into the feed when a server starts (`upgrade.ts`).
  * @module
  */
 
-import type { DocumentKind, EventType, StoredIntent } from "../domain/intent.ts";
-
-/** An event as kept in a block; its position follows from the block's key and its index. */
-export interface StoredEvent {
-  type: EventType;
-  intent: StoredIntent;
-}
-
-/** Where an intent's event is: the key position of its block and its index in the block. */
-export type IntentPointer = [blockKey: number, index: number];
+import type { DocumentKind } from "../domain/intent.ts";
 
 /** Key builders. */
 export const keys = {
   intent: (id: string): Deno.KvKey => ["intents", id],
+  intentsPrefix: ["intents"] as Deno.KvKey,
   events: (lastPosition: number): Deno.KvKey => ["events", lastPosition],
   eventsPrefix: ["events"] as Deno.KvKey,
   feedHead: ["feed_head"] as Deno.KvKey,
@@ -40,30 +44,13 @@ export const keys = {
     kind === "template" ? "templates" : "policies",
     id,
   ],
+  documentsPrefix: (kind: DocumentKind): Deno.KvKey => [
+    kind === "template" ? "templates" : "policies",
+  ],
   config: ["config", "runtime"] as Deno.KvKey,
+  due: (kind: string, atMs: number, id: string): Deno.KvKey => ["due", kind, atMs, id],
+  duePrefix: (kind: string): Deno.KvKey => ["due", kind],
+  storeLayout: ["store_layout"] as Deno.KvKey,
   health: ["health"] as Deno.KvKey,
   earlierBlocksPrefix: ["intent_batches"] as Deno.KvKey,
 };
-
-/** The queue message that asks for a pending intent's expiry. */
-export interface ExpiryMessage {
-  expire: string;
-}
-
-/** The queue message for intent `id`'s expiry. */
-export function expiryMessage(id: string): ExpiryMessage {
-  return { expire: id };
-}
-
-/** True when a queue message is an {@link ExpiryMessage}. */
-export function isExpiryMessage(value: unknown): value is ExpiryMessage {
-  return typeof value === "object" && value !== null &&
-    typeof (value as ExpiryMessage).expire === "string";
-}
-
-/** True when `value` has the shape of an {@link IntentPointer}. */
-export function isPointer(value: unknown): value is IntentPointer {
-  return Array.isArray(value) && value.length === 2 &&
-    Number.isSafeInteger(value[0]) && value[0] >= 1 &&
-    Number.isSafeInteger(value[1]) && value[1] >= 0;
-}

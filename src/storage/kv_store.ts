@@ -17,6 +17,8 @@ import type {
 import type {
   CommitAttempt,
   DecideChange,
+  DueEntry,
+  DueWork,
   InsertResult,
   IntentPage,
   PendingIntent,
@@ -26,7 +28,9 @@ import { documentQuorum } from "../domain/governance.ts";
 import { LruCache } from "../lru.ts";
 import { appendChange, insertIntents } from "./append.ts";
 import { Feed } from "./feed.ts";
-import { expiryMessage, isExpiryMessage, keys } from "./keys.ts";
+import { decodeConfig, decodeDocument, encodeConfig, encodeDocument, NO_DATA } from "./codec.ts";
+import { convertValues } from "./convert.ts";
+import { keys } from "./keys.ts";
 import { getIntentEntry, listIntents } from "./read_intents.ts";
 import { CommitLog } from "./commits.ts";
 import { moveEarlierBlocks } from "./upgrade.ts";
@@ -63,37 +67,47 @@ export class KvStore implements Store {
   }
 
   /**
-   * Moves intents stored before the feed existed into it (see `upgrade.ts`);
-   * run at start, before serving.
+   * Brings data written by earlier versions to this version's layout; run at
+   * start, before serving. Values written as JavaScript values are rewritten
+   * as bytes (see `convert.ts`), then intents stored before the feed existed
+   * are moved into it (see `upgrade.ts`). Both go in bounded commits; an
+   * interrupted start leaves nothing half-done, and the next one goes on.
    *
-   * @returns how many intents were moved.
+   * @param progress told after each commit of the conversion.
+   * @returns how many values were rewritten and how many intents were moved.
    */
-  upgrade(): Promise<number> {
-    return this.#appending(() =>
-      moveEarlierBlocks({ kv: this.#kv, feed: this.#feed, commit: this.#commit })
-    );
+  upgrade(
+    progress?: (rewritten: number) => void,
+  ): Promise<{ rewritten: number; moved: number }> {
+    return this.#appending(async () => {
+      const ctx = { kv: this.#kv, feed: this.#feed, commit: this.#commit };
+      const rewritten = await convertValues(ctx, progress);
+      const moved = await moveEarlierBlocks(ctx);
+      return { rewritten, moved };
+    });
   }
 
   async findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null> {
     const cacheKey = documentCacheKey(kind, id);
     const cached = this.#refs.get(cacheKey);
     if (cached) return cached;
-    const entry = await this.#kv.get<StoredDocument>(keys.document(kind, id));
-    if (entry.versionstamp === null) return null;
+    const entry = await this.#kv.get<unknown>(keys.document(kind, id));
+    const doc = decodeDocument(entry.value);
+    if (entry.versionstamp === null || doc === null) return null;
     // The quorum is read from the document once and kept with the reference.
     const ref: DocumentRef = {
       kind,
       id,
       version: entry.versionstamp,
-      quorum: documentQuorum(entry.value),
+      quorum: documentQuorum(doc),
     };
     this.#refs.set(cacheKey, ref);
     return ref;
   }
 
   async getDocument(kind: DocumentKind, id: string): Promise<StoredDocument | null> {
-    const entry = await this.#kv.get<StoredDocument>(keys.document(kind, id));
-    return entry.value;
+    const entry = await this.#kv.get<unknown>(keys.document(kind, id));
+    return decodeDocument(entry.value);
   }
 
   async putDocument(
@@ -103,7 +117,7 @@ export class KvStore implements Store {
   ): Promise<"created" | "exists"> {
     const key = keys.document(kind, id);
     const result = await this.#commit(() =>
-      this.#kv.atomic().check({ key, versionstamp: null }).set(key, doc).commit()
+      this.#kv.atomic().check({ key, versionstamp: null }).set(key, encodeDocument(doc)).commit()
     );
     return result.ok ? "created" : "exists";
   }
@@ -138,19 +152,31 @@ export class KvStore implements Store {
     return listIntents(this.#kv, { ...options, now: options.now ?? this.#now() });
   }
 
-  async scheduleExpiry(id: string, delayMs: number): Promise<void> {
-    await this.#commit(() =>
-      this.#kv.enqueue(expiryMessage(id), { delay: Math.max(0, Math.ceil(delayMs)) })
-    );
+  async listDueWork(options: { kind: string; limit: number }): Promise<DueEntry[]> {
+    const { kind, limit } = options;
+    const entries: DueEntry[] = [];
+    const listed = this.#kv.list<unknown>({ prefix: keys.duePrefix(kind) }, {
+      limit,
+      batchSize: Math.min(limit, 100),
+    });
+    for await (const entry of listed) {
+      const [, , at, id] = entry.key;
+      if (typeof at !== "number" || typeof id !== "string") continue;
+      entries.push({ kind, at, id, version: entry.versionstamp });
+    }
+    return entries;
   }
 
-  listenExpiries(expire: (id: string) => Promise<void>): void {
-    // One listener per KV handle; it ends when the handle is closed.
-    this.#kv.listenQueue(async (message: unknown) => {
-      if (isExpiryMessage(message)) await expire(message.expire);
-    }).catch(() => {
-      // The KV was closed.
-    });
+  async putDueWork(work: DueWork): Promise<void> {
+    await this.#commit(() => this.#kv.set(keys.due(work.kind, work.at, work.id), NO_DATA));
+  }
+
+  async dropDueWork(entry: DueEntry): Promise<boolean> {
+    const key = keys.due(entry.kind, entry.at, entry.id);
+    const result = await this.#commit(() =>
+      this.#kv.atomic().check({ key, versionstamp: entry.version }).delete(key).commit()
+    );
+    return result.ok;
   }
 
   isPosition(position: number): Promise<boolean> {
@@ -169,8 +195,8 @@ export class KvStore implements Store {
   }
 
   async getConfig(): Promise<{ value: StoredConfig | null; version: string | null }> {
-    const entry = await this.#kv.get<StoredConfig>(keys.config);
-    return { value: entry.value, version: entry.versionstamp };
+    const entry = await this.#kv.get<unknown>(keys.config);
+    return { value: decodeConfig(entry.value), version: entry.versionstamp };
   }
 
   async setConfig(
@@ -178,13 +204,13 @@ export class KvStore implements Store {
     expected?: readonly (string | null)[],
   ): Promise<string | null> {
     if (expected === undefined) {
-      const result = await this.#commit(() => this.#kv.set(keys.config, value));
+      const result = await this.#commit(() => this.#kv.set(keys.config, encodeConfig(value)));
       return result.versionstamp;
     }
     const current = await this.#kv.get(keys.config);
     if (!expected.includes(current.versionstamp)) return null;
     const result = await this.#commit(() =>
-      this.#kv.atomic().check(current).set(keys.config, value).commit()
+      this.#kv.atomic().check(current).set(keys.config, encodeConfig(value)).commit()
     );
     return result.ok ? result.versionstamp : null;
   }

@@ -2,9 +2,11 @@
  * The block layout of the feed, and what fits in one Deno KV commit.
  *
  * The events of one commit are stored together, in blocks of at most
- * {@link BLOCK_BYTES} (a KV value holds at most 64 KiB), and a commit stays
- * within KV's per-commit limits ({@link KV_COMMIT_LIMITS}). Sizes are
- * estimated from above, so a planned commit never exceeds a limit.
+ * {@link BLOCK_BYTES} (a KV value holds at most 64 KiB), and every commit
+ * stays within the strictest published per-commit limits, denokv's
+ * ({@link KV_COMMIT_LIMITS}): a local SQLite file allows more, and nothing
+ * may rely on that. Sizes are estimated from above, so a planned commit
+ * never exceeds a limit.
  *
  * Why blocks: intent ids are chosen by clients, so their keys land at random
  * places in the store's B-tree, and SQLite rewrites a whole page for each.
@@ -15,70 +17,89 @@
  */
 
 import type { DocumentRef, NewIntent } from "../domain/intent.ts";
+import { EXPIRY_WORK } from "../domain/store.ts";
+import { BLOCK_HEADER_BYTES, EVENT_FRAME_BYTES } from "./codec.ts";
 import { keys } from "./keys.ts";
 
 /**
- * Deno KV's limits on one atomic commit, as enforced by Deno 2.9 (checked by
- * committing past each one). Check keys count toward the mutation size but
- * not toward the key size.
+ * The limits of one atomic commit, as denokv enforces them (denoland/denokv
+ * `proto/limits.rs`; the managed KV of Deno Deploy and KV Connect alike):
+ * check keys count toward the mutation size but not toward the key size.
  */
 export const KV_COMMIT_LIMITS = {
-  checks: 100,
+  checks: 10,
   mutations: 1000,
-  /** Keys of checks and mutations plus serialized values. */
+  /** Keys of checks and mutations plus values. */
   mutationBytes: 819_200,
   /** Keys of mutations. */
   keyBytes: 81_920,
 } as const;
 
+/** The largest value KV stores, in bytes. */
+export const KV_VALUE_BYTES = 65_536;
+/** The largest key KV stores, encoded, in bytes. */
+export const KV_KEY_BYTES = 2_048;
+/** Keys one `getMany` reads at most. */
+export const KV_READ_KEYS = 10;
+
 /** Limits a commit plan stays within. */
 export type CommitLimits = { readonly [K in keyof typeof KV_COMMIT_LIMITS]: number };
 
-/**
- * Largest estimated size of one block. Deno KV refuses values over 65,536
- * bytes serialized; estimates are from above (see {@link eventBytes}) and an
- * array adds a few bytes, so this leaves a margin.
- */
-const BLOCK_BYTES = 64_000;
+/** Largest estimated size of one block; estimates are from above. */
+const BLOCK_BYTES = KV_VALUE_BYTES - 512;
 
-/** V8-serialized size of a string, from above: two bytes a character plus header. */
-function valueStringBytes(s: string): number {
-  return 2 * s.length + 8;
+/** Bytes of a string written as JSON (quotes included), from above. */
+function jsonStringBytes(s: string): number {
+  let n = 2;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // Escapes (\", \\, \u00XX, a lone surrogate's \uXXXX) take up to 6 bytes.
+    n += c < 0x20 || (c >= 0xd800 && c <= 0xdfff)
+      ? 6
+      : c === 0x22 || c === 0x5c
+      ? 2
+      : c < 0x80
+      ? 1
+      : c < 0x800
+      ? 2
+      : 3;
+  }
+  return n;
 }
 
-/** An RFC 3339 time as `Date#toISOString` writes it (years 0–9999): 24 characters. */
-const TIME_BYTES = valueStringBytes("2026-01-01T00:00:00.000Z");
+/** An RFC 3339 time as `Date#toISOString` writes it (years 0–9999), quoted. */
+const TIME_BYTES = 26;
+/** A JSON number: a safe integer or a position, at most 16 digits and a sign. */
+const NUMBER_BYTES = 17;
+/**
+ * An event's JSON besides its strings and approval: member names, the type,
+ * variant, kind, state, the acceptance time and the position.
+ */
+const EVENT_FIXED_BYTES = 200 + TIME_BYTES + NUMBER_BYTES;
 
 /**
- * The serialized size of an intent's stored event, from above: every string
- * at two bytes a character and a generous overhead for member names, numbers
- * and headers (an event with a 61,440-byte body serializes to about 61,800
- * bytes and is estimated at 62,000 to 65,000).
+ * The stored size of an intent's event in a block, from above, as it stands
+ * once every signer has decided (a later event holds the record so far).
  */
-function eventBytes(intent: NewIntent): number {
-  let strings = valueStringBytes(intent.id) + valueStringBytes(intent.variant) +
-    valueStringBytes(intent.refId) + valueStringBytes(intent.authorship.kind) + TIME_BYTES +
-    valueStringBytes("intent.approval_added") + valueStringBytes("accepted");
-  for (const signer of intent.authorship.signers) strings += valueStringBytes(signer);
-  return intent.body.byteLength + strings + governanceBytes(intent.governance) + 256;
+export function eventBytes(intent: NewIntent): number {
+  let meta = EVENT_FIXED_BYTES + jsonStringBytes(intent.id) + jsonStringBytes(intent.refId);
+  for (const signer of intent.authorship.signers) meta += jsonStringBytes(signer) + 1;
+  return EVENT_FRAME_BYTES + meta + governanceBytes(intent.governance) + intent.body.byteLength;
 }
 
 /**
- * What a record's approval adds, from above, as it stands once every signer
- * has approved (an approval's event holds the record so far).
+ * What a record's approval adds, from above: each signer in `signers` with
+ * its weight, and once among the approvals or rejections with a kind and a
+ * time.
  */
 function governanceBytes(governance: NewIntent["governance"]): number {
   if (!governance) return 0;
-  let bytes = TIME_BYTES + 128;
+  let bytes = 120 + NUMBER_BYTES + TIME_BYTES;
   for (const key of Object.keys(governance.signers)) {
-    // The key in `signers` with its weight, and in `approvals` with a kind and a time.
-    bytes += 2 * valueStringBytes(key) + valueStringBytes("Passkey") + TIME_BYTES + 64;
+    bytes += 2 * jsonStringBytes(key) + NUMBER_BYTES + 40 + TIME_BYTES;
   }
   return bytes;
 }
-
-/** What a queue message asking for an intent's expiry adds to a commit, from above. */
-const EXPIRY_MESSAGE_BYTES = 512;
 
 /**
  * Whether an event of `size` estimated bytes starts a new block after a block
@@ -110,8 +131,8 @@ export function keyBytes(key: Deno.KvKey): number {
   return n;
 }
 
-/** A number value (the head, a pointer's parts) serialized, from above. */
-const NUMBER_VALUE_BYTES = 16;
+/** A pointer's or the head's value, from above. */
+const SMALL_VALUE_BYTES = 40;
 const BLOCK_KEY_BYTES = keyBytes(keys.events(Number.MAX_SAFE_INTEGER));
 const HEAD_KEY_BYTES = keyBytes(keys.feedHead);
 
@@ -119,9 +140,14 @@ const HEAD_KEY_BYTES = keyBytes(keys.feedHead);
 const COMMIT_BASE = {
   checks: 1,
   mutations: 1,
-  mutationBytes: 2 * HEAD_KEY_BYTES + NUMBER_VALUE_BYTES,
+  mutationBytes: 2 * HEAD_KEY_BYTES + SMALL_VALUE_BYTES,
   keyBytes: HEAD_KEY_BYTES,
 };
+
+/** What the due-work entry of a pending intent's expiry adds: its key (the value is empty). */
+function dueKeyBytes(id: string): number {
+  return keyBytes(keys.due(EXPIRY_WORK, 0, id));
+}
 
 /** One intent to place in a commit, and the document read its commit checks, if any. */
 export interface Placement {
@@ -144,10 +170,11 @@ export interface CommitPlan {
 
 /**
  * Plans the next commit: the longest prefix of `placements` that stays within
- * `limits` — each intent's id check, pointer and event, each distinct
- * document check once, each block's key, and the feed head — and the blocks
- * its events go in. The first placement is always taken: alone, any intent
- * the service accepts fits.
+ * `limits` — each intent's pointer, event and (pending) due work, each
+ * distinct document's check once, each block's key, and the feed head's check
+ * and value — and the blocks its events go in. Ids are not checked in the
+ * commit: the head's check covers reads of them (see `keys.ts`). The first
+ * placement is always taken: alone, any intent the service accepts fits.
  */
 export function planCommit(
   placements: readonly Placement[],
@@ -165,15 +192,14 @@ export function planCommit(
     const newRef = identity !== undefined && !refs.has(identity);
     const idKey = keyBytes(keys.intent(intent.id));
     const refKey = newRef ? keyBytes(keys.document(ref!.kind, ref!.id)) : 0;
-    const blockKey = newBlock ? BLOCK_KEY_BYTES : 0;
-    const expiry = intent.state === "pending" ? 1 : 0;
+    const blockKey = newBlock ? BLOCK_KEY_BYTES + BLOCK_HEADER_BYTES : 0;
+    const due = intent.state === "pending" ? dueKeyBytes(intent.id) : 0;
     const add = {
-      checks: 1 + (newRef ? 1 : 0),
-      mutations: 1 + (newBlock ? 1 : 0) + expiry,
-      // The id's check and pointer, the event, the document's check, the block's key.
-      mutationBytes: 2 * idKey + 2 * NUMBER_VALUE_BYTES + size + refKey + blockKey +
-        expiry * EXPIRY_MESSAGE_BYTES,
-      keyBytes: idKey + blockKey,
+      checks: newRef ? 1 : 0,
+      mutations: 1 + (newBlock ? 1 : 0) + (due > 0 ? 1 : 0),
+      // The pointer, the event, the document's check, the block's key, the due work.
+      mutationBytes: idKey + SMALL_VALUE_BYTES + size + refKey + blockKey + due,
+      keyBytes: idKey + blockKey + due,
     };
     if (
       blockOf.length > 0 && (
@@ -190,7 +216,7 @@ export function planCommit(
     if (newRef) refs.add(identity);
     if (newBlock) {
       block++;
-      fill = 0;
+      fill = BLOCK_HEADER_BYTES;
     }
     fill += size;
     blockOf.push(block);

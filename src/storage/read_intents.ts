@@ -7,7 +7,9 @@
 import { stateAt } from "../domain/governance.ts";
 import type { IntentState, StoredIntent } from "../domain/intent.ts";
 import type { IntentPage } from "../domain/store.ts";
-import { isPointer, keys, type StoredEvent } from "./keys.ts";
+import { readMany } from "./read_many.ts";
+import { decodeBlock, decodeEventAt, decodePointer, type StoredEvent } from "./codec.ts";
+import { keys } from "./keys.ts";
 
 /** Reads one intent by its stored id, with the version of its pointer, or null. */
 export async function getIntentEntry(
@@ -15,10 +17,10 @@ export async function getIntentEntry(
   id: string,
 ): Promise<{ intent: StoredIntent; version: string } | null> {
   const pointer = await kv.get<unknown>(keys.intent(id));
-  if (!isPointer(pointer.value)) return null;
-  const [blockKey, index] = pointer.value;
-  const block = await kv.get<StoredEvent[]>(keys.events(blockKey));
-  const intent = block.value?.[index]?.intent;
+  const at = decodePointer(pointer.value);
+  if (!at) return null;
+  const block = await kv.get<unknown>(keys.events(at[0]));
+  const intent = decodeEventAt(block.value, at[1])?.intent;
   return intent && intent.id === id ? { intent, version: pointer.versionstamp! } : null;
 }
 
@@ -32,24 +34,26 @@ async function* backwards(
   if (before !== undefined) {
     if (before <= 1) return;
     // The block holding position before − 1 is the first keyed at or after it.
-    const listed = kv.list<StoredEvent[]>({ prefix, start: keys.events(before - 1) }, { limit: 1 });
+    const listed = kv.list<unknown>({ prefix, start: keys.events(before - 1) }, { limit: 1 });
     for await (const block of listed) {
-      const first = (block.key[1] as number) - block.value.length + 1;
+      const events = decodeBlock(block.value);
+      const first = (block.key[1] as number) - events.length + 1;
       for (let i = before - 1 - first; i >= 0; i--) {
-        yield { position: first + i, event: block.value[i] };
+        yield { position: first + i, event: events[i] };
       }
       end = block.key;
     }
     if (end === undefined) return;
   }
-  const blocks = kv.list<StoredEvent[]>(end ? { prefix, end } : { prefix }, {
+  const blocks = kv.list<unknown>(end ? { prefix, end } : { prefix }, {
     reverse: true,
     batchSize: 4,
   });
   for await (const block of blocks) {
-    const first = (block.key[1] as number) - block.value.length + 1;
-    for (let i = block.value.length - 1; i >= 0; i--) {
-      yield { position: first + i, event: block.value[i] };
+    const events = decodeBlock(block.value);
+    const first = (block.key[1] as number) - events.length + 1;
+    for (let i = events.length - 1; i >= 0; i--) {
+      yield { position: first + i, event: events[i] };
     }
   }
 }
@@ -58,18 +62,6 @@ async function* backwards(
 const SCAN_EVENTS = 5_000;
 /** Intents whose current records are read together. */
 const CHUNK = 64;
-/** Keys per `getMany` (Deno KV reads at most 10 at a time). */
-const MANY = 10;
-
-/** Reads `keys` ten at a time, all at once. */
-async function getMany<T>(kv: Deno.Kv, keysToRead: Deno.KvKey[]): Promise<Deno.KvEntryMaybe<T>[]> {
-  const reads: Promise<Deno.KvEntryMaybe<T>[]>[] = [];
-  for (let i = 0; i < keysToRead.length; i += MANY) {
-    reads.push(kv.getMany<T[]>(keysToRead.slice(i, i + MANY)));
-  }
-  return (await Promise.all(reads)).flat();
-}
-
 /**
  * The current records of intents stored pending (they change after the event
  * that stored them), read together: their pointers, then their blocks.
@@ -77,18 +69,19 @@ async function getMany<T>(kv: Deno.Kv, keysToRead: Deno.KvKey[]): Promise<Deno.K
 async function current(kv: Deno.Kv, intents: StoredIntent[]): Promise<StoredIntent[]> {
   const pending = intents.filter((intent) => intent.state === "pending");
   if (pending.length === 0) return intents;
-  const pointers = await getMany<unknown>(kv, pending.map((intent) => keys.intent(intent.id)));
+  const pointers = (await readMany(kv, pending.map((intent) => keys.intent(intent.id))))
+    .map((entry) => decodePointer(entry.value));
   const blockKeys = new Map<number, Deno.KvKey>();
-  for (const pointer of pointers) {
-    if (isPointer(pointer.value)) blockKeys.set(pointer.value[0], keys.events(pointer.value[0]));
+  for (const pointer of pointers) if (pointer) blockKeys.set(pointer[0], keys.events(pointer[0]));
+  const blocks = new Map<number, unknown>();
+  for (const entry of await readMany(kv, [...blockKeys.values()])) {
+    if (entry.versionstamp !== null) blocks.set(entry.key[1] as number, entry.value);
   }
-  const blocks = new Map<number, StoredEvent[]>();
-  const read = await getMany<StoredEvent[]>(kv, [...blockKeys.values()]);
-  for (const entry of read) if (entry.value) blocks.set(entry.key[1] as number, entry.value);
   const now = new Map<string, StoredIntent>();
   pending.forEach((intent, i) => {
-    const pointer = pointers[i].value;
-    const latest = isPointer(pointer) ? blocks.get(pointer[0])?.[pointer[1]]?.intent : undefined;
+    const pointer = pointers[i];
+    const block = pointer ? blocks.get(pointer[0]) : undefined;
+    const latest = block === undefined ? undefined : decodeEventAt(block, pointer![1])?.intent;
     if (latest?.id === intent.id) now.set(intent.id, latest);
   });
   return intents.map((intent) => now.get(intent.id) ?? intent);

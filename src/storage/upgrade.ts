@@ -13,7 +13,8 @@
 
 import type { Authorship, NewIntent, StoredIntent, Variant } from "../domain/intent.ts";
 import { addEvents, commitEvents, type InsertContext } from "./append.ts";
-import { keys, type StoredEvent } from "./keys.ts";
+import type { StoredEvent } from "./codec.ts";
+import { keys } from "./keys.ts";
 import { planCommit } from "./layout.ts";
 
 /** An intent as the layout before the feed kept it. */

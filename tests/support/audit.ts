@@ -5,7 +5,14 @@
  */
 
 import type { StoredIntent } from "../../src/domain/intent.ts";
-import { isPointer, keys, type StoredEvent } from "../../src/storage/keys.ts";
+import {
+  blockLength,
+  decodeBlock,
+  decodeHead,
+  decodePointer,
+  isCurrentLayout,
+} from "../../src/storage/codec.ts";
+import { keys } from "../../src/storage/keys.ts";
 
 /**
  * Checks the layout: the feed's blocks hold positions 1 to the head with no
@@ -20,17 +27,19 @@ import { isPointer, keys, type StoredEvent } from "../../src/storage/keys.ts";
 export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
   const created = new Set<string>();
   const latest = new Map<string, string>();
+  const current = new Map<string, StoredIntent>();
   const intents: StoredIntent[] = [];
   let last = 0;
-  for await (const block of kv.list<StoredEvent[]>({ prefix: keys.eventsPrefix })) {
+  for await (const block of kv.list<unknown>({ prefix: keys.eventsPrefix })) {
     const key = block.key[1] as number;
-    if (!Array.isArray(block.value) || block.value.length === 0) {
-      throw new Error(`block ${key} is not a list of events`);
+    if (!(block.value instanceof Uint8Array) || blockLength(block.value) === 0) {
+      throw new Error(`block ${key} is not bytes holding events`);
     }
-    if (key - block.value.length !== last) {
+    const events = decodeBlock(block.value);
+    if (key - events.length !== last) {
       throw new Error(`block ${key} does not follow position ${last}`);
     }
-    block.value.forEach((event, index) => {
+    events.forEach((event, index) => {
       const { intent } = event;
       const position = last + index + 1;
       if (intent.position === position) {
@@ -43,18 +52,23 @@ export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
       }
       // The pointer leads to the latest event of each intent.
       latest.set(intent.id, JSON.stringify([key, index]));
+      current.set(intent.id, intent);
     });
     last = key;
   }
-  const head = await kv.get<number>(keys.feedHead);
-  if ((head.value ?? 0) !== last) {
-    throw new Error(`the head is ${head.value}, the feed ends at ${last}`);
+  const head = await kv.get<unknown>(keys.feedHead);
+  if (head.versionstamp !== null && !(head.value instanceof Deno.KvU64)) {
+    throw new Error("the head is not a KvU64");
+  }
+  if (decodeHead(head.value) !== last) {
+    throw new Error(`the head is ${decodeHead(head.value)}, the feed ends at ${last}`);
   }
   let pointers = 0;
   for await (const entry of kv.list<unknown>({ prefix: ["intents"] })) {
     const id = entry.key[1] as string;
-    if (!isPointer(entry.value)) throw new Error(`intent ${id} has no pointer`);
-    if (latest.get(id) !== JSON.stringify(entry.value)) {
+    const pointer = decodePointer(entry.value);
+    if (!isCurrentLayout(entry.value) || !pointer) throw new Error(`intent ${id} has no pointer`);
+    if (latest.get(id) !== JSON.stringify(pointer)) {
       throw new Error(`the pointer of intent ${id} does not lead to it`);
     }
     pointers++;
@@ -62,6 +76,27 @@ export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
   if (pointers !== latest.size) throw new Error("an intent has no pointer");
   for await (const _ of kv.list({ prefix: keys.earlierBlocksPrefix }, { limit: 1 })) {
     throw new Error("blocks of the layout before the feed are left");
+  }
+  // Every value is bytes or a KvU64: readable by any Deno version and other KV clients.
+  for await (const entry of kv.list<unknown>({ prefix: [] })) {
+    if (!isCurrentLayout(entry.value)) {
+      throw new Error(`the value of ${JSON.stringify(entry.key)} is a JavaScript value`);
+    }
+  }
+  // Each pending intent has its expiry's due work, and nothing else has any.
+  const due = new Set<string>();
+  for await (const entry of kv.list<unknown>({ prefix: keys.duePrefix("expire") })) {
+    const [, , at, id] = entry.key as [string, string, number, string];
+    const intent = current.get(id);
+    if (intent?.state !== "pending" || Date.parse(intent.approval!.expiresAt) !== at) {
+      throw new Error(`due work ${JSON.stringify(entry.key)} is for no pending intent`);
+    }
+    due.add(id);
+  }
+  for (const [id, intent] of current) {
+    if (intent.state === "pending" && !due.has(id)) {
+      throw new Error(`pending intent ${id} has no due expiry`);
+    }
   }
   return intents;
 }

@@ -1,0 +1,174 @@
+/**
+ * Work that falls due later, done by whichever process finds it due.
+ *
+ * Due work lives in the store (`listDueWork`), written by the commit that
+ * makes it due, so it needs no queue (Deno Deploy and KV Connect have none)
+ * and survives any process. Each process looks at the index at start, then
+ * again at the earliest due time it knows of and at least every
+ * {@link DEFAULT_POLL_MS} (for work other processes made due); the entry
+ * module's cron job runs {@link DueWorkScheduler.runDue} every minute, which
+ * on an instance platform starts a process where none runs.
+ *
+ * Each kind of work has a handler. A handler does its work in one atomic
+ * commit that also removes the entry, checked against what the work is
+ * about as it stands, so processes that look at once do it once; it answers
+ * `"done"` then, `"drop"` when there was nothing to do (the scheduler removes
+ * the entry), or `"later"` to leave it for a later look.
+ * @module
+ */
+
+import type { DueEntry, Store } from "../domain/store.ts";
+
+/** What a handler made of one entry of due work. */
+export type DueVerdict = "done" | "drop" | "later";
+
+/** Does one kind of due work. It may throw; the entry then stays for a later look. */
+export type DueHandler = (work: DueEntry) => Promise<DueVerdict>;
+
+/** How often a process looks at the index for work other processes made due. */
+export const DEFAULT_POLL_MS = 2_000;
+
+/** Entries read per look. */
+const PAGE = 64;
+
+/** Options of {@link DueWorkScheduler}. */
+export interface DueWorkOptions {
+  store: Pick<Store, "listDueWork" | "dropDueWork">;
+  /** A handler per kind of work; work of other kinds is left alone. */
+  handlers: Readonly<Record<string, DueHandler>>;
+  now: () => Date;
+  /** The longest wait between two looks; default {@link DEFAULT_POLL_MS}. */
+  pollMs?: number;
+  /** Where a handler's failure is reported (one line); default: standard error. */
+  report?: (line: string) => void;
+}
+
+/** What one look at the index found. */
+interface Look {
+  /** Entries done or dropped. */
+  done: number;
+  /** The earliest entry not due yet, if any was seen (Unix ms). */
+  next: number | undefined;
+  /** True when the page was full of due work: look again at once. */
+  more: boolean;
+  /** True when an entry failed or asked to wait: do not look again at once. */
+  failed: boolean;
+}
+
+/** Looks for due work and does it, on a timer, until stopped. */
+export class DueWorkScheduler {
+  readonly #options: DueWorkOptions;
+  readonly #pollMs: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #looking: Promise<Look> | undefined;
+  #started = false;
+  #stopped = false;
+
+  /** @param options the store, the handlers and the clock. */
+  constructor(options: DueWorkOptions) {
+    this.#options = options;
+    this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+  }
+
+  /** Looks at once, then keeps looking until {@link stop}. */
+  start(): void {
+    if (this.#started || this.#stopped) return;
+    this.#started = true;
+    this.#arm(0);
+  }
+
+  /**
+   * Does all the work due now, page after page, and resolves when none is
+   * left (or only work that failed or asked to wait): what the cron job runs.
+   *
+   * @returns how many entries were done or dropped.
+   */
+  async runDue(): Promise<number> {
+    let done = 0;
+    for (;;) {
+      const look = await this.#look();
+      done += look.done;
+      if (!look.more || look.failed || this.#stopped) return done;
+    }
+  }
+
+  /** Stops looking; resolves once a look under way has ended. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#looking?.catch(() => {});
+  }
+
+  #arm(delayMs: number): void {
+    if (this.#stopped) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#tick(), Math.max(0, delayMs));
+  }
+
+  async #tick(): Promise<void> {
+    let wait = this.#pollMs;
+    try {
+      const look = await this.#look();
+      if (look.more && !look.failed) wait = 0;
+      else if (look.next !== undefined) {
+        wait = Math.min(wait, look.next - this.#options.now().getTime());
+      }
+    } catch (error) {
+      this.#report("cannot read due work", error);
+    }
+    this.#arm(wait);
+  }
+
+  /** One look: joins the one under way, so that the timer and the cron job do not overlap. */
+  #look(): Promise<Look> {
+    this.#looking ??= this.#lookOnce().finally(() => this.#looking = undefined);
+    return this.#looking;
+  }
+
+  /** Looks at each kind of work in turn: a kind's backlog never holds up another. */
+  async #lookOnce(): Promise<Look> {
+    const look: Look = { done: 0, next: undefined, more: false, failed: false };
+    for (const [kind, handler] of Object.entries(this.#options.handlers)) {
+      if (this.#stopped) break;
+      const part = await this.#lookAt(kind, handler);
+      look.done += part.done;
+      look.more ||= part.more;
+      look.failed ||= part.failed;
+      if (part.next !== undefined) look.next = Math.min(look.next ?? Infinity, part.next);
+    }
+    return look;
+  }
+
+  async #lookAt(kind: string, handler: DueHandler): Promise<Look> {
+    const { store } = this.#options;
+    const entries = await store.listDueWork({ kind, limit: PAGE });
+    const look: Look = { done: 0, next: undefined, more: false, failed: false };
+    for (const entry of entries) {
+      if (this.#stopped) return look;
+      if (entry.at > this.#options.now().getTime()) {
+        look.next = entry.at;
+        return look;
+      }
+      try {
+        const verdict = await handler(entry);
+        if (verdict === "drop") await store.dropDueWork(entry);
+        if (verdict === "later") look.failed = true;
+        else look.done++;
+      } catch (error) {
+        look.failed = true;
+        this.#report(`due work ${entry.kind} ${entry.id} failed`, error);
+      }
+    }
+    // A full page, all due: more may follow.
+    look.more = entries.length === PAGE;
+    return look;
+  }
+
+  #report(what: string, error: unknown): void {
+    const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+    (this.#options.report ?? ((line: string) => console.error(line)))(
+      `intents: ${what}: ${reason}`,
+    );
+  }
+}

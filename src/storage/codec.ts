@@ -1,0 +1,258 @@
+/**
+ * How the store writes its values: as bytes (`Uint8Array`) or a
+ * `Deno.KvU64`, never as a V8-serialized JavaScript value. A newer V8 writes
+ * a serialization an older one cannot read (a database written by Deno 2.9
+ * fails on Deno 2.5 with "could not deserialize value"), and other KV
+ * clients cannot read one at all; bytes and KvU64 read the same everywhere.
+ *
+ * Each layout is documented beside its key in `keys.ts`. The decoders also
+ * take the values an earlier version of the service wrote (plain JavaScript
+ * values, readable by the Deno that wrote them or a newer one), so a store is
+ * served while `convert.ts` rewrites them.
+ * @module
+ */
+
+import type { EventType, StoredConfig, StoredDocument, StoredIntent } from "../domain/intent.ts";
+
+/** An event as kept in a block; its position follows from the block's key and its index. */
+export interface StoredEvent {
+  type: EventType;
+  intent: StoredIntent;
+}
+
+/** Where an intent's event is: the key position of its block and its index in the block. */
+export type IntentPointer = [blockKey: number, index: number];
+
+/** The first byte of a block: the layout it is written in. */
+const BLOCK_LAYOUT = 1;
+/** The first byte of a document value. */
+const DOCUMENT_LAYOUT = 1;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+/** Strict UTF-8: a value that is not is not one of ours. */
+const strictDecoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Thrown when a stored value has none of the layouts the store writes or wrote. */
+export class LayoutError extends Error {
+  override name = "LayoutError";
+}
+
+/** True when `value` has the shape of an {@link IntentPointer}. */
+function isPointer(value: unknown): value is IntentPointer {
+  return Array.isArray(value) && value.length === 2 &&
+    Number.isSafeInteger(value[0]) && value[0] >= 1 &&
+    Number.isSafeInteger(value[1]) && value[1] >= 0;
+}
+
+/** A pointer as stored: UTF-8 JSON `[blockKey,index]`. */
+export function encodePointer(pointer: IntentPointer): Uint8Array {
+  return encoder.encode(`[${pointer[0]},${pointer[1]}]`);
+}
+
+/** A stored pointer, or null when the value is none (absent or malformed). */
+export function decodePointer(value: unknown): IntentPointer | null {
+  if (value instanceof Uint8Array) {
+    try {
+      const parsed: unknown = JSON.parse(decoder.decode(value));
+      return isPointer(parsed) ? parsed : null;
+    } catch {
+      return null;
+    }
+  }
+  // Written by an earlier version as a plain array.
+  return isPointer(value) ? value : null;
+}
+
+/** The feed head as stored. */
+export function encodeHead(position: number): Deno.KvU64 {
+  return new Deno.KvU64(BigInt(position));
+}
+
+/** A stored feed head (0 when absent). */
+export function decodeHead(value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  if (value instanceof Deno.KvU64) return Number(value.value);
+  // Written by an earlier version as a number.
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return value;
+  throw new LayoutError("the feed head has an unknown layout");
+}
+
+/**
+ * The UTF-8 JSON of an event without its body: `{"type":…,"intent":{…}}`,
+ * the record's fields as `StoredIntent` names them.
+ */
+function eventMeta(event: StoredEvent): string {
+  const { body: _, ...intent } = event.intent;
+  return JSON.stringify({ type: event.type, intent });
+}
+
+/**
+ * A block of events as stored: byte 0 is the layout (1); then per event, in
+ * order, a 32-bit big-endian length and that many bytes of UTF-8 JSON
+ * `{"type", "intent"}` (the record without its body), then a 32-bit
+ * big-endian length and the body's bytes (the request as UTF-8 JSON).
+ */
+export function encodeBlock(events: readonly StoredEvent[]): Uint8Array {
+  const metas = events.map((event) => encoder.encode(eventMeta(event)));
+  let size = 1;
+  for (let i = 0; i < events.length; i++) {
+    size += 8 + metas[i].byteLength + events[i].intent.body.byteLength;
+  }
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  out[0] = BLOCK_LAYOUT;
+  let at = 1;
+  for (let i = 0; i < events.length; i++) {
+    const body = events[i].intent.body;
+    view.setUint32(at, metas[i].byteLength);
+    out.set(metas[i], at + 4);
+    at += 4 + metas[i].byteLength;
+    view.setUint32(at, body.byteLength);
+    out.set(body, at + 4);
+    at += 4 + body.byteLength;
+  }
+  return out;
+}
+
+/** The byte ranges of a block's events: where each one's JSON and body lie. */
+interface EventSpan {
+  meta: [start: number, end: number];
+  body: [start: number, end: number];
+}
+
+function spans(bytes: Uint8Array): EventSpan[] {
+  if (bytes.byteLength < 1 || bytes[0] !== BLOCK_LAYOUT) {
+    throw new LayoutError("a block has an unknown layout");
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: EventSpan[] = [];
+  let at = 1;
+  while (at < bytes.byteLength) {
+    if (at + 4 > bytes.byteLength) throw new LayoutError("a block ends inside an event");
+    const metaEnd = at + 4 + view.getUint32(at);
+    if (metaEnd + 4 > bytes.byteLength) throw new LayoutError("a block ends inside an event");
+    const bodyEnd = metaEnd + 4 + view.getUint32(metaEnd);
+    if (bodyEnd > bytes.byteLength) throw new LayoutError("a block ends inside an event");
+    out.push({ meta: [at + 4, metaEnd], body: [metaEnd + 4, bodyEnd] });
+    at = bodyEnd;
+  }
+  return out;
+}
+
+function eventAt(bytes: Uint8Array, span: EventSpan): StoredEvent {
+  let meta: { type: EventType; intent: Omit<StoredIntent, "body"> };
+  try {
+    meta = JSON.parse(strictDecoder.decode(bytes.subarray(span.meta[0], span.meta[1])));
+  } catch {
+    throw new LayoutError("an event of a block is not JSON");
+  }
+  // A view into the value read: the body is read-only from here on.
+  const body = bytes.subarray(span.body[0], span.body[1]);
+  return { type: meta.type, intent: { ...meta.intent, body } };
+}
+
+/**
+ * The events of a stored block, from index `from` on.
+ *
+ * @throws {LayoutError} for a value of no known layout.
+ */
+export function decodeBlock(value: unknown, from = 0): StoredEvent[] {
+  if (value instanceof Uint8Array) return spans(value).slice(from).map((s) => eventAt(value, s));
+  // Written by an earlier version as an array of events.
+  if (Array.isArray(value)) return (value as StoredEvent[]).slice(from);
+  throw new LayoutError("a block has an unknown layout");
+}
+
+/** How many events a stored block holds. */
+export function blockLength(value: unknown): number {
+  if (value instanceof Uint8Array) return spans(value).length;
+  if (Array.isArray(value)) return value.length;
+  throw new LayoutError("a block has an unknown layout");
+}
+
+/** The event at `index` of a stored block, or undefined when it has none there. */
+export function decodeEventAt(value: unknown, index: number): StoredEvent | undefined {
+  if (value instanceof Uint8Array) {
+    const span = spans(value)[index];
+    return span && eventAt(value, span);
+  }
+  if (Array.isArray(value)) return (value as StoredEvent[])[index];
+  return undefined;
+}
+
+/** The size of a block's bytes before any event. */
+export const BLOCK_HEADER_BYTES = 1;
+/** What each event adds to a block besides its JSON and body: two lengths. */
+export const EVENT_FRAME_BYTES = 8;
+
+/**
+ * A document as stored: byte 0 is the layout (1), then a 16-bit big-endian
+ * length and the content type's UTF-8 bytes, then the document's bytes.
+ */
+export function encodeDocument(doc: StoredDocument): Uint8Array {
+  const type = encoder.encode(doc.contentType);
+  const out = new Uint8Array(3 + type.byteLength + doc.bytes.byteLength);
+  out[0] = DOCUMENT_LAYOUT;
+  new DataView(out.buffer).setUint16(1, type.byteLength);
+  out.set(type, 3);
+  out.set(doc.bytes, 3 + type.byteLength);
+  return out;
+}
+
+/** A stored document, or null when absent. */
+export function decodeDocument(value: unknown): StoredDocument | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Uint8Array) {
+    if (value.byteLength < 3 || value[0] !== DOCUMENT_LAYOUT) {
+      throw new LayoutError("a document has an unknown layout");
+    }
+    const length = new DataView(value.buffer, value.byteOffset).getUint16(1);
+    if (3 + length > value.byteLength) throw new LayoutError("a document has an unknown layout");
+    return {
+      contentType: decoder.decode(value.subarray(3, 3 + length)),
+      bytes: value.subarray(3 + length),
+    };
+  }
+  const doc = value as Partial<StoredDocument>;
+  if (typeof doc.contentType === "string" && doc.bytes instanceof Uint8Array) {
+    return { contentType: doc.contentType, bytes: doc.bytes };
+  }
+  throw new LayoutError("a document has an unknown layout");
+}
+
+/** The runtime configuration as stored: UTF-8 JSON. */
+export function encodeConfig(config: StoredConfig): Uint8Array {
+  return encoder.encode(
+    JSON.stringify({
+      evidence_extractor_url: config.evidence_extractor_url,
+      updated_at: config.updated_at,
+    }),
+  );
+}
+
+/** The stored runtime configuration, or null when absent. */
+export function decodeConfig(value: unknown): StoredConfig | null {
+  if (value === null || value === undefined) return null;
+  let parsed: unknown = value;
+  if (value instanceof Uint8Array) {
+    try {
+      parsed = JSON.parse(strictDecoder.decode(value));
+    } catch {
+      throw new LayoutError("the configuration is not JSON");
+    }
+  }
+  const config = parsed as Partial<StoredConfig>;
+  if (typeof config.evidence_extractor_url === "string" && typeof config.updated_at === "string") {
+    return { evidence_extractor_url: config.evidence_extractor_url, updated_at: config.updated_at };
+  }
+  throw new LayoutError("the configuration has an unknown layout");
+}
+
+/** True for a value in a layout of this version: bytes or a KvU64. */
+export function isCurrentLayout(value: unknown): boolean {
+  return value instanceof Uint8Array || value instanceof Deno.KvU64;
+}
+
+/** The value of a due-work entry: everything it says is in its key. */
+export const NO_DATA: Uint8Array = new Uint8Array(0);
