@@ -20,6 +20,7 @@ import {
   toKeyFile,
 } from "./mod.ts";
 import { DEFAULT_URL, HELP } from "./cli_help.ts";
+import { documentMediaType } from "./cli_media_type.ts";
 import {
   approveHint,
   describeApprovals,
@@ -73,13 +74,14 @@ async function keygen({ values, io, print }: Ctx): Promise<void> {
 async function addDocument(kind: "template" | "policy", { values, args, io, client, print }: Ctx) {
   const path = requireArg(args[0], "FILE");
   const bytes = await readInput(path, io);
-  const type = values["content-type"] ?? "application/json";
+  const type = values["content-type"] ?? documentMediaType(path, bytes);
   const c = client();
   const { id, created } = kind === "template"
     ? await c.addTemplate(bytes, type)
     : await c.addPolicy(bytes, type);
   // The id alone on standard output, so that `ID=$(deno task cli template add FILE)` works.
-  if (!values.json) console.error(`${created ? "stored" : "already stored"} ${kind}`);
+  // The type is named only when new: bytes stored before keep the type they were first sent with.
+  if (!values.json) console.error(created ? `stored ${kind} as ${type}` : `already stored ${kind}`);
   print(`${id}\n`, { id });
 }
 

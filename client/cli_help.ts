@@ -13,6 +13,19 @@ Common options:
   --json         print one JSON value on standard output, for scripts
   -h, --help     this help`;
 
+// One text for both: template add and policy add choose the content type alike.
+const MEDIA_TYPE_HELP =
+  `The content type sent and stored with it follows FILE's extension, in any case:
+  .json           application/json
+  .txt, .md       text/plain; charset=utf-8
+  .yaml, .yml     application/yaml
+  anything else   application/octet-stream
+Standard input is application/json when its text parses as JSON, else
+application/octet-stream. Only a document sent as application/json governs
+intents (with an "authorization" member naming signers and threshold); the
+service refuses one that looks governed sent as any other type.
+  --content-type TYPE  store it as TYPE, whatever FILE is`;
+
 /** Help by command name; `main` lists the commands. */
 export const HELP: Record<string, string> = {
   main: `Usage: deno task cli COMMAND [options]
@@ -48,7 +61,7 @@ ${COMMON_HELP}`,
 
 Stores FILE (or - for standard input) as a template; prints its id, the base58
 SHA-256 of the exact bytes. --json prints {"id": …}.
-  --content-type TYPE  stored content type (default application/json)
+${MEDIA_TYPE_HELP}
 ${COMMON_HELP}`,
   "template get": `Usage: deno task cli template get ID
 
@@ -58,7 +71,7 @@ ${COMMON_HELP}`,
 
 Stores FILE (or - for standard input) as a policy; prints its id, the base58
 SHA-256 of the exact bytes. --json prints {"id": …}.
-  --content-type TYPE  stored content type (default application/json)
+${MEDIA_TYPE_HELP}
 ${COMMON_HELP}`,
   "policy get": `Usage: deno task cli policy get ID
 

@@ -20,7 +20,7 @@ export interface Run {
 /** Runs `deno task cli ARGS` as a process, as a user or script would. */
 export async function cli(
   args: string[],
-  options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
+  options: { env?: Record<string, string>; stdin?: string | Uint8Array; cwd?: string } = {},
 ): Promise<Run> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["task", "cli", ...args],
@@ -33,7 +33,9 @@ export async function cli(
   }).spawn();
   if (options.stdin !== undefined) {
     const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(options.stdin));
+    const { stdin } = options;
+    // Bytes as they are, for input that is not UTF-8 text.
+    await writer.write(typeof stdin === "string" ? new TextEncoder().encode(stdin) : stdin);
     await writer.close();
   }
   const out = await child.output();
