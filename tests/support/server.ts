@@ -42,6 +42,8 @@ export interface StartOptions {
    * `["setpriv", "--inh-caps=-dac_override", "--"]`; default: none.
    */
   wrapper?: string[];
+  /** The Deno binary that runs the server (see `denoBinary`); default: this one. */
+  deno?: string;
 }
 
 /** A fresh temp directory's KV file path. */
@@ -58,7 +60,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const kvPath = options.kvPath ?? await tempKvPath();
   const adminToken = options.env?.ADMIN_TOKEN ?? "test-admin-token-0123456789";
   const serverArgs = ["run", "-A", "--quiet", join(projectRoot, "main.ts")];
-  const [program, ...args] = [...(options.wrapper ?? []), Deno.execPath(), ...serverArgs];
+  const deno = options.deno ?? Deno.execPath();
+  const [program, ...args] = [...(options.wrapper ?? []), deno, ...serverArgs];
   const command = new Deno.Command(program, {
     args,
     cwd: projectRoot,
