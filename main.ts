@@ -29,10 +29,14 @@ function defaultKvPath(args: string[]): string | undefined {
   return flag?.slice("--default-kv-path=".length) || undefined;
 }
 
+/** True for a KV_PATH that names a local file (not `:memory:`, not a KV Connect URL). */
+function isFilePath(path: string | undefined): path is string {
+  return path !== undefined && path !== ":memory:" && !/^https?:\/\//.test(path);
+}
+
 async function openKv(path: string | undefined): Promise<Deno.Kv> {
   if (path === undefined) return await Deno.openKv();
-  const isFile = path !== ":memory:" && !/^https?:\/\//.test(path);
-  if (isFile) await Deno.mkdir(dirname(path), { recursive: true });
+  if (isFilePath(path)) await Deno.mkdir(dirname(path), { recursive: true });
   return await Deno.openKv(path);
 }
 
@@ -105,7 +109,9 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     );
   }
   const now = () => new Date();
-  const store = new KvStore(kv, { now });
+  // On a local file a second handle reads ids ahead of their commits, beside the writer.
+  const readKv = isFilePath(kvPath) ? await Deno.openKv(kvPath) : undefined;
+  const store = new KvStore(kv, { now, readKv });
   try {
     const { rewritten, moved } = await store.upgrade(conversionProgress());
     if (rewritten > 0) console.error(`intents: rewrote ${rewritten} stored values as bytes`);
@@ -169,7 +175,10 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     requestLog.flush();
     // A commit still waiting on another process's lock would hold close() until
     // SQLite gives up (seconds). Every commit is atomic, so the file needs no close.
-    if (drained) kv.close();
+    if (drained) {
+      readKv?.close();
+      kv.close();
+    }
     console.error(
       drained
         ? "intents: stopped; every request was answered"

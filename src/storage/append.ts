@@ -21,6 +21,7 @@ import type { Feed, Head } from "./feed.ts";
 import { keys } from "./keys.ts";
 import { planCommit, refIdentity } from "./layout.ts";
 import { readMany } from "./read_many.ts";
+import type { ReadAhead } from "./read_ahead.ts";
 import { getIntentEntry } from "./read_intents.ts";
 
 /**
@@ -53,8 +54,9 @@ export function addEvents(
 }
 
 /**
- * Commits an operation that moved the feed head to `position` (see
- * {@link addEvents}), and tells the feed the new head when it succeeded.
+ * Commits an operation that moved the feed head from `moved.from` to
+ * `moved.position` (see {@link addEvents}), storing the intents `moved.ids`,
+ * and tells the feed the new head when it succeeded.
  *
  * @returns whether the commit succeeded; false when one of its checks failed.
  * @throws the error of a commit that threw; the feed then reads its head anew,
@@ -63,7 +65,7 @@ export function addEvents(
 export async function commitEvents(
   ctx: Pick<InsertContext, "feed" | "commit">,
   op: Deno.AtomicOperation,
-  position: number,
+  moved: { from: Head; position: number; ids?: readonly string[] },
 ): Promise<boolean> {
   let result: Deno.KvCommitResult | Deno.KvCommitError;
   try {
@@ -72,7 +74,10 @@ export async function commitEvents(
     ctx.feed.forget();
     throw error;
   }
-  if (result.ok) ctx.feed.advanced({ position, versionstamp: result.versionstamp });
+  if (result.ok) {
+    const head = { position: moved.position, versionstamp: result.versionstamp };
+    ctx.feed.advanced(head, moved.from.versionstamp, moved.ids);
+  }
   return result.ok;
 }
 
@@ -101,6 +106,8 @@ export interface InsertContext {
   staleRef: (ref: DocumentRef) => void;
   /** Runs a commit (retried while locked, its outcome recorded): `CommitLog.run`. */
   commit: <T>(write: () => Promise<T>) => Promise<T>;
+  /** Ids read ahead of their commit, when any were. */
+  ahead?: ReadAhead;
 }
 
 /** Failed commits in a row, with every check passing on reading, before giving up. */
@@ -155,7 +162,7 @@ export async function insertIntents(
     const plan = planCommit(open.map((i) => batch[i]));
     // Known without waiting, the head costs no read.
     const head = feed.known ?? await feed.head();
-    const taken = await takenIds(ctx, batch, open.slice(0, plan.count), results);
+    const taken = await takenIds(ctx, batch, open.slice(0, plan.count), results, head);
     if (taken.size > 0) {
       // Settled on reading; the others are planned again without them.
       open = open.filter((i) => !taken.has(i));
@@ -180,7 +187,9 @@ export async function insertIntents(
         intent: stored,
       };
     });
-    if (await commitEvents(ctx, op, addEvents(op, head, events, plan.blockOf))) {
+    const position = addEvents(op, head, events, plan.blockOf);
+    const ids = events.map((e) => e.intent.id);
+    if (await commitEvents(ctx, op, { from: head, position, ids })) {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
       open = open.slice(plan.count);
       stalls = 0;
@@ -201,9 +210,13 @@ export async function insertIntents(
 }
 
 /**
- * Reads the ids of `members` and settles those taken: "exists", or
- * "reference_changed" when their document changed as well (CONTRACT §4
- * orders a missing template or policy, 400, before an existing id, 409).
+ * Finds which ids of `members` are taken, as of `head`, and settles those:
+ * "exists", or "reference_changed" when their document changed as well
+ * (CONTRACT §4 orders a missing template or policy, 400, before an existing
+ * id, 409). A read made ahead serves when its snapshot's head led to `head`
+ * through this process's own commits alone (their ids count as taken);
+ * other ids are read now, after `head` was learned, which the commit's check
+ * of `head` covers.
  *
  * @returns the indices settled.
  */
@@ -212,9 +225,33 @@ async function takenIds(
   batch: readonly PendingIntent[],
   members: readonly number[],
   results: (InsertResult | undefined)[],
+  head: Head,
 ): Promise<Set<number>> {
-  const ids = await readMany(ctx.kv, members.map((i) => keys.intent(batch[i].intent.id)));
-  const taken = members.filter((_, k) => ids[k].versionstamp !== null);
+  const ahead = members.map((i) => ctx.ahead?.take(batch[i].intent.id));
+  // Reads still in flight are waited for: each began before this commit's turn.
+  const waits = new Set<Promise<void>>();
+  for (const read of ahead) if (read && read.head === undefined) waits.add(read.done);
+  if (waits.size > 0) await Promise.all(waits);
+  const since = new Map<string | null, Set<string> | null>();
+  const known: (boolean | undefined)[] = ahead.map((read, k) => {
+    if (!read || read.head === undefined) return undefined;
+    if (!since.has(read.head)) {
+      const stored = ctx.feed.storedSince(read.head, head.versionstamp);
+      since.set(read.head, stored && new Set(stored));
+    }
+    const stored = since.get(read.head);
+    const id = batch[members[k]].intent.id;
+    return stored ? read.taken.has(id) || stored.has(id) : undefined;
+  });
+  const unknown = members.filter((_, k) => known[k] === undefined);
+  if (unknown.length > 0) {
+    const read = await readMany(ctx.kv, unknown.map((i) => keys.intent(batch[i].intent.id)));
+    let u = 0;
+    members.forEach((_, k) => {
+      if (known[k] === undefined) known[k] = read[u++].versionstamp !== null;
+    });
+  }
+  const taken = members.filter((_, k) => known[k]);
   if (taken.length === 0) return new Set();
   const changed = await changedDocuments(ctx, batch, taken, results);
   for (const i of taken) if (!changed.has(i)) results[i] = { outcome: "exists" };
@@ -279,7 +316,7 @@ export async function appendChange(
       op.delete(expiryKey(entry.intent));
     }
     const position = addEvents(op, head, [{ type: change.type, intent: change.intent }], [0]);
-    if (await commitEvents(ctx, op, position)) return change.intent;
+    if (await commitEvents(ctx, op, { from: head, position })) return change.intent;
     // The head moved, the intent changed, or both: read both again.
     await feed.freshHead();
     entry = await getIntentEntry(kv, id);

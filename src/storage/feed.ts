@@ -32,6 +32,16 @@ interface Waiter {
   wake: (woken: boolean) => void;
 }
 
+/** A commit of this process that moved the head: from which version, to which, storing which ids. */
+interface OwnCommit {
+  from: string | null;
+  to: string;
+  ids: readonly string[];
+}
+
+/** Own commits remembered, at most: reads older than these are made again. */
+const OWN_COMMITS = 64;
+
 /** How often the head is read while anyone waits: well within the 2 s delivery bound. */
 export const HEAD_POLL_MS = 500;
 
@@ -50,6 +60,8 @@ export class Feed {
   readonly #waiters = new Set<Waiter>();
   #watch: ReadableStreamDefaultReader<Deno.KvEntryMaybe<unknown>[]> | undefined;
   #poll: ReturnType<typeof setInterval> | undefined;
+  /** This process's latest commits that moved the head, oldest first. */
+  #own: OwnCommit[] = [];
 
   /** @param kv an open KV handle; the caller closes it. */
   constructor(kv: Deno.Kv) {
@@ -74,9 +86,30 @@ export class Feed {
     return head;
   }
 
-  /** Records the head after a commit of this process moved it, and wakes whoever waits. */
-  advanced(head: Head): void {
+  /**
+   * Records the head after a commit of this process moved it from the
+   * version `from`, storing `ids`, and wakes whoever waits.
+   */
+  advanced(head: Head, from: string | null, ids: readonly string[] = []): void {
+    this.#own.push({ from, to: head.versionstamp!, ids });
+    if (this.#own.length > OWN_COMMITS) this.#own.shift();
     this.#learn(head);
+  }
+
+  /**
+   * The ids this process's own commits stored from the head version `since`
+   * to the head version `until`, when only its own commits lie between them
+   * ([] when they are the same); null when that is not known.
+   */
+  storedSince(since: string | null, until: string | null): string[] | null {
+    const ids: string[] = [];
+    let at = until;
+    for (let i = this.#own.length - 1; at !== since; i--) {
+      if (i < 0 || this.#own[i].to !== at) return null;
+      ids.push(...this.#own[i].ids);
+      at = this.#own[i].from;
+    }
+    return ids;
   }
 
   /** Forgets the head (a commit failed): the next {@link head} reads it from KV. */

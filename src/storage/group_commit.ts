@@ -28,6 +28,11 @@ export interface GroupCommitOptions {
   batchMax: number;
   /** Commits one batch, e.g. `(b) => store.insertIntents(b)`. */
   commit: CommitBatch;
+  /**
+   * Told of each insert as it arrives, before its batch is formed, e.g. to
+   * read its id while the commit before it is in flight.
+   */
+  arrived?: (pending: PendingIntent) => void;
 }
 
 interface Waiter {
@@ -62,7 +67,7 @@ interface Batch {
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  */
 export function createGroupCommitWriter(options: GroupCommitOptions): IntentWriter {
-  const { batchMax, commit } = options;
+  const { batchMax, commit, arrived } = options;
   if (!Number.isInteger(batchMax) || batchMax < 1) {
     throw new RangeError("batchMax must be a whole number of at least 1");
   }
@@ -149,6 +154,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
 
   return {
     insert(pending: PendingIntent): Promise<InsertResult> {
+      arrived?.(pending);
       return new Promise<InsertResult>((resolve, reject) => {
         queue.push({ pending, resolve, reject });
         if (!running) {

@@ -33,6 +33,7 @@ import { convertValues } from "./convert.ts";
 import { keys } from "./keys.ts";
 import { getIntentEntry, listIntents } from "./read_intents.ts";
 import { CommitLog } from "./commits.ts";
+import { ReadAhead } from "./read_ahead.ts";
 import { moveEarlierBlocks } from "./upgrade.ts";
 
 /** Template/policy references remembered (a few hundred bytes each). */
@@ -46,6 +47,13 @@ function documentCacheKey(kind: DocumentKind, id: string): string {
 export interface KvStoreOptions {
   /** The clock that stamps acceptance times; defaults to the system clock. */
   now?: () => Date;
+  /**
+   * A second handle on the same local KV file, for reads made ahead of
+   * commits: on a file, a handle's reads wait behind its commits, and a second
+   * one reads beside them. Default: the store's own handle (on a networked KV
+   * reads and commits go out side by side anyway). The caller closes it.
+   */
+  readKv?: Deno.Kv;
 }
 
 /** The service's storage on one `Deno.Kv`. */
@@ -57,6 +65,7 @@ export class KvStore implements Store {
   readonly #refs = new LruCache<DocumentRef>(DOCUMENT_REFS_CACHED);
   /** Every write goes through it: retries, storage failures, the latest outcome. */
   readonly #commits: CommitLog;
+  readonly #ahead: ReadAhead;
 
   /** @param kv an open KV handle; the caller closes it. */
   constructor(kv: Deno.Kv, options: KvStoreOptions = {}) {
@@ -64,6 +73,15 @@ export class KvStore implements Store {
     this.#now = options.now ?? (() => new Date());
     this.#feed = new Feed(kv);
     this.#commits = new CommitLog(this.#now);
+    this.#ahead = new ReadAhead(options.readKv ?? kv);
+  }
+
+  /**
+   * Starts reading an intent's id ahead of the commit that will store it
+   * (see `read_ahead.ts`): the group commit asks as each insert arrives.
+   */
+  readAhead(id: string): void {
+    this.#ahead.ask(id);
   }
 
   /**
@@ -130,6 +148,7 @@ export class KvStore implements Store {
         now: this.#now,
         staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
         commit: this.#commit,
+        ahead: this.#ahead,
       }, batch)
     );
   }

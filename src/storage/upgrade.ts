@@ -94,6 +94,8 @@ export async function moveEarlierBlocks(
     });
     const { blockOf } = planCommit(intents.map((intent) => ({ intent })));
     // A failed check: another process moved some of them, or appended, first; read again.
-    if (await commitEvents(ctx, op, addEvents(op, head, events, blockOf))) moved += events.length;
+    const position = addEvents(op, head, events, blockOf);
+    const ids = events.map((e) => e.intent.id);
+    if (await commitEvents(ctx, op, { from: head, position, ids })) moved += events.length;
   }
 }

@@ -9,6 +9,9 @@
 import type { IntentWriter, Store } from "../domain/store.ts";
 import { createGroupCommitWriter } from "./group_commit.ts";
 
+/** What the writer needs of the store: inserts, and reads of ids ahead of them when it has them. */
+export type WriterStore = Pick<Store, "insertIntents"> & { readAhead?: (id: string) => void };
+
 /**
  * Builds the writer for the settings.
  *
@@ -21,12 +24,14 @@ import { createGroupCommitWriter } from "./group_commit.ts";
  * const writer = createWriter(store, { batchMax: 32 });
  * ```
  */
-export function createWriter(store: Store, options: { batchMax: number }): IntentWriter {
+export function createWriter(store: WriterStore, options: { batchMax: number }): IntentWriter {
   if (options.batchMax === 1) {
     return { insert: async (pending) => (await store.insertIntents([pending]))[0] };
   }
   return createGroupCommitWriter({
     batchMax: options.batchMax,
     commit: (batch) => store.insertIntents(batch),
+    // Its id is read while the commit before it is in flight.
+    arrived: store.readAhead && ((pending) => store.readAhead!(pending.intent.id)),
   });
 }

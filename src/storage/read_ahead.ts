@@ -1,0 +1,87 @@
+/**
+ * Reads of intent ids made ahead of the commit that stores them.
+ *
+ * A commit does not check each id it stores (denokv allows ten checks a
+ * commit): it checks the feed head, which every write of a pointer moves,
+ * so a read of an id is still true at a commit whose head check passes when
+ * the read's snapshot holds that head, or an earlier one from which only
+ * this process's own commits led there (`Feed.storedSince`), whose ids are
+ * known. Reading an id as its request arrives, while the commit before it is
+ * in flight, takes the read off the commit's path: Deno KV reads cost about
+ * 15 µs a key on a local file (waiting behind the handle's commits), a round
+ * trip on a networked KV.
+ *
+ * Each read asks for the head with the ids, so its snapshot says which head
+ * it saw.
+ * @module
+ */
+
+import { keys } from "./keys.ts";
+import { KV_READ_KEYS } from "./layout.ts";
+
+/** One `getMany` of ids read ahead: what it found, once it answered. */
+export interface AheadRead {
+  /** Settles once the read answered (or failed: then `head` stays undefined). */
+  readonly done: Promise<void>;
+  /** The head's version in the read's snapshot (null: the feed was empty); undefined until read. */
+  head: string | null | undefined;
+  /** The ids of the read found taken. */
+  readonly taken: Set<string>;
+}
+
+/** Ids asked and not taken yet, at most: a bound should asks ever go unclaimed. */
+const MAX_WAITING = 10_000;
+
+/** Ids read ahead, nine and the head to a `getMany`. */
+export class ReadAhead {
+  readonly #kv: Deno.Kv;
+  readonly #reads = new Map<string, AheadRead>();
+  #asked: string[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** @param kv the handle to read with (on a local file, a second handle reads beside the writer). */
+  constructor(kv: Deno.Kv) {
+    this.#kv = kv;
+  }
+
+  /** Starts reading `id`, with others asked in the same turn of the event loop. */
+  ask(id: string): void {
+    if (this.#reads.has(id) || this.#asked.includes(id)) return;
+    this.#asked.push(id);
+    // One key of each read is the head.
+    if (this.#asked.length === KV_READ_KEYS - 1) this.#flush();
+    else this.#timer ??= setTimeout(() => this.#flush(), 0);
+  }
+
+  /** The read of `id`, when one was asked; it is forgotten (a read serves one commit). */
+  take(id: string): AheadRead | undefined {
+    const read = this.#reads.get(id);
+    this.#reads.delete(id);
+    return read;
+  }
+
+  #flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const ids = this.#asked;
+    this.#asked = [];
+    if (ids.length === 0) return;
+    if (this.#reads.size >= MAX_WAITING) this.#reads.clear();
+    const read: { -readonly [K in keyof AheadRead]: AheadRead[K] } = {
+      done: Promise.resolve(),
+      head: undefined,
+      taken: new Set(),
+    };
+    read.done = this.#kv.getMany([keys.feedHead, ...ids.map((id) => keys.intent(id))]).then(
+      (entries) => {
+        read.head = entries[0].versionstamp;
+        for (let i = 0; i < ids.length; i++) {
+          if (entries[i + 1].versionstamp !== null) read.taken.add(ids[i]);
+        }
+      },
+      // A failed read is read again on the commit's path.
+      () => {},
+    );
+    for (const id of ids) this.#reads.set(id, read);
+  }
+}
