@@ -11,6 +11,10 @@
  */
 
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+// A static import puts the package in the module graph, so `deno run` and
+// `deno test` fetch it (pinned in deno.json and deno.lock) before running.
+import addonPackage from "@deno/kv-linux-x64-gnu/package.json" with { type: "json" };
 
 /** The addon's exports, as declared by `@deno/kv` (`esm/napi_based.d.ts`). */
 interface NapiKv {
@@ -41,17 +45,19 @@ let loaded: NapiKv | undefined;
 
 /**
  * Loads the addon once per process. Deno loads a `.node` file only through
- * `require()`, never through `import`, so this goes through `createRequire`;
- * the bare name resolves through `deno.json`'s import map to the pinned npm
- * package.
+ * `require()`, never through `import`. `require` of the bare package name
+ * resolves through the import map in Deno 2.9 but not in 2.5 ("Cannot find
+ * module"), so the file is required by its path in the npm cache, found from
+ * the package's own `package.json`.
  *
  * @throws {Error} if the package is missing or its exports are not the
  * expected functions.
  */
 function napi(): NapiKv {
   if (loaded) return loaded;
-  const require = createRequire(import.meta.url);
-  const addon: unknown = require("@deno/kv-linux-x64-gnu");
+  const packageJson = import.meta.resolve("@deno/kv-linux-x64-gnu/package.json");
+  const file = fileURLToPath(new URL(addonPackage.main, packageJson));
+  const addon: unknown = createRequire(import.meta.url)(file);
   const record = addon as Record<string, unknown>;
   const missing = NAPI_FUNCTIONS.filter((name) => typeof record?.[name] !== "function");
   if (missing.length > 0) {
