@@ -87,7 +87,10 @@ function backendError(error: unknown): BackendError {
 export interface BackendWatch {
   /** The next `WatchOutput` message, or undefined once the watch has ended. */
   next(): Promise<Uint8Array | undefined>;
-  /** Ends the watch; a pending `next()` then resolves at the keys' next change. */
+  /**
+   * Ends the watch. A pending `next()` still waits for the keys' next change
+   * (the addon cannot wake it), and until then it keeps the event loop alive.
+   */
   end(): void;
 }
 

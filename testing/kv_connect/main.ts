@@ -63,8 +63,10 @@ async function main(): Promise<void> {
   Deno.addSignalListener("SIGTERM", stop);
   Deno.addSignalListener("SIGINT", stop);
   await server.finished;
-  Deno.removeSignalListener("SIGTERM", stop);
-  Deno.removeSignalListener("SIGINT", stop);
+  // A watch the client dropped leaves the addon's dequeue pending until its
+  // keys next change, and that pending call keeps the event loop alive
+  // (observed: the process lingered after a clean shutdown), so exit here.
+  Deno.exit(0);
 }
 
 if (import.meta.main) await main();
