@@ -1,0 +1,141 @@
+/**
+ * Starts a KV Connect server (`main.ts` beside this file) as a process of its
+ * own, the way a self-hosted denokv runs beside the service.
+ *
+ * ```ts
+ * const server = await startKvConnectServer();
+ * Deno.env.set("DENO_KV_ACCESS_TOKEN", server.token);
+ * const kv = await Deno.openKv(server.url);
+ * // ...
+ * kv.close();
+ * await server.close();
+ * ```
+ * @module
+ */
+
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const projectRoot = join(here, "..", "..");
+const LISTEN_TIMEOUT_MS = 20_000;
+
+/** Options of {@link startKvConnectServer}. */
+export interface StartKvConnectOptions {
+  /** SQLite file; default: `kv.sqlite` in a new temp directory. */
+  path?: string;
+  /** Access token; default: a random one. */
+  token?: string;
+}
+
+/** A running server process. */
+export interface StartedKvConnectServer {
+  /** The KV Connect URL, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  /** The token to set as `DENO_KV_ACCESS_TOKEN`. */
+  token: string;
+  /** The SQLite file the server keeps its data in. */
+  path: string;
+  /** Stops the process (SIGTERM) and waits for it to exit. */
+  close(): Promise<void>;
+}
+
+function randomToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Spawns `deno run -A testing/kv_connect/main.ts` on a free port and waits
+ * until it prints the address it listens on.
+ *
+ * @throws {Error} if the process exits or stays silent for 20 s before it
+ * listens; its stderr is in the message.
+ */
+export async function startKvConnectServer(
+  options: StartKvConnectOptions = {},
+): Promise<StartedKvConnectServer> {
+  const path = options.path ??
+    join(await Deno.makeTempDir({ prefix: "kv-connect-" }), "kv.sqlite");
+  const token = options.token ?? randomToken();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--quiet",
+      "--config",
+      join(projectRoot, "deno.json"),
+      join(here, "main.ts"),
+      "--port",
+      "0",
+      "--path",
+      path,
+    ],
+    cwd: projectRoot,
+    env: { DENO_KV_ACCESS_TOKEN: token },
+    stdin: "null",
+    stdout: "inherit",
+    stderr: "piped",
+  }).spawn();
+
+  let stderr = "";
+  let resolveUrl!: (url: string) => void;
+  let rejectUrl!: (error: Error) => void;
+  const listening = new Promise<string>((resolve, reject) => {
+    resolveUrl = resolve;
+    rejectUrl = reject;
+  });
+  const decoder = new TextDecoder();
+  const drained = (async () => {
+    for await (const chunk of child.stderr) {
+      stderr += decoder.decode(chunk, { stream: true });
+      const match = /kv-connect listening on (http:\/\/\S+)/.exec(stderr);
+      if (match) resolveUrl(match[1]);
+      // Past the start, stderr is drained (so the child never blocks on a
+      // full pipe) and kept for an error message.
+      if (stderr.length > 64_000) stderr = stderr.slice(-32_000);
+    }
+  })();
+  const status = child.status.then((s) => {
+    rejectUrl(new Error(`kv-connect server exited with ${s.code} before listening: ${stderr}`));
+    return s;
+  });
+  const timer = setTimeout(() => {
+    rejectUrl(new Error(`kv-connect server did not listen within 20 s: ${stderr}`));
+  }, LISTEN_TIMEOUT_MS);
+
+  let url: string;
+  try {
+    url = await listening;
+  } catch (error) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+    await status;
+    await drained;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    token,
+    path,
+    close() {
+      closing ??= (async () => {
+        try {
+          child.kill("SIGTERM");
+        } catch {
+          // Already gone.
+        }
+        await status;
+        await drained;
+      })();
+      return closing;
+    },
+  };
+}
