@@ -16,7 +16,8 @@
  * random UUIDv4s), `--governed` (the template or policy is governed, its one signer the load's
  * Ed25519 key with weight = threshold, so every intent is accepted at once), `--pid P`
  * (read the server's memory from /proc), `--spawn` (start `main.ts` with a
- * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`, default 32; `--server S` spawns
+ * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`, default 32; `--kv-connect` gives it
+ * a KV Connect server of its own instead of the file, see `testing/kv_connect/`; `--server S` spawns
  * another script instead, e.g. `tools/minimal_server.ts`; `--base DIR` runs
  * the script of another checkout of the project, from that folder, to compare
  * commits), `--warmup W`
@@ -47,6 +48,7 @@ import {
   summary,
   webCryptoSigner,
 } from "./_load_parts.ts";
+import { type StartedKvConnectServer, startKvConnectServer } from "../testing/kv_connect/start.ts";
 
 const MAX_N = 1_000_000;
 const MAX_CONCURRENCY = 1024;
@@ -70,6 +72,8 @@ interface Options {
   server: string;
   /** The checkout `--spawn` runs the server from (this one unless `--base`). */
   base: string;
+  /** `--spawn` keeps its data in a KV Connect server started for it, not a file. */
+  kvConnect: boolean;
   warmup: number;
   maxSeconds: number;
   origin: string;
@@ -88,7 +92,7 @@ function intOption(raw: string | undefined, name: string, fallback: number, max:
 }
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
-  "[--server S] [--base DIR]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
+  "[--server S] [--base DIR] [--kv-connect]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
   "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--json]";
 
 function readOptions(args: string[]): Options {
@@ -120,6 +124,7 @@ function parseOptions(args: string[]) {
       "batch-max": { type: "string" },
       server: { type: "string" },
       base: { type: "string" },
+      "kv-connect": { type: "boolean" },
       warmup: { type: "string" },
       "max-seconds": { type: "string" },
       origin: { type: "string" },
@@ -151,6 +156,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     batchMax: intOption(values["batch-max"], "batch-max", 32, 99),
     server: values.server ?? "main.ts",
     base: values.base === undefined ? projectRoot : resolve(values.base),
+    kvConnect: values["kv-connect"] ?? false,
     warmup: intOption(values.warmup, "warmup", 1000, MAX_N),
     maxSeconds: intOption(values["max-seconds"], "max-seconds", 300, 3600),
     origin: values.origin ?? "http://localhost:8000",
@@ -159,6 +165,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
   if (options.n < 1 || options.concurrency < 1) fail("--n and --concurrency must be at least 1");
   if (options.spawn === (options.url !== undefined)) fail("give exactly one of --url and --spawn");
   if (values.base !== undefined && !options.spawn) fail("--base needs --spawn");
+  if (options.kvConnect && !options.spawn) fail("--kv-connect needs --spawn");
   if (options.governed && kind !== "ed25519") fail("--governed goes with --kind ed25519");
   if (values.ids !== undefined && values.ids !== "v4" && values.ids !== "v7") {
     fail("--ids must be v4 or v7");
@@ -184,15 +191,19 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
 async function main(): Promise<void> {
   const options = readOptions(Deno.args);
   let spawned: Spawned | undefined;
+  let kvConnect: StartedKvConnectServer | undefined;
   try {
+    kvConnect = options.kvConnect ? await startKvConnectServer() : undefined;
     spawned = options.spawn
       ? await spawnServer({
         script: options.server,
         batchMax: options.batchMax,
         root: options.base,
+        env: kvConnect && { KV_PATH: kvConnect.url, DENO_KV_ACCESS_TOKEN: kvConnect.token },
       })
       : undefined;
   } catch (error) {
+    await kvConnect?.close();
     fail(error instanceof Error ? error.message : String(error));
   }
   try {
@@ -278,6 +289,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await spawned?.stop();
+    await kvConnect?.close();
   }
 }
 

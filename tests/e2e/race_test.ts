@@ -1,13 +1,12 @@
 /**
  * Races: 200 concurrent submissions of one id, in both variants and from
  * several signers (so the bodies differ), against one server and against two
- * server processes sharing one KV file, in both writer modes. Exactly one
- * answer is 201, every other is 409 `intent_exists`, and the stored record is
- * the one the 201 returned.
+ * server processes sharing one store, in both writer modes, on a KV file and
+ * over KV Connect. Exactly one answer is 201, every other is 409
+ * `intent_exists`, and the stored record is the one the 201 returned.
  */
 
 import assert from "node:assert/strict";
-import { dirname } from "node:path";
 import {
   type Ed25519Key,
   generateEd25519Key,
@@ -16,6 +15,7 @@ import {
   signVariantB,
 } from "../../client/mod.ts";
 import { startServer, type TestServer } from "../support/server.ts";
+import { storeTest, type TestStore } from "../support/stores.ts";
 
 const RACERS = 200;
 const ROUNDS = 5;
@@ -40,15 +40,18 @@ function racingBodies(id: string, templateId: string, policyId: string): string[
   return bodies;
 }
 
-async function race(options: { batchMax: number; processes: 1 | 2 }): Promise<void> {
+async function race(
+  store: TestStore,
+  options: { batchMax: number; processes: 1 | 2 },
+): Promise<void> {
   const env = { COMMIT_BATCH_MAX: String(options.batchMax) };
-  const servers: TestServer[] = [await startServer({ env })];
+  const servers: TestServer[] = [await startServer({ env, kvPath: store.kvPath })];
   const http = Deno.createHttpClient({});
   try {
     if (options.processes === 2) {
       // The second verifies on its serving thread, the first on a worker: both paths race.
       const inline = { ...env, VERIFY_WORKERS: "0" };
-      servers.push(await startServer({ env: inline, kvPath: servers[0].kvPath }));
+      servers.push(await startServer({ env: inline, kvPath: store.kvPath }));
     }
     const admin = new IntentsClient({ url: servers[0].url, token: servers[0].adminToken });
     const templateId = (await admin.addTemplate(`{"race":"template"}`)).id;
@@ -99,19 +102,17 @@ async function race(options: { batchMax: number; processes: 1 | 2 }): Promise<vo
   } finally {
     http.close();
     for (const server of servers) await server.stop();
-    await Deno.remove(dirname(servers[0].kvPath), { recursive: true });
   }
 }
 
 for (const batchMax of [1, 32]) {
-  Deno.test(`one 201 among 200 racers on one server (COMMIT_BATCH_MAX=${batchMax})`, async () => {
-    await race({ batchMax, processes: 1 });
-  });
+  storeTest(
+    `one 201 among 200 racers on one server (COMMIT_BATCH_MAX=${batchMax})`,
+    (store) => race(store, { batchMax, processes: 1 }),
+  );
 
-  Deno.test(
-    `one 201 among 200 racers on two processes sharing a KV file (COMMIT_BATCH_MAX=${batchMax})`,
-    async () => {
-      await race({ batchMax, processes: 2 });
-    },
+  storeTest(
+    `one 201 among 200 racers on two processes sharing a store (COMMIT_BATCH_MAX=${batchMax})`,
+    (store) => race(store, { batchMax, processes: 2 }),
   );
 }

@@ -1,0 +1,87 @@
+/**
+ * The stores the suites that matter run on, one suite for both: a local KV
+ * file, and a KV Connect server (denokv's own SQLite backend behind the KV
+ * Connect protocol, with denokv's limits), as a self-hosted denokv or the
+ * managed KV of Deno Deploy are reached.
+ * @module
+ */
+
+import { dirname } from "node:path";
+import { startKvConnectServer } from "../../testing/kv_connect/start.ts";
+import { tempKvPath } from "./server.ts";
+
+/** Which store: a KV file, or a KV Connect URL. */
+export type StoreKind = "file" | "kv_connect";
+
+/** Every kind, in the order tests are registered. */
+export const STORE_KINDS: readonly StoreKind[] = ["file", "kv_connect"];
+
+/**
+ * The access token of every KV Connect server the tests start. It is set in
+ * this process's environment, which the server processes inherit, so that
+ * `Deno.openKv(url)` works here and there.
+ */
+const KV_CONNECT_TOKEN = "kv-connect-test-token-0123456789";
+
+/** A store for the servers of one test. */
+export interface TestStore {
+  kind: StoreKind;
+  /** `KV_PATH` for the servers: a file path or a KV Connect URL. */
+  kvPath: string;
+  /** A handle of the test's own, e.g. to audit what the servers stored; the caller closes it. */
+  open(): Promise<Deno.Kv>;
+  /** Removes the store: its file, or its KV Connect server and that server's file. */
+  close(): Promise<void>;
+}
+
+/** Starts an empty store of `kind`. */
+export async function newTestStore(kind: StoreKind): Promise<TestStore> {
+  if (kind === "file") {
+    const kvPath = await tempKvPath();
+    return {
+      kind,
+      kvPath,
+      open: () => Deno.openKv(kvPath),
+      close: () => Deno.remove(dirname(kvPath), { recursive: true }).catch(() => {}),
+    };
+  }
+  Deno.env.set("DENO_KV_ACCESS_TOKEN", KV_CONNECT_TOKEN);
+  const server = await startKvConnectServer({ token: KV_CONNECT_TOKEN });
+  return {
+    kind,
+    kvPath: server.url,
+    open: () => Deno.openKv(server.url),
+    close: async () => {
+      await server.close();
+      await Deno.remove(dirname(server.path), { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+const LABEL: Record<StoreKind, string> = { file: "KV file", kv_connect: "KV Connect" };
+
+/**
+ * Registers `fn` as one test per store kind, each named `name` with its
+ * store ("… [KV file]", "… [KV Connect]"), each with a fresh store that is
+ * removed afterwards.
+ */
+export function storeTest(
+  name: string,
+  fn: (store: TestStore) => Promise<void>,
+  options: Omit<Deno.TestDefinition, "name" | "fn"> = {},
+): void {
+  for (const kind of STORE_KINDS) {
+    Deno.test({
+      ...options,
+      name: `${name} [${LABEL[kind]}]`,
+      fn: async () => {
+        const store = await newTestStore(kind);
+        try {
+          await fn(store);
+        } finally {
+          await store.close();
+        }
+      },
+    });
+  }
+}
