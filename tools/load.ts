@@ -17,7 +17,8 @@
  * Ed25519 key with weight = threshold, so every intent is accepted at once), `--pid P`
  * (read the server's memory from /proc), `--spawn` (start `main.ts` with a
  * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`, default 32; `--kv-connect` gives it
- * a KV Connect server of its own instead of the file, see `testing/kv_connect/`; `--server S` spawns
+ * a KV Connect server of its own instead of the file, see `testing/kv_connect/`; `--deploy` starts
+ * it as Deno Deploy does (no V8 flags, `DENO_DEPLOY=true`); `--server S` spawns
  * another script instead, e.g. `tools/minimal_server.ts`; `--base DIR` runs
  * the script of another checkout of the project, from that folder, to compare
  * commits), `--warmup W`
@@ -74,6 +75,8 @@ interface Options {
   base: string;
   /** `--spawn` keeps its data in a KV Connect server started for it, not a file. */
   kvConnect: boolean;
+  /** `--spawn` starts the server as Deno Deploy does. */
+  deploy: boolean;
   warmup: number;
   maxSeconds: number;
   origin: string;
@@ -92,7 +95,7 @@ function intOption(raw: string | undefined, name: string, fallback: number, max:
 }
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
-  "[--server S] [--base DIR] [--kv-connect]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
+  "[--server S] [--base DIR] [--kv-connect] [--deploy]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
   "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--json]";
 
 function readOptions(args: string[]): Options {
@@ -125,6 +128,7 @@ function parseOptions(args: string[]) {
       server: { type: "string" },
       base: { type: "string" },
       "kv-connect": { type: "boolean" },
+      deploy: { type: "boolean" },
       warmup: { type: "string" },
       "max-seconds": { type: "string" },
       origin: { type: "string" },
@@ -157,6 +161,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     server: values.server ?? "main.ts",
     base: values.base === undefined ? projectRoot : resolve(values.base),
     kvConnect: values["kv-connect"] ?? false,
+    deploy: values.deploy ?? false,
     warmup: intOption(values.warmup, "warmup", 1000, MAX_N),
     maxSeconds: intOption(values["max-seconds"], "max-seconds", 300, 3600),
     origin: values.origin ?? "http://localhost:8000",
@@ -165,7 +170,9 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
   if (options.n < 1 || options.concurrency < 1) fail("--n and --concurrency must be at least 1");
   if (options.spawn === (options.url !== undefined)) fail("give exactly one of --url and --spawn");
   if (values.base !== undefined && !options.spawn) fail("--base needs --spawn");
-  if (options.kvConnect && !options.spawn) fail("--kv-connect needs --spawn");
+  if ((options.kvConnect || options.deploy) && !options.spawn) {
+    fail("--kv-connect and --deploy need --spawn");
+  }
   if (options.governed && kind !== "ed25519") fail("--governed goes with --kind ed25519");
   if (values.ids !== undefined && values.ids !== "v4" && values.ids !== "v7") {
     fail("--ids must be v4 or v7");
@@ -200,6 +207,7 @@ async function main(): Promise<void> {
         batchMax: options.batchMax,
         root: options.base,
         env: kvConnect && { KV_PATH: kvConnect.url, DENO_KV_ACCESS_TOKEN: kvConnect.token },
+        deploy: options.deploy,
       })
       : undefined;
   } catch (error) {
@@ -241,7 +249,9 @@ async function main(): Promise<void> {
       mode: spawned
         ? `spawned ${options.server}${
           options.base === projectRoot ? "" : ` of ${options.base}`
-        }, COMMIT_BATCH_MAX=${options.batchMax}`
+        }, COMMIT_BATCH_MAX=${options.batchMax}${options.kvConnect ? ", KV Connect" : ""}${
+          options.deploy ? ", as Deno Deploy starts it" : ""
+        }`
         : `running server at ${url}`,
       commit: spawned ? await commitOf(options.base) : null,
       variant: options.variant,

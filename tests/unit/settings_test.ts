@@ -117,3 +117,12 @@ for (const [name, value] of MALFORMED) {
     );
   });
 }
+
+Deno.test("where DENO_DEPLOY=true, SHUTDOWN_TIMEOUT_MS defaults to 4000 (Deploy kills 5 s after SIGINT)", () => {
+  assert.equal(readSettings({ DENO_DEPLOY: "true" }).shutdownTimeoutMs, 4000);
+  assert.equal(readSettings({ DENO_DEPLOY: "1" }).shutdownTimeoutMs, 10000);
+  assert.equal(
+    readSettings({ DENO_DEPLOY: "true", SHUTDOWN_TIMEOUT_MS: "3000" }).shutdownTimeoutMs,
+    3000,
+  );
+});
