@@ -1,6 +1,6 @@
 /**
  * The service's error vocabulary: every failure a client can see is a
- * {@link ServiceError} with an HTTP status and a stable machine-readable code.
+ * {@link ServiceError} with a stable machine-readable code.
  * @module
  */
 
@@ -37,32 +37,27 @@ export const ERROR_CODES = [
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /**
- * An error whose message is safe to show to the client.
+ * A refusal whose message is safe to show to the client: a stable code and
+ * a message. It says nothing of HTTP; the edge maps each code to its status
+ * (`src/http/respond.ts`).
  *
  * @example
  * ```ts
- * throw new ServiceError(400, "invalid_body", "payload.id: expected a string");
+ * throw new ServiceError("invalid_body", "payload.id: expected a string");
  * ```
  */
 export class ServiceError extends Error {
   override name = "ServiceError";
   /**
-   * @param status HTTP status code of the response.
    * @param code stable error code sent as `code`.
    * @param message human-readable, safe to send; never contains raw input.
-   * @param headers extra response headers (e.g. `WWW-Authenticate`, `Allow`).
    */
-  constructor(
-    readonly status: number,
-    readonly code: ErrorCode,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
+  constructor(readonly code: ErrorCode, message: string) {
     super(message);
   }
 }
 
-/** A 400 with the given code and message. */
+/** A refusal with the given code and message (a 400 at the edge for the codes that are). */
 export function badRequest(code: ErrorCode, message: string): ServiceError {
-  return new ServiceError(400, code, message);
+  return new ServiceError(code, message);
 }

@@ -29,7 +29,7 @@ export interface ApproveDeps extends VerifyContext {
   now: () => Date;
 }
 
-const NO_SUCH = () => new ServiceError(404, "not_found", "no such intent awaiting approvals");
+const NO_SUCH = () => new ServiceError("not_found", "no such intent awaiting approvals");
 
 /**
  * The view of `GET /intents/{id}/approvals`: for a pending intent what its
@@ -95,7 +95,7 @@ export async function approveIntent(deps: ApproveDeps, id: string | null, value:
   const found = await deps.store.getIntent(id);
   if (!found?.approval) throw NO_SUCH();
   const notPending = (intent: StoredIntent, now: Date) =>
-    new ServiceError(409, "not_pending", `the intent is ${stateAt(intent, now)}`);
+    new ServiceError("not_pending", `the intent is ${stateAt(intent, now)}`);
   if (stateAt(found, deps.now()) !== "pending") throw notPending(found, deps.now());
   // Verified once: the signed object of an intent never changes.
   await verifySignature(signature, canonicalBytes(signedObject(found)), deps);
@@ -109,13 +109,12 @@ export async function approveIntent(deps: ApproveDeps, id: string | null, value:
     const key = signerText(approval, signature.keyId);
     if (key === undefined) {
       throw new ServiceError(
-        403,
         "signer_not_authorized",
         `${signature.path}: the key is not a signer of the document`,
       );
     }
     if (approval.approvals.some((a) => a.key === key)) {
-      throw new ServiceError(409, "already_approved", "this key has approved the intent");
+      throw new ServiceError("already_approved", "this key has approved the intent");
     }
     const approvals = [...approval.approvals, { key, kind: signature.kind, at: now.toISOString() }];
     const next = { ...approval, approvals };

@@ -126,7 +126,6 @@ export function approvalsOf(
     const signer = quorum.signers.get(keyId);
     if (!signer) {
       throw new ServiceError(
-        403,
         "signer_not_authorized",
         `${path}: the key is not a signer of the document`,
       );

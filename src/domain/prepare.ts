@@ -30,7 +30,6 @@ const encoder = new TextEncoder();
 /** The 413 for a body whose stored form is over `limit` bytes. */
 export function tooLarge(limit: number): ServiceError {
   return new ServiceError(
-    413,
     "payload_too_large",
     `body: as stored, with its numbers written in full, it is over ${limit} bytes`,
   );

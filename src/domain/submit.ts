@@ -141,7 +141,7 @@ export async function storeSubmission(
     if (again) result = await deps.writer.insert({ intent, ref: again });
   }
   if (result.outcome === "exists") {
-    throw new ServiceError(409, "intent_exists", "an intent with this id already exists");
+    throw new ServiceError("intent_exists", "an intent with this id already exists");
   }
   if (result.outcome === "reference_changed") throw notFound(submission);
   return result.intent;

@@ -8,7 +8,7 @@ import { ServiceError } from "../errors.ts";
 import type { Settings } from "../settings.ts";
 import { type IntentWriter, StorageUnavailableError, type Store } from "../domain/store.ts";
 import type { AppContext, Handler, RequestContext } from "./context.ts";
-import { errorResponse, internalErrorResponse } from "./respond.ts";
+import { errorResponse, HttpError, internalErrorResponse } from "./respond.ts";
 import type { RequestLogLine } from "./request_log.ts";
 import { getIntent, listIntents, postIntent } from "./routes/intents.ts";
 import { getEvents } from "./routes/events.ts";
@@ -116,7 +116,6 @@ function describeCause(error: unknown): string {
  */
 function storageUnavailable(error: StorageUnavailableError): ServiceError {
   return new ServiceError(
-    503,
     "unavailable",
     `the service cannot store this now (${error.message}); try again later`,
   );
@@ -178,18 +177,15 @@ export function createApp(deps: AppDeps): App {
         if (allow.includes("GET")) allow.push("HEAD");
         // Resolved to its route (for the log and metrics); answering is the 405.
         const refuse = () => {
-          throw new ServiceError(
-            405,
-            "method_not_allowed",
-            `${request.method} is not allowed here`,
-            { allow: allow.join(", ") },
-          );
+          throw new HttpError("method_not_allowed", `${request.method} is not allowed here`, {
+            allow: allow.join(", "),
+          });
         };
         return { route, handler: refuse, params: [] };
       }
       return { route, handler, params: match.slice(1) };
     }
-    throw new ServiceError(404, "not_found", "no such resource");
+    throw new ServiceError("not_found", "no such resource");
   }
 
   async function handler(request: Request): Promise<Response> {

@@ -4,7 +4,7 @@
  */
 
 import { sha256 } from "@noble/hashes/sha2.js";
-import { ServiceError } from "../errors.ts";
+import { HttpError } from "./respond.ts";
 
 const encoder = new TextEncoder();
 
@@ -42,7 +42,7 @@ export function requireBearer(request: Request, tokens: readonly (string | undef
     if (token !== undefined && given !== null && constantTimeEqual(given, token)) ok = true;
   }
   if (!ok) {
-    throw new ServiceError(401, "unauthorized", "a valid bearer token is required", {
+    throw new HttpError("unauthorized", "a valid bearer token is required", {
       "www-authenticate": "Bearer",
     });
   }

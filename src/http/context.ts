@@ -57,11 +57,7 @@ export function isJsonContentType(request: Request): boolean {
  */
 export async function readJsonBytes(request: Request, app: AppContext): Promise<Uint8Array> {
   if (!isJsonContentType(request)) {
-    throw new ServiceError(
-      415,
-      "unsupported_media_type",
-      "Content-Type must be application/json",
-    );
+    throw new ServiceError("unsupported_media_type", "Content-Type must be application/json");
   }
   return await readBody(request, {
     maxBytes: app.settings.maxBodyBytes,

@@ -6,6 +6,7 @@
  */
 
 import { ServiceError } from "../errors.ts";
+import { HttpError } from "./respond.ts";
 import type { DeadlineSweeper, ExpireCause } from "./deadlines.ts";
 
 /** Default time allowed for the whole body to arrive. */
@@ -67,7 +68,7 @@ export async function readBody(
   if (declared !== null) {
     if (!/^[0-9]{1,15}$/.test(declared.trim())) {
       request.body?.cancel().catch(() => {});
-      throw new ServiceError(400, "invalid_body", "Content-Length: must be a whole number");
+      throw new ServiceError("invalid_body", "Content-Length: must be a whole number");
     }
     if (Number(declared.trim()) > maxBytes) {
       request.body?.cancel().catch(() => {});
@@ -105,15 +106,12 @@ function armDeadline(options: ReadBodyOptions): {
 function cutOff(cause: ExpireCause | "failed", options: ReadBodyOptions): ServiceError {
   if (cause === "shutdown" || (cause === "failed" && options.stopping?.aborted)) return stopped();
   if (cause === "failed") {
-    return new ServiceError(400, "invalid_body", "request body could not be read");
+    return new ServiceError("invalid_body", "request body could not be read");
   }
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  return new ServiceError(
-    408,
-    "request_timeout",
-    `request body was not received within ${timeoutMs} ms`,
-    { connection: "close" },
-  );
+  return new HttpError("request_timeout", `request body was not received within ${timeoutMs} ms`, {
+    connection: "close",
+  });
 }
 
 /**
@@ -190,21 +188,17 @@ async function readChunks(
 
 /** The server stopped while the body arrived: not the client's fault, so retryable. */
 function stopped(): ServiceError {
-  return new ServiceError(
-    503,
+  return new HttpError(
     "unavailable",
-    "the server is shutting down; send the request again",
-    // The rest of the body is not read, so the connection cannot be reused.
+    "the server is shutting down; send the request again", // The rest of the body is not read, so the connection cannot be reused.
     { connection: "close" },
   );
 }
 
 function tooLarge(maxBytes: number): ServiceError {
-  return new ServiceError(
-    413,
+  return new HttpError(
     "payload_too_large",
-    `request body is larger than ${maxBytes} bytes`,
-    // The rest of the body is not read, so the connection cannot be reused.
+    `request body is larger than ${maxBytes} bytes`, // The rest of the body is not read, so the connection cannot be reused.
     { connection: "close" },
   );
 }

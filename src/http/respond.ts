@@ -1,9 +1,52 @@
 /**
- * Response helpers: JSON bodies and the `{message, code}` error body.
+ * Response helpers: JSON bodies, and the one mapping of a refusal's code to
+ * its HTTP status with the `{message, code}` error body.
  * @module
  */
 
-import { ServiceError } from "../errors.ts";
+import { type ErrorCode, ServiceError } from "../errors.ts";
+
+/** The HTTP status of each error code (docs/interface.md §7). */
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
+  invalid_json: 400,
+  invalid_body: 400,
+  invalid_signature: 400,
+  unsigned_not_permitted: 400,
+  template_not_found: 400,
+  policy_not_found: 400,
+  invalid_evidence_extractor_url: 400,
+  invalid_authorization: 400,
+  quorum_mismatch: 400,
+  unauthorized: 401,
+  signer_not_authorized: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  intent_exists: 409,
+  not_pending: 409,
+  already_approved: 409,
+  precondition_failed: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal: 500,
+  unavailable: 503,
+};
+
+/**
+ * A refusal made at the HTTP edge that needs headers of its own
+ * (`WWW-Authenticate`, `Allow`, `Connection: close`).
+ */
+export class HttpError extends ServiceError {
+  override name = "HttpError";
+  /**
+   * @param code stable error code sent as `code`.
+   * @param message human-readable, safe to send.
+   * @param headers the response's extra headers.
+   */
+  constructor(code: ErrorCode, message: string, readonly headers: Record<string, string>) {
+    super(code, message);
+  }
+}
 
 /** Headers every API response carries. */
 const BASE_HEADERS = {
@@ -24,12 +67,13 @@ export function json(
   });
 }
 
-/** The response for a {@link ServiceError}. */
+/** The response for a {@link ServiceError}: its code's status, and an {@link HttpError}'s headers. */
 export function errorResponse(error: ServiceError): Response {
-  return json(error.status, { message: error.message, code: error.code }, error.headers);
+  const headers = error instanceof HttpError ? error.headers : {};
+  return json(STATUS_OF[error.code], { message: error.message, code: error.code }, headers);
 }
 
 /** The bare 500: it says nothing about the cause, which goes to the log. */
 export function internalErrorResponse(): Response {
-  return errorResponse(new ServiceError(500, "internal", "internal error"));
+  return errorResponse(new ServiceError("internal", "internal error"));
 }

@@ -22,8 +22,5 @@ export interface BatchMessage {
 /** What became of one body: prepared, refused (a client error), or a fault. */
 export type Outcome =
   | { id: number; prepared: Prepared }
-  | {
-    id: number;
-    refused: { status: number; code: ErrorCode; message: string; headers: Record<string, string> };
-  }
+  | { id: number; refused: { code: ErrorCode; message: string } }
   | { id: number; fault: string };

@@ -223,8 +223,8 @@ export class PreparePool implements Preparer {
       slot.sent.delete(outcome.id);
       if ("prepared" in outcome) job.resolve(outcome.prepared);
       else if ("refused" in outcome) {
-        const { status, code, message, headers } = outcome.refused;
-        job.reject(new ServiceError(status, code, message, headers));
+        const { code, message } = outcome.refused;
+        job.reject(new ServiceError(code, message));
       } else {
         // Not the request's fault: the calling thread answers as it would have.
         prepareBody(this.#ctx, job.bytes).then(job.resolve, job.reject);

@@ -2,7 +2,7 @@
  * A worker thread of the prepare pool: parses and verifies the bodies it is
  * sent (`prepareBody`), and answers what it settled in one turn of its event
  * loop with one message. It holds no store and no secret; what it may answer
- * is a prepared submission, a `ServiceError`'s status, code and message, or a
+ * is a prepared submission, a `ServiceError`'s code and message, or a
  * fault for the log.
  * @module
  */
@@ -23,8 +23,7 @@ async function settle(ctx: VerifyContext, id: number, bytes: Uint8Array): Promis
     return { id, prepared };
   } catch (error) {
     if (error instanceof ServiceError) {
-      const { status, code, message, headers } = error;
-      return { id, refused: { status, code, message, headers } };
+      return { id, refused: { code: error.code, message: error.message } };
     }
     return {
       id,

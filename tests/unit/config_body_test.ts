@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { ServiceError } from "../../src/errors.ts";
 import { ConfigBodySchema } from "../../src/domain/schemas.ts";
 import { validate } from "../../src/domain/validate.ts";
+import { STATUS_OF } from "../../src/http/respond.ts";
 
 const CODES = { extractor_url: "invalid_evidence_extractor_url" } as const;
 
@@ -16,7 +17,7 @@ function refusal(body: unknown): [string, string] {
     validate(ConfigBodySchema, body, "", { codes: CODES });
   } catch (error) {
     assert.ok(error instanceof ServiceError);
-    assert.equal(error.status, 400);
+    assert.equal(STATUS_OF[error.code], 400);
     return [error.code, error.message];
   }
   assert.fail(`accepted ${JSON.stringify(body)}`);

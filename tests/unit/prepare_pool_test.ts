@@ -74,7 +74,7 @@ async function outcome(preparer: Preparer, bytes: Uint8Array): Promise<unknown> 
     return { prepared: await preparer.prepare(bytes) };
   } catch (error) {
     assert.ok(error instanceof ServiceError, `not a ServiceError: ${error}`);
-    return { refused: [error.status, error.code, error.message, error.headers] };
+    return { refused: [error.name, error.code, error.message] };
   }
 }
 

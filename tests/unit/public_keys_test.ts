@@ -11,6 +11,7 @@ import { decodePublicKey } from "../../src/domain/public_keys.ts";
 import { decodeSignature } from "../../src/domain/signature.ts";
 import { ServiceError } from "../../src/errors.ts";
 import { torsionTwin } from "../support/keys.ts";
+import { STATUS_OF } from "../../src/http/respond.ts";
 
 /** A 1-of-N Multisig descriptor over `keys`; its signatures are never verified here. */
 function multisig(keys: string[]) {
@@ -24,7 +25,7 @@ function multisig(keys: string[]) {
 }
 
 const outsideSubgroup = (e: unknown) =>
-  e instanceof ServiceError && e.status === 400 && e.code === "invalid_body" &&
+  e instanceof ServiceError && STATUS_OF[e.code] === 400 && e.code === "invalid_body" &&
   e.message.endsWith(": is not in the prime-order subgroup");
 
 Deno.test("decodePublicKey returns the same decoded object for the same key text", () => {

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { ServiceError } from "../../src/errors.ts";
 import { readQuery } from "../../src/http/routes/query.ts";
+import { STATUS_OF } from "../../src/http/respond.ts";
 
 const KNOWN = ["limit", "cursor"];
 const read = (query: string) => readQuery(new Request(`http://x.test/intents${query}`), KNOWN);
@@ -12,7 +13,7 @@ function refusal(query: string): string {
     read(query);
   } catch (error) {
     assert.ok(error instanceof ServiceError);
-    assert.equal(error.status, 400);
+    assert.equal(STATUS_OF[error.code], 400);
     assert.equal(error.code, "invalid_body");
     return error.message;
   }

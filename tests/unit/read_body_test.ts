@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { DeadlineSweeper } from "../../src/http/deadlines.ts";
 import { readBody } from "../../src/http/read_body.ts";
 import { ServiceError } from "../../src/errors.ts";
+import { HttpError, STATUS_OF } from "../../src/http/respond.ts";
 
 /** A body stream that records how often it was pulled and whether it was cancelled. */
 function trackedStream(chunks: Uint8Array[], options: { endless?: boolean } = {}) {
@@ -54,7 +55,7 @@ Deno.test("readBody returns a body of exactly the limit, across chunks, byte for
 Deno.test("readBody refuses a streamed body of limit + 1 with 413 and cancels the stream", async () => {
   const { stream, state } = trackedStream([bytes(16), bytes(16), bytes(1), bytes(100)]);
   const error = await rejection(readBody(post(stream), { maxBytes: 32 }));
-  assert.equal(error.status, 413);
+  assert.equal(STATUS_OF[error.code], 413);
   assert.equal(error.code, "payload_too_large");
   assert.equal(state.cancelled, true);
   // Reading stopped at the chunk that crossed the limit.
@@ -64,7 +65,7 @@ Deno.test("readBody refuses a streamed body of limit + 1 with 413 and cancels th
 Deno.test("readBody refuses an endless body once it passes the limit", async () => {
   const { stream, state } = trackedStream([], { endless: true });
   const error = await rejection(readBody(post(stream), { maxBytes: 1000 }));
-  assert.equal(error.status, 413);
+  assert.equal(STATUS_OF[error.code], 413);
   assert.equal(state.pulls, 1001);
   assert.equal(state.cancelled, true);
 });
@@ -73,7 +74,7 @@ Deno.test("readBody refuses a Content-Length over the limit without reading the 
   const { stream, state } = trackedStream([bytes(10)]);
   const request = post(stream, { "content-length": "33" });
   const error = await rejection(readBody(request, { maxBytes: 32 }));
-  assert.equal(error.status, 413);
+  assert.equal(STATUS_OF[error.code], 413);
   assert.equal(error.code, "payload_too_large");
   assert.equal(state.pulls, 0);
   await new Promise((resolve) => setTimeout(resolve, 0));
@@ -86,7 +87,7 @@ Deno.test("readBody accepts a Content-Length at the limit and still counts the b
   const error = await rejection(
     readBody(post(stream, { "content-length": "32" }), { maxBytes: 32 }),
   );
-  assert.equal(error.status, 413);
+  assert.equal(STATUS_OF[error.code], 413);
   const ok = trackedStream([bytes(32)]);
   const body = await readBody(post(ok.stream, { "content-length": "32" }), { maxBytes: 32 });
   assert.equal(body.length, 32);
@@ -100,7 +101,7 @@ Deno.test("readBody counts a chunked body even when a Content-Length comes with 
     post(stream, { "content-length": "10", "transfer-encoding": "chunked" }),
     { maxBytes: 32, timeoutMs: 5_000 },
   ));
-  assert.equal(error.status, 413);
+  assert.equal(STATUS_OF[error.code], 413);
   assert.equal(state.cancelled, true);
   assert.equal(state.pulls, 33);
 });
@@ -111,7 +112,7 @@ Deno.test("readBody refuses a malformed Content-Length with 400", async () => {
     const error = await rejection(readBody(post(stream, { "content-length": value }), {
       maxBytes: 32,
     }));
-    assert.equal(error.status, 400, value);
+    assert.equal(STATUS_OF[error.code], 400, value);
     assert.equal(error.code, "invalid_body");
     assert.equal(state.pulls, 0);
   }
@@ -133,7 +134,7 @@ Deno.test("readBody cuts off a body that never ends with 408 and cancels the str
   const started = performance.now();
   const error = await rejection(readBody(post(stream), { maxBytes: 1000, timeoutMs: 100 }));
   const elapsed = performance.now() - started;
-  assert.equal(error.status, 408);
+  assert.equal(STATUS_OF[error.code], 408);
   assert.equal(error.code, "request_timeout");
   assert.ok(elapsed >= 90 && elapsed < 1000, `took ${elapsed.toFixed(0)} ms`);
   await new Promise((resolve) => setTimeout(resolve, 0));
@@ -153,7 +154,7 @@ Deno.test("readBody's deadline covers the whole body, not each chunk", async () 
     },
   }, { highWaterMark: 0 });
   const error = await rejection(readBody(post(stream), { maxBytes: 1000, timeoutMs: 150 }));
-  assert.equal(error.status, 408);
+  assert.equal(STATUS_OF[error.code], 408);
   await new Promise((resolve) => setTimeout(resolve, 30));
   assert.equal(state.cancelled, true);
 });
@@ -197,7 +198,7 @@ Deno.test("readBody turns a failing stream into 400 invalid_body", async () => {
     },
   }, { highWaterMark: 0 });
   const error = await rejection(readBody(post(stream), { maxBytes: 32 }));
-  assert.equal(error.status, 400);
+  assert.equal(STATUS_OF[error.code], 400);
   assert.equal(error.code, "invalid_body");
   assert.ok(!error.message.includes("reset"));
 });
@@ -206,7 +207,7 @@ Deno.test("readBody reads a body that a real Request holds as text", async () =>
   const body = await readBody(post('{"a":"€"}'), { maxBytes: 32 });
   assert.deepEqual(body, new TextEncoder().encode('{"a":"€"}'));
   const error = await rejection(readBody(post("x".repeat(33)), { maxBytes: 32 }));
-  assert.equal(error.status, 413);
+  assert.equal(STATUS_OF[error.code], 413);
 });
 
 Deno.test("readBody with shared deadlines: a stalled body gets 408 within one sweep of the limit", async () => {
@@ -226,7 +227,7 @@ Deno.test("readBody with shared deadlines: a stalled body gets 408 within one sw
       readBody(post(stream), { maxBytes: 1000, timeoutMs: 100, deadlines }),
     );
     const elapsed = performance.now() - started;
-    assert.equal(error.status, 408);
+    assert.equal(STATUS_OF[error.code], 408);
     assert.ok(elapsed >= 95 && elapsed < 1000, `took ${elapsed.toFixed(0)} ms`);
     await new Promise((resolve) => setTimeout(resolve, 0));
     assert.equal(state.cancelled, true);
@@ -282,9 +283,9 @@ Deno.test("readBody: a body still arriving when the server cuts the deadlines is
     await new Promise((resolve) => setTimeout(resolve, 10));
     deadlines.cutAll();
     const error = await reading;
-    assert.equal(error.status, 503);
+    assert.equal(STATUS_OF[error.code], 503);
     assert.equal(error.code, "unavailable");
-    assert.equal(error.headers.connection, "close");
+    assert.equal((error as HttpError).headers.connection, "close");
     await new Promise((resolve) => setTimeout(resolve, 0));
     assert.equal(state.cancelled, true);
     // A body read after the cut runs its normal course.
@@ -306,15 +307,15 @@ Deno.test("readBody: a body stream that fails is 503 while the server stops, 400
   const before = await rejection(
     readBody(post(failing()), { maxBytes: 100, stopping: stopping.signal }),
   );
-  assert.equal(before.status, 400);
+  assert.equal(STATUS_OF[before.code], 400);
   assert.equal(before.code, "invalid_body");
   stopping.abort();
   const after = await rejection(
     readBody(post(failing()), { maxBytes: 100, stopping: stopping.signal }),
   );
-  assert.equal(after.status, 503);
+  assert.equal(STATUS_OF[after.code], 503);
   assert.equal(after.code, "unavailable");
-  assert.equal(after.headers.connection, "close");
+  assert.equal((after as HttpError).headers.connection, "close");
 });
 
 Deno.test("DeadlineSweeper.cutAll expires every pending deadline at once, with cause shutdown", () => {

@@ -9,6 +9,7 @@ import {
 } from "../../client/mod.ts";
 import { normalizeIntentId, readSubmission } from "../../src/domain/submission.ts";
 import { ServiceError } from "../../src/errors.ts";
+import { STATUS_OF } from "../../src/http/respond.ts";
 
 const key = generateEd25519Key();
 const uuid = "123E4567-E89B-12D3-A456-426614174000";
@@ -17,7 +18,7 @@ function rejects(body: unknown, code: string, path: string) {
   assert.throws(
     () => readSubmission(JSON.parse(JSON.stringify(body))),
     (e: unknown) =>
-      e instanceof ServiceError && e.status === 400 && e.code === code &&
+      e instanceof ServiceError && STATUS_OF[e.code] === 400 && e.code === code &&
       e.message.startsWith(path),
   );
 }

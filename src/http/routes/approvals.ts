@@ -18,7 +18,7 @@ function deps(ctx: RequestContext) {
 /** `GET /intents/{id}/approvals`. */
 export async function getApprovals(_request: Request, ctx: RequestContext): Promise<Response> {
   const id = intentIdOf(ctx.params[0]);
-  if (id === null) throw new ServiceError(404, "not_found", "no such intent awaiting approvals");
+  if (id === null) throw new ServiceError("not_found", "no such intent awaiting approvals");
   return json(200, await readApprovals(deps(ctx), id));
 }
 

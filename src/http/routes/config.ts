@@ -66,7 +66,6 @@ export async function putConfig(request: Request, { app }: RequestContext): Prom
   );
   if (version === null) {
     throw new ServiceError(
-      412,
       "precondition_failed",
       "If-Match does not match the current configuration's ETag",
     );

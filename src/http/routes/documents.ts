@@ -65,7 +65,7 @@ export function getDocument(kind: DocumentKind) {
     const found = /^[1-9A-HJ-NP-Za-km-z]{1,64}$/.test(id)
       ? await app.store.getDocument(kind, id)
       : null;
-    if (!found) throw new ServiceError(404, "not_found", `no such ${kind}`);
+    if (!found) throw new ServiceError("not_found", `no such ${kind}`);
     return new Response(found.bytes as Uint8Array<ArrayBuffer>, {
       status: 200,
       headers: {

@@ -60,7 +60,7 @@ export async function getIntent(request: Request, { app, params }: RequestContex
   requireBearer(request, [app.settings.adminToken]);
   const id = intentIdOf(params[0]);
   const record = id === null ? null : await app.store.getIntent(id);
-  if (!record) throw new ServiceError(404, "not_found", "no such intent");
+  if (!record) throw new ServiceError("not_found", "no such intent");
   return json(200, renderIntent(record, { now: app.now() }));
 }
 

@@ -116,7 +116,7 @@ export function getPage(request: Request): Promise<Response> {
 /** `GET /static/{name}`: one allow-listed file, else 404. */
 export function getStatic(request: Request, { params: [name] }: RequestContext): Promise<Response> {
   if (!Object.hasOwn(STATIC_FILES, name)) {
-    throw new ServiceError(404, "not_found", "no such file");
+    throw new ServiceError("not_found", "no such file");
   }
   return serve(request, name);
 }
