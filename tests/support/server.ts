@@ -44,6 +44,11 @@ export interface StartOptions {
   wrapper?: string[];
   /** The Deno binary that runs the server (see `denoBinary`); default: this one. */
   deno?: string;
+  /**
+   * Deno's flags besides `-A`, before `main.ts`; default `["--quiet"]`. Deno
+   * Deploy passes none: `[]` starts the server as it does.
+   */
+  flags?: string[];
 }
 
 /** A fresh temp directory's KV file path. */
@@ -59,7 +64,8 @@ export async function tempKvPath(): Promise<string> {
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const kvPath = options.kvPath ?? await tempKvPath();
   const adminToken = options.env?.ADMIN_TOKEN ?? "test-admin-token-0123456789";
-  const serverArgs = ["run", "-A", "--quiet", join(projectRoot, "main.ts")];
+  const flags = options.flags ?? ["--quiet"];
+  const serverArgs = ["run", "-A", ...flags, join(projectRoot, "main.ts")];
   const deno = options.deno ?? Deno.execPath();
   const [program, ...args] = [...(options.wrapper ?? []), deno, ...serverArgs];
   const command = new Deno.Command(program, {
