@@ -19,7 +19,8 @@ import {
 import { encodeBlock, encodeHead, encodePointer, NO_DATA, type StoredEvent } from "./codec.ts";
 import type { Feed, Head } from "./feed.ts";
 import { keys } from "./keys.ts";
-import { planCommit, refIdentity } from "./layout.ts";
+import { KV_COMMIT_LIMITS, planCommit, refIdentity } from "./layout.ts";
+import { findTakenIds } from "./taken_ids.ts";
 import { readMany } from "./read_many.ts";
 import type { ReadAhead } from "./read_ahead.ts";
 import { getIntentEntry } from "./read_intents.ts";
@@ -122,14 +123,14 @@ function expiryKey(intent: StoredIntent): Deno.KvKey {
 
 /**
  * Inserts intents with distinct ids, each in an atomic commit that checks
- * its template/policy read unchanged and the feed head unmoved. Ids are read
- * after the head: a pointer is written only by commits that move the head,
- * so the head's check covers those reads, and a commit needs no check per id
- * (denokv allows ten checks a commit). A batch goes in as few commits as
- * KV's limits allow; an intent whose id is taken is settled on reading, and
- * when a commit fails on a document's check, the documents are read to find
- * which, those intents are settled, and the rest go again — one intent's
- * conflict never fails another's.
+ * its template/policy read unchanged and the feed head unmoved. An id is
+ * checked in the commit while it has checks to spare (denokv allows ten),
+ * else read, before or after the head was learned, under the head's check
+ * (see `taken_ids.ts`). A batch goes in as few commits as KV's limits allow;
+ * an intent whose id is taken is settled on reading, and when a commit fails
+ * on a check, the documents and checked ids are read to find which, those
+ * intents are settled, and the rest go again — one intent's conflict never
+ * fails another's.
  *
  * The intents of one call share one acceptance time, taken as their first
  * commit starts.
@@ -160,26 +161,31 @@ export async function insertIntents(
   for (let attempt = 1; open.length > 0; attempt++) {
     if (attempt > MAX_ATTEMPTS) throw new Error("the feed head stays contended");
     const plan = planCommit(open.map((i) => batch[i]));
+    const members = open.slice(0, plan.count);
     // Known without waiting, the head costs no read.
     const head = feed.known ?? await feed.head();
-    const taken = await takenIds(ctx, batch, open.slice(0, plan.count), results, head);
-    if (taken.size > 0) {
+    const docs = new Set(members.map((i) => refIdentity(batch[i].ref)));
+    const ids = members.map((i) => batch[i].intent.id);
+    const spare = KV_COMMIT_LIMITS.checks - 1 - docs.size;
+    const states = await findTakenIds(ctx, ids, head, spare);
+    const taken = members.filter((_, k) => states[k] === "taken");
+    if (taken.length > 0) {
       // Settled on reading; the others are planned again without them.
-      open = open.filter((i) => !taken.has(i));
+      await settleTaken(ctx, batch, taken, results);
+      open = open.filter((i) => results[i] === undefined);
       continue;
     }
-    const members = open.slice(0, plan.count);
     const op = kv.atomic();
-    const checked = new Set<string>();
+    for (const identity of docs) {
+      // Many intents of a batch name the same template: each is checked once.
+      const { ref } = batch[members.find((i) => refIdentity(batch[i].ref) === identity)!];
+      op.check({ key: keys.document(ref.kind, ref.id), versionstamp: ref.version });
+    }
+    ids.forEach((id, k) => {
+      if (states[k] === "check") op.check({ key: keys.intent(id), versionstamp: null });
+    });
     const events: StoredEvent[] = members.map((i, k) => {
-      const { intent, ref } = batch[i];
-      const identity = refIdentity(ref);
-      // Many intents of a batch name the same template: check it once.
-      if (!checked.has(identity)) {
-        checked.add(identity);
-        op.check({ key: keys.document(ref.kind, ref.id), versionstamp: ref.version });
-      }
-      const stored = storedIntent(intent, receivedAt, head.position + k + 1);
+      const stored = storedIntent(batch[i].intent, receivedAt, head.position + k + 1);
       // Its expiry falls due in the commit that stores it: never one without the other.
       if (stored.state === "pending") op.set(expiryKey(stored), NO_DATA);
       return {
@@ -188,74 +194,49 @@ export async function insertIntents(
       };
     });
     const position = addEvents(op, head, events, plan.blockOf);
-    const ids = events.map((e) => e.intent.id);
     if (await commitEvents(ctx, op, { from: head, position, ids })) {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
       open = open.slice(plan.count);
       stalls = 0;
       continue;
     }
-    // Another process moved the head first: read the ids again after it.
+    // Another process moved the head first: find the ids again after it.
     if ((await feed.freshHead()).versionstamp !== head.versionstamp) continue;
-    // A document's check failed: learn which, settle those, and try the others again.
-    const settled = await changedDocuments(ctx, batch, members, results);
-    if (settled.size === 0 && ++stalls > MAX_STALLS) {
+    // A check of a document or an id failed: learn which, settle those, and try the others again.
+    await changedDocuments(ctx, batch, members, results);
+    const checked = members.filter((i, k) => states[k] === "check" && results[i] === undefined);
+    const found = await readMany(kv, checked.map((i) => keys.intent(batch[i].intent.id)));
+    await settleTaken(
+      ctx,
+      batch,
+      checked.filter((_, c) => found[c].versionstamp !== null),
+      results,
+    );
+    const settled = members.filter((i) => results[i] !== undefined);
+    if (settled.length === 0 && ++stalls > MAX_STALLS) {
       // Every check passes on reading yet the commit keeps failing: give up
       // rather than spin; the callers answer with an error and store nothing.
       throw new Error("atomic commit keeps failing with passing checks");
     }
-    open = open.filter((i) => !settled.has(i));
+    open = open.filter((i) => results[i] === undefined);
   }
   return results as InsertResult[];
 }
 
 /**
- * Finds which ids of `members` are taken, as of `head`, and settles those:
- * "exists", or "reference_changed" when their document changed as well
- * (CONTRACT §4 orders a missing template or policy, 400, before an existing
- * id, 409). A read made ahead serves when its snapshot's head led to `head`
- * through this process's own commits alone (their ids count as taken);
- * other ids are read now, after `head` was learned, which the commit's check
- * of `head` covers.
- *
- * @returns the indices settled.
+ * Settles intents whose id is taken: "exists", or "reference_changed" when
+ * their document changed as well (docs/interface.md §4 orders a missing
+ * template or policy, 400, before an existing id, 409).
  */
-async function takenIds(
+async function settleTaken(
   ctx: InsertContext,
   batch: readonly PendingIntent[],
-  members: readonly number[],
+  taken: readonly number[],
   results: (InsertResult | undefined)[],
-  head: Head,
-): Promise<Set<number>> {
-  const ahead = members.map((i) => ctx.ahead?.take(batch[i].intent.id));
-  // Reads still in flight are waited for: each began before this commit's turn.
-  const waits = new Set<Promise<void>>();
-  for (const read of ahead) if (read && read.head === undefined) waits.add(read.done);
-  if (waits.size > 0) await Promise.all(waits);
-  const since = new Map<string | null, Set<string> | null>();
-  const known: (boolean | undefined)[] = ahead.map((read, k) => {
-    if (!read || read.head === undefined) return undefined;
-    if (!since.has(read.head)) {
-      const stored = ctx.feed.storedSince(read.head, head.versionstamp);
-      since.set(read.head, stored && new Set(stored));
-    }
-    const stored = since.get(read.head);
-    const id = batch[members[k]].intent.id;
-    return stored ? read.taken.has(id) || stored.has(id) : undefined;
-  });
-  const unknown = members.filter((_, k) => known[k] === undefined);
-  if (unknown.length > 0) {
-    const read = await readMany(ctx.kv, unknown.map((i) => keys.intent(batch[i].intent.id)));
-    let u = 0;
-    members.forEach((_, k) => {
-      if (known[k] === undefined) known[k] = read[u++].versionstamp !== null;
-    });
-  }
-  const taken = members.filter((_, k) => known[k]);
-  if (taken.length === 0) return new Set();
+): Promise<void> {
+  if (taken.length === 0) return;
   const changed = await changedDocuments(ctx, batch, taken, results);
   for (const i of taken) if (!changed.has(i)) results[i] = { outcome: "exists" };
-  return new Set(taken);
 }
 
 /**

@@ -29,10 +29,10 @@ export interface GroupCommitOptions {
   /** Commits one batch, e.g. `(b) => store.insertIntents(b)`. */
   commit: CommitBatch;
   /**
-   * Told of each insert as it arrives, before its batch is formed, e.g. to
-   * read its id while the commit before it is in flight.
+   * Told of each insert as it arrives, with how many inserts wait before it,
+   * e.g. to read its id while the commit before it is in flight.
    */
-  arrived?: (pending: PendingIntent) => void;
+  arrived?: (pending: PendingIntent, waiting: number) => void;
 }
 
 interface Waiter {
@@ -154,7 +154,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
 
   return {
     insert(pending: PendingIntent): Promise<InsertResult> {
-      arrived?.(pending);
+      arrived?.(pending, queue.length);
       return new Promise<InsertResult>((resolve, reject) => {
         queue.push({ pending, resolve, reject });
         if (!running) {

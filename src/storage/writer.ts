@@ -8,6 +8,13 @@
 
 import type { IntentWriter, Store } from "../domain/store.ts";
 import { createGroupCommitWriter } from "./group_commit.ts";
+import { KV_COMMIT_LIMITS } from "./layout.ts";
+
+/**
+ * Ids a commit checks itself when its intents share one template or policy:
+ * its checks less the head's and the document's.
+ */
+const CHECKED_IN_COMMIT = KV_COMMIT_LIMITS.checks - 2;
 
 /** What the writer needs of the store: inserts, and reads of ids ahead of them when it has them. */
 export type WriterStore = Pick<Store, "insertIntents"> & { readAhead?: (id: string) => void };
@@ -31,7 +38,11 @@ export function createWriter(store: WriterStore, options: { batchMax: number }):
   return createGroupCommitWriter({
     batchMax: options.batchMax,
     commit: (batch) => store.insertIntents(batch),
-    // Its id is read while the commit before it is in flight.
-    arrived: store.readAhead && ((pending) => store.readAhead!(pending.intent.id)),
+    // Its id is read while the commit before it is in flight, unless it is
+    // among the first of its batch, whose ids the commit checks itself.
+    arrived: store.readAhead &&
+      ((pending, waiting) => {
+        if (waiting >= CHECKED_IN_COMMIT) store.readAhead!(pending.intent.id);
+      }),
   });
 }
