@@ -2,14 +2,14 @@
  * Concurrent approvals across processes (CONTRACT §10): a 16-of-16 quorum,
  * the intent submitted by signer 1 (202); then the other 15 signers, some of
  * them twice, and signer 1 again, approve all at once through two server
- * processes sharing one KV file. Every distinct approval is counted, none
- * lost; exactly one answer says accepted; a repeat is 409 `already_approved`,
- * or `not_pending` once the intent is accepted; the feed holds the intent's
- * life once, in an order consistent with its approvals.
+ * processes sharing one store (a KV file, or denokv over KV Connect). Every
+ * distinct approval is counted, none lost; exactly one answer says accepted;
+ * a repeat is 409 `already_approved`, or `not_pending` once the intent is
+ * accepted; the feed holds the intent's life once, in an order consistent
+ * with its approvals.
  */
 
 import assert from "node:assert/strict";
-import { dirname } from "node:path";
 import { startServer } from "../support/server.ts";
 import { harnessFor, startHarness } from "../support/fixtures.ts";
 import {
@@ -25,6 +25,7 @@ import {
   readFeed,
 } from "../support/governed.ts";
 import type { Json } from "../support/record.ts";
+import { storeTest } from "../support/stores.ts";
 
 const SIGNERS = 16;
 const ROUNDS = 4;
@@ -35,9 +36,9 @@ interface Answer {
   body: Json & { code?: string; state?: string; approval?: { weight: number; approvals: Json[] } };
 }
 
-Deno.test("16 approvals at once over two processes: all counted, one acceptance", async () => {
-  const h = await startHarness();
-  const other = await startServer({ kvPath: h.server.kvPath });
+storeTest("16 approvals at once over two processes: all counted, one acceptance", async (store) => {
+  const h = await startHarness({ kvPath: store.kvPath });
+  const other = await startServer({ kvPath: store.kvPath });
   const servers = [h, harnessFor(other)];
   try {
     for (let round = 0; round < ROUNDS; round++) {
@@ -141,6 +142,5 @@ Deno.test("16 approvals at once over two processes: all counted, one acceptance"
   } finally {
     await other.stop();
     await h.server.stop();
-    await Deno.remove(dirname(h.server.kvPath), { recursive: true });
   }
 });

@@ -1,13 +1,13 @@
 /**
  * Crash: submissions stream at a server, which is killed with SIGKILL while
- * requests are in flight, then restarted on the same KV file, twice over.
+ * requests are in flight, then restarted on the same store, twice over.
  * Every intent answered 201 is there and intact, the server starts cleanly,
  * and nothing is half-written: every pointer leads to its record and every
- * record has its pointer. Both writer modes.
+ * record has its pointer. Both writer modes, on a KV file and over KV
+ * Connect (where a commit cut by the kill may still reach denokv).
  */
 
 import assert from "node:assert/strict";
-import { dirname } from "node:path";
 import {
   type Ed25519Key,
   generateEd25519Key,
@@ -17,6 +17,7 @@ import {
 } from "../../client/mod.ts";
 import { auditIntents } from "../support/audit.ts";
 import { startServer, type TestServer } from "../support/server.ts";
+import { storeTest, type TestStore } from "../support/stores.ts";
 
 const KILLS = 3;
 const WORKERS = 32;
@@ -91,8 +92,8 @@ async function streamAndKill(
 }
 
 /** Every pointer leads to its record and every record has its pointer; returns the ids. */
-async function assertNothingHalfWritten(kvPath: string): Promise<Set<string>> {
-  const kv = await Deno.openKv(kvPath);
+async function assertNothingHalfWritten(store: TestStore): Promise<Set<string>> {
+  const kv = await store.open();
   try {
     const ids = new Set<string>();
     for (const record of await auditIntents(kv)) {
@@ -105,10 +106,10 @@ async function assertNothingHalfWritten(kvPath: string): Promise<Set<string>> {
   }
 }
 
-async function crashAndRecover(batchMax: number): Promise<void> {
+async function crashAndRecover(store: TestStore, batchMax: number): Promise<void> {
   const env = { COMMIT_BATCH_MAX: String(batchMax) };
-  let server = await startServer({ env });
-  const kvPath = server.kvPath;
+  const kvPath = store.kvPath;
+  let server = await startServer({ env, kvPath });
   const accepted = new Map<string, string>();
   const sent = new Set<string>();
   try {
@@ -128,7 +129,7 @@ async function crashAndRecover(batchMax: number): Promise<void> {
       assert.equal(health.status, 200, await health.text());
     }
 
-    const stored = await assertNothingHalfWritten(kvPath);
+    const stored = await assertNothingHalfWritten(store);
     for (const id of stored) assert.ok(sent.has(id), `stored ${id} was never sent`);
     for (const id of accepted.keys()) assert.ok(stored.has(id), `accepted ${id} is missing`);
 
@@ -161,15 +162,12 @@ async function crashAndRecover(batchMax: number): Promise<void> {
     }
   } finally {
     await server.stop();
-    await Deno.remove(dirname(kvPath), { recursive: true });
   }
 }
 
 for (const batchMax of [1, 32]) {
-  Deno.test(
+  storeTest(
     `keeps every accepted intent intact across SIGKILL (COMMIT_BATCH_MAX=${batchMax})`,
-    async () => {
-      await crashAndRecover(batchMax);
-    },
+    (store) => crashAndRecover(store, batchMax),
   );
 }

@@ -2,13 +2,15 @@
  * `GET /events` (CONTRACT §9) against the real server: who may read it, every
  * 400, the pull form's pages and long-poll, the stream form's history, live
  * events, resumption and idle comments, and delivery of events committed by
- * another process sharing the KV file.
+ * another process sharing the KV. The pages, the stream's resumption and the
+ * other process's events are shown on a KV file and over KV Connect.
  */
 
 import assert from "node:assert/strict";
 import { generateEd25519Key, IntentsClient, signVariantB } from "../../client/mod.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { openSse, type SseItem } from "../support/sse.ts";
+import { storeTest } from "../support/stores.ts";
 
 const EVENTS_TOKEN = "events-token-0123456789abcdef";
 const METRICS_TOKEN = "metrics-token-0123456789abcdef";
@@ -16,12 +18,10 @@ const key = generateEd25519Key();
 
 type Json = Record<string, unknown>;
 
-async function withServer(fn: (server: TestServer) => Promise<void>, env: Json = {}) {
+async function withServer(fn: (server: TestServer) => Promise<void>, kvPath?: string) {
   const server = await startServer({
-    env: { EVENTS_TOKEN, METRICS_TOKEN, EVENTS_KEEPALIVE_MS: "1000", ...env } as Record<
-      string,
-      string
-    >,
+    env: { EVENTS_TOKEN, METRICS_TOKEN, EVENTS_KEEPALIVE_MS: "1000" },
+    kvPath,
   });
   try {
     await fn(server);
@@ -130,7 +130,7 @@ Deno.test("GET /events: who may read it, and every 400", async (t) => {
   });
 });
 
-Deno.test("GET /events pull form: pages in order, next, and the long-poll", async () => {
+storeTest("GET /events pull form: pages in order, next, and the long-poll", async (store) => {
   await withServer(async (server) => {
     assert.deepEqual((await pull(server, "")).body, { events: [], next: null });
     const admin = new IntentsClient({ url: server.url, token: server.adminToken });
@@ -173,92 +173,98 @@ Deno.test("GET /events pull form: pages in order, next, and the long-poll", asyn
     const idle = performance.now();
     assert.deepEqual((await pull(server, "?after=6&wait=1")).body, { events: [], next: "6" });
     assert.ok(performance.now() - idle >= 900);
-  });
+  }, store.kvPath);
 });
 
-Deno.test("GET /events stream form: history, live events, Last-Event-ID, idle comments", async () => {
-  await withServer(async (server) => {
-    const admin = new IntentsClient({ url: server.url, token: server.adminToken });
-    const policy = (await admin.addPolicy('{"events":"stream"}')).id;
-    const ids = await submitN(server, policy, 3);
+storeTest(
+  "GET /events stream form: history, live events, Last-Event-ID, idle comments",
+  async (store) => {
+    await withServer(async (server) => {
+      const admin = new IntentsClient({ url: server.url, token: server.adminToken });
+      const policy = (await admin.addPolicy('{"events":"stream"}')).id;
+      const ids = await submitN(server, policy, 3);
 
-    const stream = await openSse(`${server.url}/events`, {
-      ...bearer(EVENTS_TOKEN),
-      "last-event-id": "1",
-    });
-    try {
-      assert.equal(stream.response.status, 200);
-      assert.match(stream.response.headers.get("content-type")!, /^text\/event-stream/);
-      for (const [i, id] of ids.slice(1).entries()) {
-        const event = await nextEvent(stream.items);
-        assert.equal(event.id, String(i + 2));
-        assert.equal(event.event, "intent.accepted");
-        assert.equal(JSON.parse(event.data).id, id);
-        assert.ok(!event.data.includes("\n"), "the record is on one line");
-      }
-      // Idle: a comment comes within the keep-alive interval (1 s here).
-      const idleStart = performance.now();
-      for (;;) {
-        const { value } = await stream.items.next();
-        if (value?.kind === "comment" && value.text === "keep-alive") break;
-      }
-      assert.ok(performance.now() - idleStart < 2_500);
-      // Live: an intent accepted now arrives on the open stream within 2 s.
-      const sent = performance.now();
-      const [live] = await submitN(server, policy, 1);
-      const event = await nextEvent(stream.items);
-      assert.equal(JSON.parse(event.data).id, live);
-      assert.equal(event.id, "4");
-      assert.ok(performance.now() - sent < 2_000);
-    } finally {
-      stream.close();
-    }
-
-    // `after` starts a stream when no Last-Event-ID is sent; Last-Event-ID wins over it.
-    for (const [headers, expected] of [[{}, "3"], [{ "last-event-id": "3" }, "4"]] as const) {
-      const resumed = await openSse(`${server.url}/events?after=2`, {
+      const stream = await openSse(`${server.url}/events`, {
         ...bearer(EVENTS_TOKEN),
-        ...headers,
+        "last-event-id": "1",
       });
       try {
-        assert.equal((await nextEvent(resumed.items)).id, expected);
-      } finally {
-        resumed.close();
-      }
-    }
-  });
-});
-
-Deno.test("events accepted by another process reach a long-poll and a stream within 2 s", async () => {
-  const a = await startServer({ env: { EVENTS_TOKEN } });
-  const b = await startServer({ env: { EVENTS_TOKEN }, kvPath: a.kvPath });
-  try {
-    const admin = new IntentsClient({ url: a.url, token: a.adminToken });
-    const policy = (await admin.addPolicy('{"events":"two processes"}')).id;
-    await submitN(a, policy, 1);
-    const stream = await openSse(`${a.url}/events?after=1`, bearer(EVENTS_TOKEN));
-    try {
-      for (let round = 0; round < 3; round++) {
-        const after = String(round + 1);
-        const waiting = pull(a, `?after=${after}&wait=10`);
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        assert.equal(stream.response.status, 200);
+        assert.match(stream.response.headers.get("content-type")!, /^text\/event-stream/);
+        for (const [i, id] of ids.slice(1).entries()) {
+          const event = await nextEvent(stream.items);
+          assert.equal(event.id, String(i + 2));
+          assert.equal(event.event, "intent.accepted");
+          assert.equal(JSON.parse(event.data).id, id);
+          assert.ok(!event.data.includes("\n"), "the record is on one line");
+        }
+        // Idle: a comment comes within the keep-alive interval (1 s here).
+        const idleStart = performance.now();
+        for (;;) {
+          const { value } = await stream.items.next();
+          if (value?.kind === "comment" && value.text === "keep-alive") break;
+        }
+        assert.ok(performance.now() - idleStart < 2_500);
+        // Live: an intent accepted now arrives on the open stream within 2 s.
         const sent = performance.now();
-        const [id] = await submitN(b, policy, 1);
-        const answered = await waiting;
-        assert.ok(performance.now() - sent < 2_000, `long-poll: ${performance.now() - sent} ms`);
-        assert.deepEqual(answered.body.events.map((e: Json) => (e.record as Json).id), [id]);
+        const [live] = await submitN(server, policy, 1);
         const event = await nextEvent(stream.items);
-        assert.ok(performance.now() - sent < 2_000, `stream: ${performance.now() - sent} ms`);
-        assert.equal(JSON.parse(event.data).id, id);
+        assert.equal(JSON.parse(event.data).id, live);
+        assert.equal(event.id, "4");
+        assert.ok(performance.now() - sent < 2_000);
+      } finally {
+        stream.close();
+      }
+
+      // `after` starts a stream when no Last-Event-ID is sent; Last-Event-ID wins over it.
+      for (const [headers, expected] of [[{}, "3"], [{ "last-event-id": "3" }, "4"]] as const) {
+        const resumed = await openSse(`${server.url}/events?after=2`, {
+          ...bearer(EVENTS_TOKEN),
+          ...headers,
+        });
+        try {
+          assert.equal((await nextEvent(resumed.items)).id, expected);
+        } finally {
+          resumed.close();
+        }
+      }
+    }, store.kvPath);
+  },
+);
+
+storeTest(
+  "events accepted by another process reach a long-poll and a stream within 2 s",
+  async (store) => {
+    const a = await startServer({ env: { EVENTS_TOKEN }, kvPath: store.kvPath });
+    const b = await startServer({ env: { EVENTS_TOKEN }, kvPath: store.kvPath });
+    try {
+      const admin = new IntentsClient({ url: a.url, token: a.adminToken });
+      const policy = (await admin.addPolicy('{"events":"two processes"}')).id;
+      await submitN(a, policy, 1);
+      const stream = await openSse(`${a.url}/events?after=1`, bearer(EVENTS_TOKEN));
+      try {
+        for (let round = 0; round < 3; round++) {
+          const after = String(round + 1);
+          const waiting = pull(a, `?after=${after}&wait=10`);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          const sent = performance.now();
+          const [id] = await submitN(b, policy, 1);
+          const answered = await waiting;
+          assert.ok(performance.now() - sent < 2_000, `long-poll: ${performance.now() - sent} ms`);
+          assert.deepEqual(answered.body.events.map((e: Json) => (e.record as Json).id), [id]);
+          const event = await nextEvent(stream.items);
+          assert.ok(performance.now() - sent < 2_000, `stream: ${performance.now() - sent} ms`);
+          assert.equal(JSON.parse(event.data).id, id);
+        }
+      } finally {
+        stream.close();
       }
     } finally {
-      stream.close();
+      await b.stop();
+      await a.stop();
     }
-  } finally {
-    await b.stop();
-    await a.stop();
-  }
-});
+  },
+);
 
 Deno.test("metrics count events sent and open streams", async () => {
   await withServer(async (server) => {

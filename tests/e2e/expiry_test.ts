@@ -5,7 +5,7 @@
  * due work records its `intent.expired` event within 5 s while the process
  * that stored it runs, and within 5 s through another process when that one
  * was killed; an approval racing the deadline either accepts the intent or
- * finds it expired, never both.
+ * finds it expired, never both. Each on a KV file and over KV Connect.
  */
 
 import assert from "node:assert/strict";
@@ -26,6 +26,7 @@ import {
   type Signer,
 } from "../support/governed.ts";
 import type { Json } from "../support/record.ts";
+import { storeTest } from "../support/stores.ts";
 
 function sleepUntil(time: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, time - Date.now())));
@@ -51,59 +52,62 @@ async function listed(h: Harness, state: string): Promise<string[]> {
   return page.items.map((item: Json) => item.id);
 }
 
-Deno.test("an intent past its deadline reads expired everywhere, and its event follows", async () => {
-  await withHarness({}, async (h) => {
-    const [e1, e2] = [ed25519Signer(), ed25519Signer()];
-    const policy = await addGoverned(
-      h,
-      "policy",
-      authorizationOf([e1, e2], 2, { approval_window_s: 1 }),
-    );
-    const start = await feedEnd(h.url, h.server.adminToken);
-    const { signed, record, deadline } = await pendingIntent(h, policy, e1);
-    assert.equal(deadline, Date.parse(record.received_at) + 1000);
-    assert.ok((await listed(h, "pending")).includes(signed.id));
-    assert.ok(!(await listed(h, "expired")).includes(signed.id));
+storeTest(
+  "an intent past its deadline reads expired everywhere, and its event follows",
+  async (store) => {
+    await withHarness({ kvPath: store.kvPath }, async (h) => {
+      const [e1, e2] = [ed25519Signer(), ed25519Signer()];
+      const policy = await addGoverned(
+        h,
+        "policy",
+        authorizationOf([e1, e2], 2, { approval_window_s: 1 }),
+      );
+      const start = await feedEnd(h.url, h.server.adminToken);
+      const { signed, record, deadline } = await pendingIntent(h, policy, e1);
+      assert.equal(deadline, Date.parse(record.received_at) + 1000);
+      assert.ok((await listed(h, "pending")).includes(signed.id));
+      assert.ok(!(await listed(h, "expired")).includes(signed.id));
 
-    const expiredEvent = awaitEvent(
-      h.url,
-      h.server.adminToken,
-      start,
-      (e) => e.record.id === signed.id && e.type === "intent.expired",
-      deadline + 15_000 - Date.now(),
-    );
-    // Reads right after the deadline need no due work done: they see it expired at once.
-    await sleepUntil(deadline + 1);
-    const view = await getApprovals(h, signed.id);
-    assert.deepEqual(await view.json(), { id: signed.id, state: "expired" });
-    const late = await postApproval(h, signed.id, { signature: await e2.sign(signed) });
-    assert.equal(late.status, 409);
-    assert.deepEqual((await late.json()).code, "not_pending");
-    const stored = await getRecord(h, signed.id);
-    assert.deepEqual(stored, { ...record, state: "expired" });
-    assert.ok((await listed(h, "expired")).includes(signed.id));
-    assert.ok(!(await listed(h, "pending")).includes(signed.id));
-    assert.ok(!(await listed(h, "accepted")).includes(signed.id));
+      const expiredEvent = awaitEvent(
+        h.url,
+        h.server.adminToken,
+        start,
+        (e) => e.record.id === signed.id && e.type === "intent.expired",
+        deadline + 15_000 - Date.now(),
+      );
+      // Reads right after the deadline need no due work done: they see it expired at once.
+      await sleepUntil(deadline + 1);
+      const view = await getApprovals(h, signed.id);
+      assert.deepEqual(await view.json(), { id: signed.id, state: "expired" });
+      const late = await postApproval(h, signed.id, { signature: await e2.sign(signed) });
+      assert.equal(late.status, 409);
+      assert.deepEqual((await late.json()).code, "not_pending");
+      const stored = await getRecord(h, signed.id);
+      assert.deepEqual(stored, { ...record, state: "expired" });
+      assert.ok((await listed(h, "expired")).includes(signed.id));
+      assert.ok(!(await listed(h, "pending")).includes(signed.id));
+      assert.ok(!(await listed(h, "accepted")).includes(signed.id));
 
-    const found = await expiredEvent;
-    assert.ok(found, "no intent.expired event within 15 s of the deadline");
-    const delay = found.seenAt - deadline;
-    console.log(`intent.expired read ${delay} ms after the deadline (same process)`);
-    assert.ok(delay <= 5_000, `intent.expired came ${delay} ms after the deadline`);
-    assert.deepEqual(found.event.record, { ...record, state: "expired" });
-    const life = (await readFeed(h.url, h.server.adminToken, start))
-      .filter((e) => e.record.id === signed.id);
-    assert.deepEqual(life.map((e) => e.type), ["intent.pending", "intent.expired"]);
-    // Still 409 not_pending after the event, and the id stays taken.
-    const again = await postApproval(h, signed.id, { signature: await e2.sign(signed) });
-    assert.equal((await again.json()).code, "not_pending");
-    const retaken = await h.submit(bodyOf(signed, await e1.sign(signed)));
-    assert.equal((await retaken.json()).code, "intent_exists");
-  });
-});
+      const found = await expiredEvent;
+      assert.ok(found, "no intent.expired event within 15 s of the deadline");
+      const delay = found.seenAt - deadline;
+      console.log(`intent.expired read ${delay} ms after the deadline (same process)`);
+      assert.ok(delay <= 5_000, `intent.expired came ${delay} ms after the deadline`);
+      assert.deepEqual(found.event.record, { ...record, state: "expired" });
+      const life = (await readFeed(h.url, h.server.adminToken, start))
+        .filter((e) => e.record.id === signed.id);
+      assert.deepEqual(life.map((e) => e.type), ["intent.pending", "intent.expired"]);
+      // Still 409 not_pending after the event, and the id stays taken.
+      const again = await postApproval(h, signed.id, { signature: await e2.sign(signed) });
+      assert.equal((await again.json()).code, "not_pending");
+      const retaken = await h.submit(bodyOf(signed, await e1.sign(signed)));
+      assert.equal((await retaken.json()).code, "intent_exists");
+    });
+  },
+);
 
-Deno.test("an approval racing the deadline: accepted or expired, never both", async () => {
-  await withHarness({}, async (h) => {
+storeTest("an approval racing the deadline: accepted or expired, never both", async (store) => {
+  await withHarness({ kvPath: store.kvPath }, async (h) => {
     const [e1, e2] = [ed25519Signer(), ed25519Signer()];
     const policy = await addGoverned(
       h,
@@ -147,38 +151,41 @@ Deno.test("an approval racing the deadline: accepted or expired, never both", as
 
 // The process that stored the intent is killed before the deadline: its due work is in KV,
 // where the other process's look (at least every 2 s) finds it.
-Deno.test("the storing process killed before the deadline: another records the expiry", async () => {
-  await withHarness({}, async (h) => {
-    const survivor = await startServer({ kvPath: h.server.kvPath });
-    try {
-      const [e1, e2] = [ed25519Signer(), ed25519Signer()];
-      const policy = await addGoverned(
-        h,
-        "policy",
-        authorizationOf([e1, e2], 2, { approval_window_s: 2 }),
-      );
-      const token = h.server.adminToken;
-      const start = await feedEnd(survivor.url, token);
-      const { signed, record, deadline } = await pendingIntent(h, policy, e1);
-      await h.server.stop({ kill: true });
-      assert.ok(Date.now() < deadline, "the kill came after the deadline");
-      const found = await awaitEvent(
-        survivor.url,
-        token,
-        start,
-        (e) => e.record.id === signed.id && e.type === "intent.expired",
-        deadline + 15_000 - Date.now(),
-      );
-      assert.ok(found, "no intent.expired event within 15 s of the deadline");
-      const delay = found.seenAt - deadline;
-      console.log(`intent.expired read ${delay} ms after the deadline (other process)`);
-      assert.ok(delay <= 5_000, `intent.expired came ${delay} ms after the deadline`);
-      assert.deepEqual(found.event.record, { ...record, state: "expired" });
-      const life = (await readFeed(survivor.url, token, start))
-        .filter((e) => e.record.id === signed.id);
-      assert.deepEqual(life.map((e) => e.type), ["intent.pending", "intent.expired"]);
-    } finally {
-      await survivor.stop();
-    }
-  });
-});
+storeTest(
+  "the storing process killed before the deadline: another records the expiry",
+  async (store) => {
+    await withHarness({ kvPath: store.kvPath }, async (h) => {
+      const survivor = await startServer({ kvPath: h.server.kvPath });
+      try {
+        const [e1, e2] = [ed25519Signer(), ed25519Signer()];
+        const policy = await addGoverned(
+          h,
+          "policy",
+          authorizationOf([e1, e2], 2, { approval_window_s: 2 }),
+        );
+        const token = h.server.adminToken;
+        const start = await feedEnd(survivor.url, token);
+        const { signed, record, deadline } = await pendingIntent(h, policy, e1);
+        await h.server.stop({ kill: true });
+        assert.ok(Date.now() < deadline, "the kill came after the deadline");
+        const found = await awaitEvent(
+          survivor.url,
+          token,
+          start,
+          (e) => e.record.id === signed.id && e.type === "intent.expired",
+          deadline + 15_000 - Date.now(),
+        );
+        assert.ok(found, "no intent.expired event within 15 s of the deadline");
+        const delay = found.seenAt - deadline;
+        console.log(`intent.expired read ${delay} ms after the deadline (other process)`);
+        assert.ok(delay <= 5_000, `intent.expired came ${delay} ms after the deadline`);
+        assert.deepEqual(found.event.record, { ...record, state: "expired" });
+        const life = (await readFeed(survivor.url, token, start))
+          .filter((e) => e.record.id === signed.id);
+        assert.deepEqual(life.map((e) => e.type), ["intent.pending", "intent.expired"]);
+      } finally {
+        await survivor.stop();
+      }
+    });
+  },
+);

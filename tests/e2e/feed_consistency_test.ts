@@ -1,18 +1,19 @@
 /**
  * The feed's guarantees under load, across processes (CONTRACT §9): two
- * server processes on one KV file take concurrent submissions (some ids sent
- * to both); a stream consumer that leaves every few hundred events and
- * resumes with Last-Event-ID against either process, and a pull consumer
- * paging with `after`, must each see every 201 exactly once, in the same
- * order; reading after any event id gives exactly what follows; and every 201
- * of a writer killed mid-load is in the feed.
+ * server processes on one store (a KV file, or denokv over KV Connect) take
+ * concurrent submissions (some ids sent to both); a stream consumer that
+ * leaves every few hundred events and resumes with Last-Event-ID against
+ * either process, and a pull consumer paging with `after`, must each see
+ * every 201 exactly once, in the same order; reading after any event id
+ * gives exactly what follows; and every 201 of a writer killed mid-load is
+ * in the feed.
  */
 
 import assert from "node:assert/strict";
-import { dirname } from "node:path";
 import { generateEd25519Key, IntentsClient, signVariantB } from "../../client/mod.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { openSse } from "../support/sse.ts";
+import { storeTest } from "../support/stores.ts";
 
 const EVENTS_TOKEN = "events-token-0123456789abcdef";
 const SUBMISSIONS = 3_000;
@@ -125,62 +126,64 @@ async function pullConsumer(server: TestServer, target: () => number): Promise<S
   return seen;
 }
 
-Deno.test("two processes, concurrent load, reconnecting consumers: one order, every 201 once", async () => {
-  const env = { EVENTS_TOKEN, EVENTS_KEEPALIVE_MS: "1000" };
-  const a = await startServer({ env });
-  const b = await startServer({ env, kvPath: a.kvPath });
-  const http = Deno.createHttpClient({});
-  try {
-    const admin = new IntentsClient({ url: a.url, token: a.adminToken });
-    const policy = (await admin.addPolicy('{"feed":"consistency"}')).id;
-    const bodies = signedBodies(policy, SUBMISSIONS);
-    // The consumers read while the load runs; they stop once they have seen every 201.
-    let expected = Infinity;
-    const consumers = Promise.all([
-      streamConsumer([a, b], () => expected, 250),
-      pullConsumer(b, () => expected),
-    ]);
-    const loaded = await load([a, b], bodies, http);
-    expected = loaded.created.size;
-    assert.equal(expected, SUBMISSIONS, JSON.stringify(loaded.statuses));
-    // Ids sent to both processes: one 201, one 409 each.
-    assert.equal(loaded.statuses[409], bodies.filter((x) => x.both).length);
-    const [{ seen: stream, reconnects }, pulled] = await consumers;
-    assert.ok(reconnects >= 10, `${reconnects} reconnects`);
+storeTest(
+  "two processes, concurrent load, reconnecting consumers: one order, every 201 once",
+  async (store) => {
+    const env = { EVENTS_TOKEN, EVENTS_KEEPALIVE_MS: "1000" };
+    const a = await startServer({ env, kvPath: store.kvPath });
+    const b = await startServer({ env, kvPath: store.kvPath });
+    const http = Deno.createHttpClient({});
+    try {
+      const admin = new IntentsClient({ url: a.url, token: a.adminToken });
+      const policy = (await admin.addPolicy('{"feed":"consistency"}')).id;
+      const bodies = signedBodies(policy, SUBMISSIONS);
+      // The consumers read while the load runs; they stop once they have seen every 201.
+      let expected = Infinity;
+      const consumers = Promise.all([
+        streamConsumer([a, b], () => expected, 250),
+        pullConsumer(b, () => expected),
+      ]);
+      const loaded = await load([a, b], bodies, http);
+      expected = loaded.created.size;
+      assert.equal(expected, SUBMISSIONS, JSON.stringify(loaded.statuses));
+      // Ids sent to both processes: one 201, one 409 each.
+      assert.equal(loaded.statuses[409], bodies.filter((x) => x.both).length);
+      const [{ seen: stream, reconnects }, pulled] = await consumers;
+      assert.ok(reconnects >= 10, `${reconnects} reconnects`);
 
-    for (const [name, seen] of [["stream", stream], ["pull", pulled]] as const) {
-      assert.equal(seen.length, expected, `${name}: ${seen.length} events`);
-      assert.equal(new Set(seen.map((s) => s.id)).size, seen.length, `${name}: an id repeated`);
-      assert.deepEqual(new Set(seen.map((s) => s.intent)), new Set(loaded.created.keys()), name);
+      for (const [name, seen] of [["stream", stream], ["pull", pulled]] as const) {
+        assert.equal(seen.length, expected, `${name}: ${seen.length} events`);
+        assert.equal(new Set(seen.map((s) => s.id)).size, seen.length, `${name}: an id repeated`);
+        assert.deepEqual(new Set(seen.map((s) => s.intent)), new Set(loaded.created.keys()), name);
+      }
+      assert.deepEqual(stream, pulled, "both consumers see the same sequence");
+
+      // Reading after any event id gives exactly the events that follow it.
+      for (let k = 0; k < 25; k++) {
+        const at = Math.floor(Math.random() * stream.length);
+        const server = k % 2 === 0 ? a : b;
+        const response = await fetch(`${server.url}/events?after=${stream[at].id}&limit=40`, {
+          headers: auth,
+        });
+        const page = await response.json();
+        const got = page.events.map((e: { id: string; record: { id: string } }) => ({
+          id: e.id,
+          intent: e.record.id,
+        }));
+        assert.deepEqual(got, stream.slice(at + 1, at + 41), `after ${stream[at].id}`);
+      }
+    } finally {
+      http.close();
+      await b.stop();
+      await a.stop();
     }
-    assert.deepEqual(stream, pulled, "both consumers see the same sequence");
+  },
+);
 
-    // Reading after any event id gives exactly the events that follow it.
-    for (let k = 0; k < 25; k++) {
-      const at = Math.floor(Math.random() * stream.length);
-      const server = k % 2 === 0 ? a : b;
-      const response = await fetch(`${server.url}/events?after=${stream[at].id}&limit=40`, {
-        headers: auth,
-      });
-      const page = await response.json();
-      const got = page.events.map((e: { id: string; record: { id: string } }) => ({
-        id: e.id,
-        intent: e.record.id,
-      }));
-      assert.deepEqual(got, stream.slice(at + 1, at + 41), `after ${stream[at].id}`);
-    }
-  } finally {
-    http.close();
-    await b.stop();
-    await a.stop();
-    await Deno.remove(dirname(a.kvPath), { recursive: true });
-  }
-});
-
-Deno.test("every 201 of a writer killed mid-load is in the feed", async () => {
+storeTest("every 201 of a writer killed mid-load is in the feed", async (store) => {
   const env = { EVENTS_TOKEN };
-  const reader = await startServer({ env });
-  let writer = await startServer({ env, kvPath: reader.kvPath });
+  const reader = await startServer({ env, kvPath: store.kvPath });
+  let writer = await startServer({ env, kvPath: store.kvPath });
   const http = Deno.createHttpClient({});
   try {
     const admin = new IntentsClient({ url: reader.url, token: reader.adminToken });
@@ -208,12 +211,11 @@ Deno.test("every 201 of a writer killed mid-load is in the feed", async () => {
         after = page.next;
       }
       for (const id of created.keys()) assert.ok(inFeed.has(id), `201 for ${id}, not in the feed`);
-      writer = await startServer({ env, kvPath: reader.kvPath });
+      writer = await startServer({ env, kvPath: store.kvPath });
     }
   } finally {
     http.close();
     await writer.stop();
     await reader.stop();
-    await Deno.remove(dirname(reader.kvPath), { recursive: true });
   }
 });

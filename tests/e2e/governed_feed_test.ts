@@ -5,6 +5,7 @@
  * in the one order every reader sees, each event's record as it stood after
  * that change (weights growing). Several intents' lives interleave with an
  * ungoverned one's; the stream form names each type on its `event:` line.
+ * On a KV file and over KV Connect.
  */
 
 import assert from "node:assert/strict";
@@ -28,6 +29,7 @@ import {
 } from "../support/governed.ts";
 import type { Json } from "../support/record.ts";
 import { openSse } from "../support/sse.ts";
+import { storeTest } from "../support/stores.ts";
 
 /** What the test knows of one intent: its answers, in order, to compare with its events. */
 interface Life {
@@ -51,8 +53,8 @@ async function submitGoverned(
   return { signed, life: { id: record.id, submitted: record, approvals: [], end: "pending" } };
 }
 
-Deno.test("the feed holds each governed intent's life in order, as it stood", async () => {
-  await withHarness({}, async (h) => {
+storeTest("the feed holds each governed intent's life in order, as it stood", async (store) => {
+  await withHarness({ kvPath: store.kvPath }, async (h) => {
     const token = h.server.adminToken;
     const e = ed25519Signer();
     const [p1, p2] = [await passkeySigner(), await passkeySigner({ compressed: true })];

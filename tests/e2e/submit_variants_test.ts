@@ -3,6 +3,7 @@
  * kind, and Variant B `Unsigned` where the operator permits it; each 201
  * record has the contract's shape and reads back the same from
  * `GET /intents/{id}`. Also the passkey user-verified flag when required.
+ * Each on a KV file and over KV Connect.
  */
 
 import assert from "node:assert/strict";
@@ -28,10 +29,11 @@ import {
 } from "../support/fixtures.ts";
 import { compressed } from "../support/keys.ts";
 import { expectRecord, type Json } from "../support/record.ts";
+import { storeTest } from "../support/stores.ts";
 import { submitKit } from "../support/submit_kit.ts";
 
-Deno.test("POST /intents accepts each variant with each signature kind", async (t) => {
-  await withHarness({}, async (h) => {
+storeTest("POST /intents accepts each variant with each signature kind", async (store, t) => {
+  await withHarness({ kvPath: store.kvPath }, async (h) => {
     const { templateId, policyId, key, other, passkey, passkeyCompressed } = await submitKit(h);
 
     await t.step("accepts Variant A signed with Ed25519", async () => {
@@ -153,62 +155,65 @@ Deno.test("POST /intents accepts each variant with each signature kind", async (
   });
 });
 
-Deno.test("POST /intents with ALLOW_UNSIGNED=true and PASSKEY_REQUIRE_UV=true", async (t) => {
-  await withHarness(
-    { env: { ALLOW_UNSIGNED: "true", PASSKEY_REQUIRE_UV: "true" } },
-    async (h) => {
-      const policyId = await h.newPolicy();
-      const templateId = await h.newTemplate();
-      const passkey = await SoftwarePasskey.create();
+storeTest(
+  "POST /intents with ALLOW_UNSIGNED=true and PASSKEY_REQUIRE_UV=true",
+  async (store, t) => {
+    await withHarness(
+      { env: { ALLOW_UNSIGNED: "true", PASSKEY_REQUIRE_UV: "true" }, kvPath: store.kvPath },
+      async (h) => {
+        const policyId = await h.newPolicy();
+        const templateId = await h.newTemplate();
+        const passkey = await SoftwarePasskey.create();
 
-      await t.step("accepts Variant B Unsigned", async () => {
-        const body = unsignedVariantB(newIntent(policyId, { attrs: { fields: { a: 1 } } }));
-        await expectRecord(h, await h.submit(body), body as unknown as Json, {
-          variant: "B",
-          ref: policyId,
-          kind: "Unsigned",
-          signers: [],
+        await t.step("accepts Variant B Unsigned", async () => {
+          const body = unsignedVariantB(newIntent(policyId, { attrs: { fields: { a: 1 } } }));
+          await expectRecord(h, await h.submit(body), body as unknown as Json, {
+            variant: "B",
+            ref: policyId,
+            kind: "Unsigned",
+            signers: [],
+          });
         });
-      });
 
-      await t.step("still checks the policy of an Unsigned intent", async () => {
-        const body = unsignedVariantB(newIntent("NoSuchPolicy"));
-        await expectError(await h.submit(body), 400, "policy_not_found");
-      });
+        await t.step("still checks the policy of an Unsigned intent", async () => {
+          const body = unsignedVariantB(newIntent("NoSuchPolicy"));
+          await expectError(await h.submit(body), 400, "policy_not_found");
+        });
 
-      await t.step("rejects a second Unsigned intent with the same id with 409", async () => {
-        const body = unsignedVariantB(newIntent(policyId));
-        await expectCreated(await h.submit(body));
-        await expectError(await h.submit(body), 409, "intent_exists");
-      });
+        await t.step("rejects a second Unsigned intent with the same id with 409", async () => {
+          const body = unsignedVariantB(newIntent(policyId));
+          await expectCreated(await h.submit(body));
+          await expectError(await h.submit(body), 409, "intent_exists");
+        });
 
-      await t.step("has no Unsigned form in Variant A", async () => {
-        const payload = newPayload(templateId);
-        await expectError(
-          await h.submit({ payload, signature: "Unsigned" }),
-          400,
-          "invalid_body",
-          { mentions: "signature" },
-        );
-      });
+        await t.step("has no Unsigned form in Variant A", async () => {
+          const payload = newPayload(templateId);
+          await expectError(
+            await h.submit({ payload, signature: "Unsigned" }),
+            400,
+            "invalid_body",
+            { mentions: "signature" },
+          );
+        });
 
-      await t.step("rejects a passkey assertion with the user-verified flag clear", async () => {
-        const payload = newPayload(templateId);
-        const signature = await passkeySig(passkey, payload, { flags: 0x01 });
-        const message = await expectError(
-          await h.submit({ payload, signature }),
-          400,
-          "invalid_signature",
-          { mentions: "signature.Passkey" },
-        );
-        assert.match(message, /verif/);
-      });
+        await t.step("rejects a passkey assertion with the user-verified flag clear", async () => {
+          const payload = newPayload(templateId);
+          const signature = await passkeySig(passkey, payload, { flags: 0x01 });
+          const message = await expectError(
+            await h.submit({ payload, signature }),
+            400,
+            "invalid_signature",
+            { mentions: "signature.Passkey" },
+          );
+          assert.match(message, /verif/);
+        });
 
-      await t.step("accepts a passkey assertion with the user-verified flag set", async () => {
-        const payload = newPayload(templateId);
-        const signature: Signature = await passkeySig(passkey, payload, { flags: 0x05 });
-        await expectCreated(await h.submit({ payload, signature }));
-      });
-    },
-  );
-});
+        await t.step("accepts a passkey assertion with the user-verified flag set", async () => {
+          const payload = newPayload(templateId);
+          const signature: Signature = await passkeySig(passkey, payload, { flags: 0x05 });
+          await expectCreated(await h.submit({ payload, signature }));
+        });
+      },
+    );
+  },
+);

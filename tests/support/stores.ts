@@ -63,21 +63,21 @@ const LABEL: Record<StoreKind, string> = { file: "KV file", kv_connect: "KV Conn
 /**
  * Registers `fn` as one test per store kind, each named `name` with its
  * store ("… [KV file]", "… [KV Connect]"), each with a fresh store that is
- * removed afterwards.
+ * removed afterwards; `fn` gets the test's context too, for steps.
  */
 export function storeTest(
   name: string,
-  fn: (store: TestStore) => Promise<void>,
+  fn: (store: TestStore, t: Deno.TestContext) => Promise<void>,
   options: Omit<Deno.TestDefinition, "name" | "fn"> = {},
 ): void {
   for (const kind of STORE_KINDS) {
     Deno.test({
       ...options,
       name: `${name} [${LABEL[kind]}]`,
-      fn: async () => {
+      fn: async (t) => {
         const store = await newTestStore(kind);
         try {
-          await fn(store);
+          await fn(store, t);
         } finally {
           await store.close();
         }
