@@ -32,16 +32,24 @@ import {
 } from "./codec.ts";
 import type { InsertContext } from "./append.ts";
 import { keys } from "./keys.ts";
-import { KV_COMMIT_LIMITS, KV_READ_KEYS } from "./layout.ts";
+import {
+  type CommitCost,
+  cost,
+  keyBytes,
+  KV_READ_KEYS,
+  plus,
+  SMALL_VALUE_BYTES,
+  within,
+} from "./layout.ts";
 
 /** The layout this version writes, as `["store_layout"]` records it. */
 export const STORE_LAYOUT = 2n;
 
-/** What one conversion commit carries at most: within KV's limits, with room for keys. */
-const COMMIT_BYTES = KV_COMMIT_LIMITS.mutationBytes - 64 * 1024;
-const COMMIT_MUTATIONS = KV_COMMIT_LIMITS.mutations - 10;
 /** Keys looked at per listing while looking for values to rewrite. */
 const PAGE = 500;
+
+/** What every conversion commit of blocks or pointers starts with: the head's check. */
+const HEAD_CHECK = cost.check(keyBytes(keys.feedHead));
 
 type Ctx = Pick<InsertContext, "kv" | "feed" | "commit">;
 
@@ -86,14 +94,20 @@ async function convertChecked(
   tell: (n: number) => void,
 ): Promise<void> {
   for (;;) {
-    const stale: Deno.KvEntry<unknown>[] = [];
+    const stale: { entry: Deno.KvEntry<unknown>; value: Uint8Array }[] = [];
+    let total = cost.none();
     for await (const entry of ctx.kv.list<unknown>({ prefix })) {
-      if (!isCurrentLayout(entry.value)) stale.push(entry);
-      if (stale.length === KV_COMMIT_LIMITS.checks) break;
+      if (isCurrentLayout(entry.value)) continue;
+      const value = encode(entry.value);
+      const key = keyBytes(entry.key);
+      const next = plus(total, cost.check(key), cost.set(key, value.byteLength));
+      if (stale.length > 0 && !within(next)) break;
+      total = next;
+      stale.push({ entry, value });
     }
     if (stale.length === 0) return;
     const op = ctx.kv.atomic();
-    for (const entry of stale) op.check(entry).set(entry.key, encode(entry.value));
+    for (const { entry, value } of stale) op.check(entry).set(entry.key, value);
     // A failed check: someone rewrote one meanwhile; list again.
     if ((await ctx.commit(() => op.commit())).ok) tell(stale.length);
   }
@@ -119,14 +133,16 @@ async function convertHead(ctx: Ctx, tell: (n: number) => void): Promise<void> {
  * longer runs), removed again when a later event ends it.
  */
 async function convertBlocks(ctx: Ctx, tell: (n: number) => void): Promise<void> {
-  const pendingDue = new Map<string, Deno.KvKey>();
+  /** Pending intents seen by the commits so far, with their due work's key. */
+  let pending = new Map<string, Deno.KvKey>();
   let cursor: Deno.KvKey | undefined;
   for (;;) {
     const head = await ctx.feed.freshHead();
     const op = ctx.kv.atomic().check({ key: keys.feedHead, versionstamp: head.versionstamp });
-    const due = new Map(pendingDue);
-    let bytes = 0;
-    let mutations = 0;
+    const seen = new Map(pending);
+    /** Due work this commit adds (true) or removes (false), by the key's JSON. */
+    const dueWork = new Map<string, { key: Deno.KvKey; add: boolean }>();
+    let total: CommitCost = HEAD_CHECK;
     let count = 0;
     let listed = 0;
     let full = false;
@@ -141,38 +157,54 @@ async function convertBlocks(ctx: Ctx, tell: (n: number) => void): Promise<void>
       if (!isCurrentLayout(block.value)) {
         const events = decodeBlock(block.value);
         const value = encodeBlock(events);
-        const adds = 1 + events.length;
-        if (
-          count > 0 &&
-          (bytes + value.byteLength > COMMIT_BYTES || mutations + adds > COMMIT_MUTATIONS)
-        ) {
-          full = true;
-          break;
-        }
-        op.set(block.key, value);
-        bytes += value.byteLength + 64;
-        mutations++;
-        count++;
+        const parts = [cost.set(keyBytes(block.key), value.byteLength)];
+        const changes: [string, Deno.KvKey | undefined][] = [];
         for (const { type, intent } of events) {
           if (type === "intent.pending" && intent.approval) {
             const key = keys.due(EXPIRY_WORK, Date.parse(intent.approval.expiresAt), intent.id);
-            op.set(key, NO_DATA);
-            due.set(intent.id, key);
-            mutations++;
-          } else if (intent.state !== "pending" && due.has(intent.id)) {
-            op.delete(due.get(intent.id)!);
-            due.delete(intent.id);
-            mutations++;
+            parts.push(cost.set(keyBytes(key), 0));
+            changes.push([intent.id, key]);
+          } else if (intent.state !== "pending") {
+            const earlier = changes.findLast(([id]) => id === intent.id);
+            const key = earlier ? earlier[1] : seen.get(intent.id);
+            if (key === undefined) continue;
+            parts.push(cost.remove(keyBytes(key)));
+            changes.push([intent.id, undefined]);
           }
         }
+        const next = plus(total, ...parts);
+        if (count > 0 && !within(next)) {
+          full = true;
+          break;
+        }
+        total = next;
+        op.set(block.key, value);
+        for (const [id, key] of changes) {
+          if (key) {
+            seen.set(id, key);
+            dueWork.set(JSON.stringify(key), { key, add: true });
+            continue;
+          }
+          const ended = seen.get(id);
+          if (ended === undefined) continue;
+          seen.delete(id);
+          const name = JSON.stringify(ended);
+          // Added by this very commit: then it is simply not added.
+          if (dueWork.get(name)?.add) dueWork.delete(name);
+          else dueWork.set(name, { key: ended, add: false });
+        }
+        count++;
       }
       last = block.key;
+    }
+    for (const { key, add } of dueWork.values()) {
+      if (add) op.set(key, NO_DATA);
+      else op.delete(key);
     }
     // A failed check: another process appended meanwhile; read this round again.
     if (count > 0 && !(await ctx.commit(() => op.commit())).ok) continue;
     tell(count);
-    pendingDue.clear();
-    for (const [id, key] of due) pendingDue.set(id, key);
+    pending = seen;
     if (!full && listed < PAGE) return;
     cursor = nextKey(last!);
   }
@@ -184,26 +216,34 @@ async function convertPointers(ctx: Ctx, tell: (n: number) => void): Promise<voi
   for (;;) {
     const head = await ctx.feed.freshHead();
     const op = ctx.kv.atomic().check({ key: keys.feedHead, versionstamp: head.versionstamp });
+    let total = HEAD_CHECK;
     let count = 0;
-    let seen = 0;
+    let listed = 0;
+    let full = false;
     let last: Deno.KvKey | undefined;
-    const listed = ctx.kv.list<unknown>(
+    const entries = ctx.kv.list<unknown>(
       cursor ? { prefix: keys.intentsPrefix, start: cursor } : { prefix: keys.intentsPrefix },
-      { limit: COMMIT_MUTATIONS, batchSize: 500 },
+      { limit: PAGE, batchSize: PAGE },
     );
-    for await (const entry of listed) {
-      seen++;
-      last = entry.key;
-      if (isCurrentLayout(entry.value)) continue;
-      const pointer = decodePointer(entry.value);
+    for await (const entry of entries) {
+      listed++;
+      const pointer = isCurrentLayout(entry.value) ? null : decodePointer(entry.value);
       if (pointer) {
+        const next = plus(total, cost.set(keyBytes(entry.key), SMALL_VALUE_BYTES));
+        if (count > 0 && !within(next)) {
+          full = true;
+          break;
+        }
+        total = next;
         op.set(entry.key, encodePointer(pointer));
         count++;
       }
+      last = entry.key;
     }
+    // A failed check: another process appended meanwhile; read this round again.
     if (count > 0 && !(await ctx.commit(() => op.commit())).ok) continue;
     tell(count);
-    if (seen < COMMIT_MUTATIONS) return;
+    if (!full && listed < PAGE) return;
     cursor = nextKey(last!);
   }
 }

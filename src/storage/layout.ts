@@ -132,21 +132,65 @@ export function keyBytes(key: Deno.KvKey): number {
 }
 
 /** A pointer's or the head's value, from above. */
-const SMALL_VALUE_BYTES = 40;
+export const SMALL_VALUE_BYTES = 40;
 const BLOCK_KEY_BYTES = keyBytes(keys.events(Number.MAX_SAFE_INTEGER));
 const HEAD_KEY_BYTES = keyBytes(keys.feedHead);
 
-/** What a commit that adds events costs before any event: the head's check and new value. */
-const COMMIT_BASE = {
-  checks: 1,
-  mutations: 1,
-  mutationBytes: 2 * HEAD_KEY_BYTES + SMALL_VALUE_BYTES,
-  keyBytes: HEAD_KEY_BYTES,
+/** What a part of a commit costs against each of {@link KV_COMMIT_LIMITS}. */
+export type CommitCost = { -readonly [K in keyof typeof KV_COMMIT_LIMITS]: number };
+
+/**
+ * The costs of a commit's parts as Deno's client counts them before it
+ * sends a commit (`op_kv_atomic_write`): the key of every check and mutation
+ * once toward the mutation size, and a set's key again with its value, and
+ * toward the key size. Sizes are from above.
+ */
+export const cost = {
+  check: (key: number): CommitCost => ({
+    checks: 1,
+    mutations: 0,
+    mutationBytes: key,
+    keyBytes: 0,
+  }),
+  set: (key: number, value: number): CommitCost => ({
+    checks: 0,
+    mutations: 1,
+    mutationBytes: 2 * key + value,
+    keyBytes: key,
+  }),
+  remove: (key: number): CommitCost => ({
+    checks: 0,
+    mutations: 1,
+    mutationBytes: key,
+    keyBytes: 0,
+  }),
+  none: (): CommitCost => ({ checks: 0, mutations: 0, mutationBytes: 0, keyBytes: 0 }),
 };
 
-/** What the due-work entry of a pending intent's expiry adds: its key (the value is empty). */
-function dueKeyBytes(id: string): number {
-  return keyBytes(keys.due(EXPIRY_WORK, 0, id));
+/** `a` plus each of `more`, as a new cost. */
+export function plus(a: CommitCost, ...more: CommitCost[]): CommitCost {
+  const sum = { ...a };
+  for (const b of more) {
+    sum.checks += b.checks;
+    sum.mutations += b.mutations;
+    sum.mutationBytes += b.mutationBytes;
+    sum.keyBytes += b.keyBytes;
+  }
+  return sum;
+}
+
+/** True when a commit costing `total` stays within `limits`. */
+export function within(total: CommitCost, limits: CommitLimits = KV_COMMIT_LIMITS): boolean {
+  return total.checks <= limits.checks && total.mutations <= limits.mutations &&
+    total.mutationBytes <= limits.mutationBytes && total.keyBytes <= limits.keyBytes;
+}
+
+/** What a commit that adds events costs before any event: the head's check and new value. */
+const COMMIT_BASE = plus(cost.check(HEAD_KEY_BYTES), cost.set(HEAD_KEY_BYTES, SMALL_VALUE_BYTES));
+
+/** What the due-work entry of a pending intent's expiry costs (its value is empty). */
+function dueCost(id: string): CommitCost {
+  return cost.set(keyBytes(keys.due(EXPIRY_WORK, 0, id)), 0);
 }
 
 /** One intent to place in a commit, and the document read its commit checks, if any. */
@@ -170,17 +214,18 @@ export interface CommitPlan {
 
 /**
  * Plans the next commit: the longest prefix of `placements` that stays within
- * `limits` — each intent's pointer, event and (pending) due work, each
- * distinct document's check once, each block's key, and the feed head's check
- * and value — and the blocks its events go in. Ids are not checked in the
- * commit: the head's check covers reads of them (see `keys.ts`). The first
- * placement is always taken: alone, any intent the service accepts fits.
+ * `limits` — each intent's pointer (and room for a check of its id), event
+ * and (pending) due work, each distinct document's check once, each block's
+ * key, and the feed head's check and value, counted as {@link cost} says —
+ * and the blocks its events go in. How many ids the commit checks is decided
+ * later, from the checks left (see `taken_ids.ts`). The first placement is
+ * always taken: alone, any intent the service accepts fits.
  */
 export function planCommit(
   placements: readonly Placement[],
   limits: CommitLimits = KV_COMMIT_LIMITS,
 ): CommitPlan {
-  const total = { ...COMMIT_BASE };
+  let total = COMMIT_BASE;
   const refs = new Set<string>();
   const blockOf: number[] = [];
   let block = -1;
@@ -191,28 +236,19 @@ export function planCommit(
     const identity = ref ? refIdentity(ref) : undefined;
     const newRef = identity !== undefined && !refs.has(identity);
     const idKey = keyBytes(keys.intent(intent.id));
-    const refKey = newRef ? keyBytes(keys.document(ref!.kind, ref!.id)) : 0;
-    const blockKey = newBlock ? BLOCK_KEY_BYTES + BLOCK_HEADER_BYTES : 0;
-    const due = intent.state === "pending" ? dueKeyBytes(intent.id) : 0;
-    const add = {
-      checks: newRef ? 1 : 0,
-      mutations: 1 + (newBlock ? 1 : 0) + (due > 0 ? 1 : 0),
-      // The pointer, the event, the document's check, the block's key, the due work.
-      mutationBytes: idKey + SMALL_VALUE_BYTES + size + refKey + blockKey + due,
-      keyBytes: idKey + blockKey + due,
-    };
-    if (
-      blockOf.length > 0 && (
-        total.checks + add.checks > limits.checks ||
-        total.mutations + add.mutations > limits.mutations ||
-        total.mutationBytes + add.mutationBytes > limits.mutationBytes ||
-        total.keyBytes + add.keyBytes > limits.keyBytes
-      )
-    ) break;
-    total.checks += add.checks;
-    total.mutations += add.mutations;
-    total.mutationBytes += add.mutationBytes;
-    total.keyBytes += add.keyBytes;
+    const parts = [
+      // The pointer, and room for a check of the id: the commit may check it itself.
+      cost.set(idKey, SMALL_VALUE_BYTES),
+      { ...cost.check(idKey), checks: 0 },
+      // The event's bytes in its block; the block's key when it starts one.
+      { ...cost.none(), mutationBytes: size },
+    ];
+    if (newBlock) parts.push(cost.set(BLOCK_KEY_BYTES, BLOCK_HEADER_BYTES));
+    if (newRef) parts.push(cost.check(keyBytes(keys.document(ref!.kind, ref!.id))));
+    if (intent.state === "pending") parts.push(dueCost(intent.id));
+    const next = plus(total, ...parts);
+    if (blockOf.length > 0 && !within(next, limits)) break;
+    total = next;
     if (newRef) refs.add(identity);
     if (newBlock) {
       block++;

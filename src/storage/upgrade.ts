@@ -15,7 +15,7 @@ import type { Authorship, NewIntent, StoredIntent, Variant } from "../domain/int
 import { addEvents, commitEvents, type InsertContext } from "./append.ts";
 import type { StoredEvent } from "./codec.ts";
 import { keys } from "./keys.ts";
-import { planCommit } from "./layout.ts";
+import { cost, keyBytes, KV_COMMIT_LIMITS, planCommit, plus } from "./layout.ts";
 
 /** An intent as the layout before the feed kept it. */
 interface EarlierIntent {
@@ -71,11 +71,24 @@ export async function moveEarlierBlocks(
         state: "accepted",
       }))
     );
-    // As many whole blocks as one commit carries (always the first).
+    // As many whole blocks as one commit carries (always the first), each
+    // checked and deleted beside its intents' events.
     let take = blocks.length;
     for (; take > 0; take--) {
       const intents = moving.slice(0, take).flat();
-      if (planCommit(intents.map((intent) => ({ intent }))).count === intents.length) break;
+      const deletes = plus(
+        cost.none(),
+        ...blocks.slice(0, take).flatMap((
+          b,
+        ) => [cost.check(keyBytes(b.key)), cost.remove(keyBytes(b.key))]),
+      );
+      const left = {
+        checks: KV_COMMIT_LIMITS.checks - deletes.checks,
+        mutations: KV_COMMIT_LIMITS.mutations - deletes.mutations,
+        mutationBytes: KV_COMMIT_LIMITS.mutationBytes - deletes.mutationBytes,
+        keyBytes: KV_COMMIT_LIMITS.keyBytes - deletes.keyBytes,
+      };
+      if (planCommit(intents.map((intent) => ({ intent })), left).count === intents.length) break;
     }
     if (take === 0) throw new Error("an earlier block does not fit one commit");
     const head = await feed.freshHead();

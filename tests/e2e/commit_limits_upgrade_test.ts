@@ -123,7 +123,6 @@ for (const state of ["accepted", "pending"] as const) {
         assert.deepEqual((await auditIntents(kv)).map((i) => i.id), ids);
       });
     },
-    { ignore: true },
   );
 }
 
