@@ -15,7 +15,7 @@ import { badRequest, ServiceError } from "../errors.ts";
 import { type VerifyContext, verifySignature } from "./authorship.ts";
 import { reachesThreshold, stateAt } from "./governance.ts";
 import type { Approval, StoredIntent } from "./intent.ts";
-import { canonicalBytes } from "./jcs.ts";
+import { canonicalBytes, canonicalBytesOfParsed } from "./jcs.ts";
 import { decodePublicKey } from "./public_keys.ts";
 import { renderApproval, signedObject } from "./record.ts";
 import { ApprovalBodySchema } from "./schemas.ts";
@@ -98,7 +98,7 @@ export async function approveIntent(deps: ApproveDeps, id: string | null, value:
     new ServiceError("not_pending", `the intent is ${stateAt(intent, now)}`);
   if (stateAt(found, deps.now()) !== "pending") throw notPending(found, deps.now());
   // Verified once: the signed object of an intent never changes.
-  await verifySignature(signature, canonicalBytes(signedObject(found)), deps);
+  await verifySignature(signature, canonicalBytesOfParsed(signedObject(found)), deps);
   let now = deps.now();
   // Decided on the intent as it stands when its change is stored, and again
   // should another process's change come first.

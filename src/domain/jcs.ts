@@ -52,6 +52,38 @@ export function canonicalBytes(value: unknown): Uint8Array<ArrayBuffer> {
 }
 
 /**
+ * {@link canonicalBytes} of a value known to be plain JSON: one the strict
+ * reader produced (`strict_json.ts`: no cycle, nothing but plain objects,
+ * arrays, finite numbers and well-formed strings, at most 32 levels deep) or
+ * `JSON.parse` of a record's stored body. It skips the checks and writes the
+ * text itself: strings and numbers as `JSON.stringify` writes them, which is
+ * what RFC 8785 §3.2.2 prescribes, members sorted by UTF-16 code units
+ * (`Array#sort`'s own order, §3.2.3).
+ *
+ * @param value a value the strict reader produced.
+ * @returns UTF-8 of the canonical JSON text.
+ */
+export function canonicalBytesOfParsed(value: unknown): Uint8Array<ArrayBuffer> {
+  return encoder.encode(writeParsed(value));
+}
+
+function writeParsed(value: unknown): string {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let text = "[";
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? "" : ",") + writeParsed(value[i]);
+    return text + "]";
+  }
+  const object = value as Record<string, unknown>;
+  const names = Object.keys(object).sort();
+  let text = "{";
+  for (let i = 0; i < names.length; i++) {
+    text += (i === 0 ? "" : ",") + JSON.stringify(names[i]) + ":" + writeParsed(object[names[i]]);
+  }
+  return text + "}";
+}
+
+/**
  * Walks the value with an explicit stack (no recursion, so any depth is
  * safe) and throws TypeError at the first part JSON cannot represent.
  * `open` holds the containers on the current path, to detect cycles while

@@ -7,7 +7,7 @@
  */
 
 import { badRequest, ServiceError } from "../errors.ts";
-import { canonicalBytes } from "./jcs.ts";
+import { canonicalBytes, canonicalBytesOfParsed } from "./jcs.ts";
 import { type Verified, type VerifyContext, verifySignature } from "./authorship.ts";
 import { readSubmission, type Submission } from "./submission.ts";
 import { MAX_STORED_BODY_BYTES } from "./intent.ts";
@@ -75,7 +75,9 @@ export async function prepareSubmission(
     throw tooLarge(MAX_STORED_BODY_BYTES);
   }
   const { signed, signature, ...submission } = readSubmission(value);
-  const verified = signature ? await verifySignature(signature, canonicalBytes(signed), ctx) : null;
+  const verified = signature
+    ? await verifySignature(signature, canonicalBytesOfParsed(signed), ctx)
+    : null;
   return { submission, verified, body, attrs: signed.attrs };
 }
 

@@ -78,13 +78,38 @@ export function decodeHead(value: unknown): number {
   throw new LayoutError("the feed head has an unknown layout");
 }
 
+/** The record's fields an event's JSON holds: all but the body, in this order. */
+const META_FIELDS = [
+  "id",
+  "variant",
+  "refId",
+  "authorship",
+  "receivedAt",
+  "position",
+  "state",
+  "approval",
+] as const;
+
+/** A field of the record that {@link META_FIELDS} forgot: none may be (a type error otherwise). */
+type Unwritten = Exclude<keyof StoredIntent, "body" | (typeof META_FIELDS)[number]>;
+// deno-lint-ignore no-unused-vars
+const everyFieldWritten: [Unwritten] extends [never] ? true : never = true;
+
 /**
- * The UTF-8 JSON of an event without its body: `{"type":…,"intent":{…}}`,
- * the record's fields as `StoredIntent` names them.
+ * The JSON of an event without its body: `{"type":…,"intent":{…}}`, the
+ * record's fields as `StoredIntent` names them.
  */
 function eventMeta(event: StoredEvent): string {
-  const { body: _, ...intent } = event.intent;
-  return JSON.stringify({ type: event.type, intent });
+  const intent = event.intent;
+  let text = `{"type":${JSON.stringify(event.type)},"intent":{`;
+  let first = true;
+  for (const field of META_FIELDS) {
+    const value = intent[field];
+    if (value === undefined) continue;
+    text += `${first ? "" : ","}"${field}":${JSON.stringify(value)}`;
+    first = false;
+  }
+  return `${text}}}`;
 }
 
 /**
@@ -94,10 +119,11 @@ function eventMeta(event: StoredEvent): string {
  * big-endian length and the body's bytes (the request as UTF-8 JSON).
  */
 export function encodeBlock(events: readonly StoredEvent[]): Uint8Array {
-  const metas = events.map((event) => encoder.encode(eventMeta(event)));
+  const metas = events.map(eventMeta);
+  // UTF-8 takes at most three bytes per UTF-16 unit.
   let size = 1;
   for (let i = 0; i < events.length; i++) {
-    size += 8 + metas[i].byteLength + events[i].intent.body.byteLength;
+    size += 8 + 3 * metas[i].length + events[i].intent.body.byteLength;
   }
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
@@ -105,14 +131,15 @@ export function encodeBlock(events: readonly StoredEvent[]): Uint8Array {
   let at = 1;
   for (let i = 0; i < events.length; i++) {
     const body = events[i].intent.body;
-    view.setUint32(at, metas[i].byteLength);
-    out.set(metas[i], at + 4);
-    at += 4 + metas[i].byteLength;
+    const { written } = encoder.encodeInto(metas[i], out.subarray(at + 4));
+    view.setUint32(at, written);
+    at += 4 + written;
     view.setUint32(at, body.byteLength);
     out.set(body, at + 4);
     at += 4 + body.byteLength;
   }
-  return out;
+  // Deno KV stores a view's own bytes.
+  return out.subarray(0, at);
 }
 
 /** The byte ranges of a block's events: where each one's JSON and body lie. */

@@ -32,11 +32,18 @@ export interface AheadRead {
 /** Ids asked and not taken yet, at most: a bound should asks ever go unclaimed. */
 const MAX_WAITING = 10_000;
 
+/** A read being gathered or made. */
+interface Read extends AheadRead {
+  ids: string[];
+  settle: () => void;
+}
+
 /** Ids read ahead, nine and the head to a `getMany`. */
 export class ReadAhead {
   readonly #kv: Deno.Kv;
-  readonly #reads = new Map<string, AheadRead>();
-  #asked: string[] = [];
+  readonly #reads = new Map<string, Read>();
+  /** The read gathering ids asked in this turn of the event loop, not sent yet. */
+  #open: Read | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   /** @param kv the handle to read with (on a local file, a second handle reads beside the writer). */
@@ -46,33 +53,39 @@ export class ReadAhead {
 
   /** Starts reading `id`, with others asked in the same turn of the event loop. */
   ask(id: string): void {
-    if (this.#reads.has(id) || this.#asked.includes(id)) return;
-    this.#asked.push(id);
+    if (this.#reads.has(id)) return;
+    if (this.#reads.size >= MAX_WAITING) this.#reads.clear();
+    if (!this.#open) {
+      const { promise, resolve } = Promise.withResolvers<void>();
+      this.#open = { done: promise, settle: resolve, head: undefined, taken: new Set(), ids: [] };
+      this.#timer = setTimeout(() => this.#flush(), 0);
+    }
+    const read = this.#open;
+    read.ids.push(id);
+    this.#reads.set(id, read);
     // One key of each read is the head.
-    if (this.#asked.length === KV_READ_KEYS - 1) this.#flush();
-    else this.#timer ??= setTimeout(() => this.#flush(), 0);
+    if (read.ids.length === KV_READ_KEYS - 1) this.#flush();
   }
 
-  /** The read of `id`, when one was asked; it is forgotten (a read serves one commit). */
+  /**
+   * The read of `id`, when one was asked; it is forgotten (a read serves one
+   * commit). One still gathering ids is sent now.
+   */
   take(id: string): AheadRead | undefined {
     const read = this.#reads.get(id);
     this.#reads.delete(id);
+    if (read && read === this.#open) this.#flush();
     return read;
   }
 
   #flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const ids = this.#asked;
-    this.#asked = [];
-    if (ids.length === 0) return;
-    if (this.#reads.size >= MAX_WAITING) this.#reads.clear();
-    const read: { -readonly [K in keyof AheadRead]: AheadRead[K] } = {
-      done: Promise.resolve(),
-      head: undefined,
-      taken: new Set(),
-    };
-    read.done = this.#kv.getMany([keys.feedHead, ...ids.map((id) => keys.intent(id))]).then(
+    const read = this.#open;
+    this.#open = undefined;
+    if (!read) return;
+    const { ids } = read;
+    this.#kv.getMany([keys.feedHead, ...ids.map((id) => keys.intent(id))]).then(
       (entries) => {
         read.head = entries[0].versionstamp;
         for (let i = 0; i < ids.length; i++) {
@@ -81,7 +94,6 @@ export class ReadAhead {
       },
       // A failed read is read again on the commit's path.
       () => {},
-    );
-    for (const id of ids) this.#reads.set(id, read);
+    ).finally(read.settle);
   }
 }

@@ -5,7 +5,8 @@
 
 import assert from "node:assert/strict";
 import { hex } from "@scure/base";
-import { canonicalBytes, canonicalJson } from "../../src/domain/jcs.ts";
+import fc from "fast-check";
+import { canonicalBytes, canonicalBytesOfParsed, canonicalJson } from "../../src/domain/jcs.ts";
 import { parseStrictJson } from "../../src/domain/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
 
@@ -30,6 +31,7 @@ Deno.test(
       for (const value of [parseStrictJson(input), JSON.parse(new TextDecoder().decode(input))]) {
         const bytes = canonicalBytes(value);
         assert.deepEqual(bytes, expected, name);
+        assert.deepEqual(canonicalBytesOfParsed(value), expected, name);
         assert.equal(hex.encode(bytes), expectedHex, name);
         assert.deepEqual(new TextEncoder().encode(canonicalJson(value)), expected, name);
       }
@@ -130,4 +132,20 @@ Deno.test("canonicalJson accepts a shared subvalue and very deep values", () => 
   let deep: unknown = 0;
   for (let i = 0; i < 10_000; i++) deep = [deep];
   assert.equal(canonicalJson(deep).length, 20_001);
+});
+
+Deno.test("canonicalBytesOfParsed writes what canonicalBytes writes for every strict-parsed value", () => {
+  const utf8 = new TextEncoder();
+  fc.assert(
+    fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
+      // As the service gets it: the strict reader's value of the JSON text.
+      const parsed = parseStrictJson(utf8.encode(JSON.stringify(value)));
+      assert.deepEqual(canonicalBytesOfParsed(parsed), canonicalBytes(parsed));
+    }),
+    { numRuns: 2_000 },
+  );
+  for (const text of ['{"__proto__":1,"b":[-0,1e21,{}],"a":"\\u2028\\ud83d\\ude00"}', "[]", "-0"]) {
+    const parsed = parseStrictJson(utf8.encode(text));
+    assert.deepEqual(canonicalBytesOfParsed(parsed), canonicalBytes(parsed), text);
+  }
 });
