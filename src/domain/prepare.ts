@@ -7,7 +7,7 @@
  */
 
 import { badRequest, ServiceError } from "../errors.ts";
-import { canonicalBytes, canonicalBytesOfParsed } from "./jcs.ts";
+import { canonicalBytesOfParsed } from "./jcs.ts";
 import { type Verified, type VerifyContext, verifySignature } from "./authorship.ts";
 import { readSubmission, type Submission } from "./submission.ts";
 import { MAX_STORED_BODY_BYTES } from "./intent.ts";
