@@ -5,7 +5,7 @@
  */
 
 /**
- * Every error code of the public interface (CONTRACT §7), in one list: the
+ * Every error code of the public interface (docs/interface.md §7), in one list: the
  * type below is derived from it and the OpenAPI document enumerates it.
  */
 export const ERROR_CODES = [
@@ -57,7 +57,21 @@ export class ServiceError extends Error {
   }
 }
 
-/** A refusal with the given code and message (a 400 at the edge for the codes that are). */
-export function badRequest(code: ErrorCode, message: string): ServiceError {
-  return new ServiceError(code, message);
+/**
+ * The refusal of a body over `limit` bytes: as received, or as the record
+ * would store it (every number written as JCS writes it).
+ *
+ * @example
+ * ```ts
+ * const refusal = tooLarge(32_768);
+ * refusal.message; // "request body is larger than 32768 bytes"
+ * ```
+ */
+export function tooLarge(limit: number, options: { asStored?: boolean } = {}): ServiceError {
+  return new ServiceError(
+    "payload_too_large",
+    options.asStored
+      ? `body: as stored, with its numbers written in full, it is over ${limit} bytes`
+      : `request body is larger than ${limit} bytes`,
+  );
 }

@@ -60,7 +60,7 @@ export function ed25519DefaultBackend(): Promise<Ed25519Backend> {
  * @example
  * ```ts
  * if (!(await verifyEd25519(publicKey, message, signature))) {
- *   throw badRequest("invalid_signature", "signature: does not verify");
+ *   throw new ServiceError("invalid_signature", "signature: does not verify");
  * }
  * ```
  */

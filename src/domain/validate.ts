@@ -5,7 +5,7 @@
  */
 
 import * as v from "valibot";
-import { badRequest, type ErrorCode } from "../errors.ts";
+import { type ErrorCode, ServiceError } from "../errors.ts";
 
 /** Renders a path segment; member names are input, so they are quoted and bounded. */
 function segment(key: unknown): string {
@@ -68,7 +68,7 @@ export function validate<S extends v.GenericSchema>(
     result.issues[0];
   const keys = (issue.path ?? []).map((item) => (item as { key: unknown }).key);
   const where = fieldPath(path, ...(keys as (string | number)[])) || "body";
-  throw badRequest(
+  throw new ServiceError(
     codes?.[issue.type] ?? options.code ?? "invalid_body",
     `${where}: ${describe(issue)}`,
   );

@@ -84,7 +84,7 @@ const EVENT_FIXED_BYTES = 200 + TIME_BYTES + NUMBER_BYTES;
 export function eventBytes(intent: NewIntent): number {
   let meta = EVENT_FIXED_BYTES + jsonStringBytes(intent.id) + jsonStringBytes(intent.refId);
   for (const signer of intent.authorship.signers) meta += jsonStringBytes(signer) + 1;
-  return EVENT_FRAME_BYTES + meta + governanceBytes(intent.governance) + intent.body.byteLength;
+  return EVENT_FRAME_BYTES + meta + approvalBytes(intent.quorum) + intent.body.byteLength;
 }
 
 /**
@@ -92,11 +92,11 @@ export function eventBytes(intent: NewIntent): number {
  * its weight, and once among the approvals or rejections with a kind and a
  * time.
  */
-function governanceBytes(governance: NewIntent["governance"]): number {
-  if (!governance) return 0;
+function approvalBytes(quorum: NewIntent["quorum"]): number {
+  if (!quorum) return 0;
   let bytes = 120 + NUMBER_BYTES + TIME_BYTES;
-  for (const key of Object.keys(governance.signers)) {
-    bytes += 2 * jsonStringBytes(key) + NUMBER_BYTES + 40 + TIME_BYTES;
+  for (const { keyText } of quorum.signers.values()) {
+    bytes += 2 * jsonStringBytes(keyText) + NUMBER_BYTES + 40 + TIME_BYTES;
   }
   return bytes;
 }

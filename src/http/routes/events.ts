@@ -9,7 +9,7 @@
  * @module
  */
 
-import { badRequest } from "../../errors.ts";
+import { ServiceError } from "../../errors.ts";
 import type { IntentEvent } from "../../domain/intent.ts";
 import { renderIntent } from "../../domain/record.ts";
 import { requireBearer } from "../auth.ts";
@@ -48,7 +48,7 @@ function wholeNumber(
   const raw = params.get(name);
   if (raw === null) return options.fallback;
   if (!/^[0-9]{1,4}$/.test(raw) || Number(raw) < options.min || Number(raw) > options.max) {
-    throw badRequest(
+    throw new ServiceError(
       "invalid_body",
       `${name}: must be a whole number from ${options.min} to ${options.max}`,
     );
@@ -61,7 +61,7 @@ async function startAfter(app: AppContext, id: string | null, name: string): Pro
   if (id === null) return 0;
   const position = await readPosition(app.store, id);
   if (position === null) {
-    throw badRequest("invalid_body", `${name}: is not an event id this service handed out`);
+    throw new ServiceError("invalid_body", `${name}: is not an event id this service handed out`);
   }
   return position;
 }

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { badRequest } from "../../errors.ts";
+import { ServiceError } from "../../errors.ts";
 import { fieldPath } from "../../domain/validate.ts";
 
 /**
@@ -22,9 +22,11 @@ export function readQuery(request: Request, known: readonly string[]): URLSearch
   for (const name of params.keys()) {
     const shown = fieldPath("", name);
     if (!known.includes(name)) {
-      throw badRequest("invalid_body", `${shown}: unknown query parameter`);
+      throw new ServiceError("invalid_body", `${shown}: unknown query parameter`);
     }
-    if (seen.has(name)) throw badRequest("invalid_body", `${shown}: must be given at most once`);
+    if (seen.has(name)) {
+      throw new ServiceError("invalid_body", `${shown}: must be given at most once`);
+    }
     seen.add(name);
   }
   return params;
