@@ -217,9 +217,18 @@ export class IntentsClient {
    * @throws {IntentsError} for a refusal that retrying cannot mend (401, 400).
    * @example
    * ```ts
-   * for await (const event of client.events({ after: lastId, signal })) {
-   *   if (event.type === "intent.accepted") await act(event.record);
-   *   lastId = event.id;
+   * import type { IntentRecord } from "./types.ts";
+   *
+   * async function follow(
+   *   client: IntentsClient,
+   *   lastId: string | undefined,
+   *   act: (record: IntentRecord) => Promise<void>,
+   *   signal: AbortSignal,
+   * ): Promise<void> {
+   *   for await (const event of client.events({ after: lastId, signal })) {
+   *     if (event.type === "intent.accepted") await act(event.record);
+   *     lastId = event.id; // keep it: pass it as `after` after a restart
+   *   }
    * }
    * ```
    */

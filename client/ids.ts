@@ -19,7 +19,10 @@ import { hex as hexCodec } from "@scure/base";
  *
  * @example
  * ```ts
- * const body = signVariantB({ id: newIntentId(), policy_id: policyId }, key);
+ * import { generateEd25519Key, signVariantB } from "./mod.ts";
+ *
+ * const policyId = "6HfDFDHLuS37kEwwzDq39utSWPkKriY1GkFC184uYXB";
+ * const body = signVariantB({ id: newIntentId(), policy_id: policyId }, generateEd25519Key());
  * ```
  */
 export function newIntentId(now: number = Date.now()): string {

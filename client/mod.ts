@@ -13,12 +13,21 @@
  *
  * @example
  * ```ts
- * import { generateEd25519Key, IntentsClient, newIntentId, signVariantB } from "./client/mod.ts";
- * const key = generateEd25519Key();
- * const body = signVariantB({ id: newIntentId(), policy_id: policyId }, key);
- * const client = new IntentsClient({ url: "http://localhost:8000" });
- * const record = await client.submit(body); // record.state: "accepted" or "pending"
- * if (record.state === "pending") await client.approve(record.id, otherKey);
+ * import {
+ *   type Ed25519Key,
+ *   generateEd25519Key,
+ *   IntentsClient,
+ *   newIntentId,
+ *   signVariantB,
+ * } from "./mod.ts";
+ *
+ * async function submitAndApprove(policyId: string, otherKey: Ed25519Key): Promise<void> {
+ *   const key = generateEd25519Key();
+ *   const body = signVariantB({ id: newIntentId(), policy_id: policyId }, key);
+ *   const client = new IntentsClient({ url: "http://localhost:8000" });
+ *   const record = await client.submit(body); // record.state: "accepted" or "pending"
+ *   if (record.state === "pending") await client.approve(record.id, otherKey);
+ * }
  * ```
  * @module
  */

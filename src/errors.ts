@@ -43,7 +43,8 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
  *
  * @example
  * ```ts
- * throw new ServiceError("invalid_body", "payload.id: expected a string");
+ * const refusal = new ServiceError("invalid_body", "payload.id: expected a string");
+ * refusal.code; // "invalid_body": the edge answers it with 400
  * ```
  */
 export class ServiceError extends Error {

@@ -160,8 +160,30 @@ function checkClientData(
  *
  * @example
  * ```ts
- * const verdict = await verifyPasskey(assertion, signedBytes, policy);
- * if (!verdict.ok) throw new ServiceError("invalid_signature", `passkey: ${verdict.reason}`);
+ * import { p256 } from "@noble/curves/nist.js";
+ * import { sha256 } from "@noble/hashes/sha2.js";
+ *
+ * const utf8 = new TextEncoder();
+ * const signedBytes = utf8.encode('{"id":"order-1","template_id":"t"}');
+ * // What a browser and an authenticator make for `navigator.credentials.get`:
+ * const authenticatorData = new Uint8Array(37);
+ * authenticatorData.set(sha256(utf8.encode("localhost")));
+ * authenticatorData[32] = 0x01; // user present
+ * const clientData = JSON.stringify({
+ *   type: "webauthn.get",
+ *   challenge: passkeyChallenge(signedBytes),
+ *   origin: "http://localhost:8000",
+ * });
+ * const secretKey = p256.utils.randomSecretKey();
+ * const message = new Uint8Array([...authenticatorData, ...sha256(utf8.encode(clientData))]);
+ * const signature = p256.sign(message, secretKey, { prehash: true, lowS: false, format: "der" });
+ *
+ * const verdict = await verifyPasskey(
+ *   { authenticatorData, clientData, publicKey: p256.getPublicKey(secretKey), signature },
+ *   signedBytes,
+ *   { rpIds: ["localhost"], origins: ["http://localhost:8000"], requireUserVerification: false },
+ * );
+ * verdict; // { ok: true }
  * ```
  */
 export async function verifyPasskey(

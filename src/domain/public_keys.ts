@@ -41,7 +41,7 @@ export function publicKeyCache(capacity: number = KEYS_CACHED): PublicKeyCache {
   return new ClockCache<DecodedKey>(capacity);
 }
 
-/** Decodes base58 text or throws a 400 naming `path`. */
+/** Decodes base58 text or refuses it with `invalid_body` naming `path`. */
 export function decodeBase58(text: string, path: string): Uint8Array {
   try {
     return base58.decode(text);
@@ -106,7 +106,8 @@ function decodeText(text: string, path: string, curve: KeyCurve): DecodedKey {
  * @example
  * ```ts
  * const keys = publicKeyCache();
- * const key = decodePublicKey("11111111111111111111111111111111", "pub_key", "any", keys);
+ * // The public key of RFC 8032's first test vector.
+ * const key = decodePublicKey("FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z", "pub_key", "any", keys);
  * key.curve; // "ed25519"
  * ```
  */
@@ -159,9 +160,12 @@ export function decodePublicKey(
  *
  * @example
  * ```ts
- * const signers = decodeSigners({ "11111111111111111111111111111112": 1 }, {
- *   path: "authorization.signers",
- * });
+ * // The public keys of RFC 8032's first two test vectors.
+ * const signers = decodeSigners({
+ *   FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z: 1,
+ *   "586Z7H2vpX9qNhN2T4e9Utugie3ogjbxzGaMtM3E6HR5": 2,
+ * }, { path: "authorization.signers" });
+ * signers.size; // 2
  * ```
  */
 export function decodeSigners(

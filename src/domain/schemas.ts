@@ -104,7 +104,7 @@ export interface ExtractorUrlAction extends v.BaseValidation<string, string, Ext
 }
 
 /**
- * The evidence extractor URL rule (CONTRACT §6) as a valibot action: `""` (the
+ * The evidence extractor URL rule (docs/interface.md §6) as a valibot action: `""` (the
  * default) or a URL `checkExtractorUrl` accepts; the issue's message is its
  * reason. `requirement` is the part of the rule a JSON Schema can state, which
  * the OpenAPI document publishes as `maxLength` and `pattern`.
@@ -188,7 +188,7 @@ export const MAX_APPROVAL_WINDOW_S = 2_592_000;
 /** The approval window when a governed document names none: 7 days. */
 export const DEFAULT_APPROVAL_WINDOW_S = 604_800;
 
-/** The `authorization` member of a governed template or policy (CONTRACT §10). */
+/** The `authorization` member of a governed template or policy (docs/interface.md §10). */
 export const AuthorizationSchema = v.strictObject({
   signers: SignersSchema,
   threshold: positiveSafeInteger,

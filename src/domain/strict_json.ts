@@ -24,8 +24,9 @@ import { JsonScan, ScanError } from "./_json_scan.ts";
  * try {
  *   parseStrictJson(new TextEncoder().encode('{"a":1,"a":2}'));
  * } catch (e) {
- *   if (e instanceof StrictJsonError) console.log(e.message, e.offset);
- *   // "Cannot parse JSON at byte 7: duplicate member name" 7
+ *   if (!(e instanceof StrictJsonError)) throw e;
+ *   e.message; // "Cannot parse JSON at byte 7: duplicate member name"
+ *   e.offset; // 7
  * }
  * ```
  */

@@ -1,7 +1,7 @@
 /**
  * Reads a parsed `POST /intents` body into a submission: which variant, which
  * id, which template or policy, what was signed and by what. Shape and
- * encoding problems are 400s; nothing is verified here.
+ * encoding problems are refused with `invalid_body`; nothing is verified here.
  * @module
  */
 

@@ -3,8 +3,8 @@
  * verified the body (on any thread), check the template or policy and the
  * quorum it fixes, and store once. Check order (docs/interface.md §4, §10):
  * shape and encodings, signature (both in `verify_submission.ts`),
- * template/policy, the document's quorum (`signer_not_authorized`, then the
- * 400s), then the id. A request whose authorship does not verify, or whose
+ * template/policy, the document's quorum (`signer_not_authorized`, then
+ * `quorum_mismatch`), then the id. A request whose authorship does not verify, or whose
  * signer the document does not name, never learns whether an id exists.
  * @module
  */

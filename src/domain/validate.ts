@@ -1,5 +1,5 @@
 /**
- * Runs a valibot schema and turns its first issue into a 400 that names the
+ * Runs a valibot schema and turns its first issue into a refusal that names the
  * field path without echoing the input.
  * @module
  */
@@ -51,7 +51,7 @@ export interface ValidateOptions {
  * @param path where `value` sits in the request body, e.g. `"payload"`.
  * @returns `value` itself (not valibot's copy) typed by the schema, so the
  *   value that is verified is the value that is stored.
- * @throws {ServiceError} 400 `options.code` (`invalid_body` unless given), or
+ * @throws {ServiceError} `options.code` (`invalid_body` unless given), or
  *   the code `options.codes` gives, naming the first bad field.
  */
 export function validate<S extends v.GenericSchema>(

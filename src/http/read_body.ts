@@ -53,7 +53,9 @@ export interface ReadBodyOptions {
  *
  * @example
  * ```ts
+ * const request = new Request("http://localhost/intents", { method: "POST", body: '{"a":1}' });
  * const bytes = await readBody(request, { maxBytes: 32_768, timeoutMs: 10_000 });
+ * bytes.length; // 7
  * ```
  */
 export async function readBody(

@@ -10,9 +10,8 @@
  *
  * Why blocks: intent ids are chosen by clients, so their keys land at random
  * places in the store's B-tree, and SQLite rewrites a whole page for each.
- * Keeping the ~1 KB records in blocks that append at the end of the key
- * space, and only a small pointer under the random key, halves the storage
- * work per intent.
+ * Keeping the records in blocks that append at the end of the key space,
+ * and only a small pointer under the random key, spares most of that work.
  * @module
  */
 

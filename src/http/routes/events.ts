@@ -1,5 +1,5 @@
 /**
- * `GET /events` (CONTRACT §9): the feed of accepted intents, in one order,
+ * `GET /events` (docs/interface.md §9): the feed of accepted intents, in one order,
  * resumable after any event id. Two forms: a JSON page (`after`, `limit`,
  * `wait` long-poll) and a Server-Sent Events stream (`Last-Event-ID`).
  *
@@ -16,7 +16,7 @@ import { requireBearer } from "../auth.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
-import { readQuery } from "./query.ts";
+import { readQuery, wholeNumber } from "./query.ts";
 
 /** The query parameters of `GET /events`, and the bounds of `limit` and `wait` (seconds). */
 export const EVENTS_QUERY = ["after", "limit", "wait"] as const;
@@ -38,22 +38,6 @@ function wantsStream(request: Request): boolean {
   return accept.split(",").some((range) =>
     range.split(";", 1)[0].trim().toLowerCase() === "text/event-stream"
   );
-}
-
-function wholeNumber(
-  params: URLSearchParams,
-  name: string,
-  options: { min: number; max: number; fallback: number },
-): number {
-  const raw = params.get(name);
-  if (raw === null) return options.fallback;
-  if (!/^[0-9]{1,4}$/.test(raw) || Number(raw) < options.min || Number(raw) > options.max) {
-    throw new ServiceError(
-      "invalid_body",
-      `${name}: must be a whole number from ${options.min} to ${options.max}`,
-    );
-  }
-  return Number(raw);
 }
 
 /** The position to start after: 0 (the beginning), or an event id the feed handed out. */

@@ -12,7 +12,7 @@ import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
 import { readJsonBytes, type RequestContext } from "../context.ts";
 import { readPosition } from "./positions.ts";
-import { readQuery } from "./query.ts";
+import { readQuery, wholeNumber } from "./query.ts";
 
 /** The query parameters of `GET /intents`, and the bounds of `limit`. */
 export const LIST_QUERY = ["limit", "cursor", "state"] as const;
@@ -70,15 +70,7 @@ const STATES = new Set<string>(["pending", "accepted", "expired"]);
 export async function listIntents(request: Request, { app }: RequestContext): Promise<Response> {
   requireBearer(request, [app.settings.adminToken]);
   const params = readQuery(request, LIST_QUERY);
-  const rawLimit = params.get("limit");
-  let limit: number = LIST_LIMIT.fallback;
-  if (rawLimit !== null) {
-    const { min, max } = LIST_LIMIT;
-    if (!/^[0-9]{1,3}$/.test(rawLimit) || Number(rawLimit) < min || Number(rawLimit) > max) {
-      throw new ServiceError("invalid_body", `limit: must be a whole number from ${min} to ${max}`);
-    }
-    limit = Number(rawLimit);
-  }
+  const limit = wholeNumber(params, "limit", LIST_LIMIT);
   const rawState = params.get("state");
   if (rawState !== null && !STATES.has(rawState)) {
     throw new ServiceError("invalid_body", "state: must be pending, accepted or expired");
