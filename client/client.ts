@@ -232,12 +232,10 @@ export class IntentsClient {
    * @throws {IntentsError} for a refusal that retrying cannot mend (401, 400).
    * @example
    * ```ts
-   * import type { IntentRecord } from "./types.ts";
-   *
    * async function follow(
    *   client: IntentsClient,
    *   lastId: string | undefined,
-   *   act: (record: IntentRecord) => Promise<void>,
+   *   act: (record: unknown) => Promise<void>,
    *   signal: AbortSignal,
    * ): Promise<void> {
    *   for await (const event of client.events({ after: lastId, signal })) {

@@ -19,10 +19,8 @@ import { hex as hexCodec } from "@scure/base";
  *
  * @example
  * ```ts
- * import { generateEd25519Key, signVariantB } from "./mod.ts";
- *
- * const policyId = "6HfDFDHLuS37kEwwzDq39utSWPkKriY1GkFC184uYXB";
- * const body = signVariantB({ id: newIntentId(), policy_id: policyId }, generateEd25519Key());
+ * const intent = { id: newIntentId(), policy_id: "6HfDFDHLuS37kEwwzDq39utSWPkKriY1GkFC184uYXB" };
+ * // then: `signVariantB(intent, key)`, and `client.submit(...)`
  * ```
  */
 export function newIntentId(now: number = Date.now()): string {

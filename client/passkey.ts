@@ -98,12 +98,10 @@ function bytesOf(value: unknown, name: string): Uint8Array {
  *   and no `credentials` was given, or the browser answers without an assertion.
  * @example
  * ```ts
- * import { IntentsClient } from "./client.ts";
- *
- * // In a browser, with the passkey's SPKI and raw id kept from its registration:
- * async function approve(id: string, spki: Uint8Array, rawId: Uint8Array) {
- *   const signer = webAuthnSigner({ publicKey: spki, credentialId: rawId });
- *   return await new IntentsClient({ url: location.origin }).approve(id, signer);
+ * // In a browser, with the passkey's SPKI and raw id kept from its registration;
+ * // then `new IntentsClient({ url: location.origin }).approve(id, signer)`.
+ * function signerOf(spki: Uint8Array, rawId: Uint8Array) {
+ *   return webAuthnSigner({ publicKey: spki, credentialId: rawId });
  * }
  * ```
  */
