@@ -143,7 +143,10 @@ export class JsonScan {
     return this.skip(colon + 1);
   }
 
-  /** Scans the string literal starting at the quote at i; returns the index after its closing quote. */
+  /**
+   * Scans the string literal starting at the quote at i; returns the index
+   * after its closing quote.
+   */
   string(i: number): number {
     const text = this.text;
     const length = text.length;

@@ -31,7 +31,11 @@ export interface VerifyContext {
  *
  * @example
  * ```ts
- * const ctx = verifyContext({ rpIds: ["localhost"], origins: ["http://localhost:8000"], requireUserVerification: false });
+ * const ctx = verifyContext({
+ *   rpIds: ["localhost"],
+ *   origins: ["http://localhost:8000"],
+ *   requireUserVerification: false,
+ * });
  * ```
  */
 export function verifyContext(passkey: PasskeyPolicy): VerifyContext {
@@ -72,7 +76,10 @@ export interface Verified {
     signers: Map<string, { keyText: string; weight: number }>;
     threshold: number;
     path: string;
-    /** docs/interface.md §4's rule; under a governed document the document's weights decide instead. */
+    /**
+     * The rule of docs/interface.md §4; under a governed document the
+     * document's weights decide instead.
+     */
     reached: boolean;
     /** The refusal when `reached` is false. */
     shortfall: string;

@@ -29,7 +29,7 @@ export interface DocumentContent {
   json: boolean;
 }
 
-/** Reads a validated `authorization` member into a quorum, or refuses with `invalid_authorization`. */
+/** Reads an `authorization` member into a quorum, or refuses with `invalid_authorization`. */
 function readAuthorization(value: unknown, keys?: PublicKeyCache): Quorum {
   const path = "authorization";
   const body = validate(AuthorizationSchema, value, path, { code: "invalid_authorization" });

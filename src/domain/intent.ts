@@ -30,7 +30,10 @@ export interface Authorship {
  */
 export const MAX_STORED_BODY_BYTES = 61_440;
 
-/** The life of an intent: accepted, or pending approvals until accepted or expired (docs/interface.md §10). */
+/**
+ * The life of an intent: accepted, or pending approvals until accepted or
+ * expired (docs/interface.md §10).
+ */
 export type IntentState = "accepted" | "pending" | "expired";
 
 /** One signer's approval of an intent under a governed document. */

@@ -107,7 +107,8 @@ function decodeText(text: string, path: string, curve: KeyCurve): DecodedKey {
  * ```ts
  * const keys = publicKeyCache();
  * // The public key of RFC 8032's first test vector.
- * const key = decodePublicKey("FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z", "pub_key", "any", keys);
+ * const text = "FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z";
+ * const key = decodePublicKey(text, "pub_key", "any", keys);
  * key.curve; // "ed25519"
  * ```
  */

@@ -195,7 +195,10 @@ function stopped(): ServiceError {
   );
 }
 
-/** A refusal with `Connection: close`: the rest of the body is not read, so the connection cannot be reused. */
+/**
+ * A refusal with `Connection: close`: the rest of the body is not read, so
+ * the connection cannot be reused.
+ */
 function closing(error: ServiceError): HttpError {
   return new HttpError(error.code, error.message, { connection: "close" });
 }

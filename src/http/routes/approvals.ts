@@ -26,7 +26,8 @@ export async function getApprovals(_request: Request, ctx: RequestContext): Prom
 /** `POST /intents/{id}/approvals`: 200 with the view after the approval. */
 export async function postApproval(request: Request, ctx: RequestContext): Promise<Response> {
   const { value } = await readJsonBody(request, ctx.app);
-  // An impossible id is a 404 without a store read, after the body's 400s (docs/interface.md §10 order).
+  // An impossible id is a 404 without a store read, after the body's 400s
+  // (the order of docs/interface.md §10).
   const view = await approveIntent(deps(ctx), intentIdOf(ctx.params[0]), value);
   ctx.approved = { accepted: view.state === "accepted" };
   return json(200, view);
