@@ -150,7 +150,8 @@ export interface App {
 export function createApp(deps: AppDeps): App {
   const { store } = deps;
   const metrics = deps.metrics ?? new MetricsRegistry();
-  const verify = verifyContext({
+  // The serving thread's: a verify worker builds its own from the same policy.
+  const serving = verifyContext({
     rpIds: deps.settings.passkeyRpIds,
     origins: deps.settings.passkeyOrigins,
     requireUserVerification: deps.settings.passkeyRequireUv,
@@ -159,8 +160,8 @@ export function createApp(deps: AppDeps): App {
     settings: deps.settings,
     store,
     writer: deps.writer ?? singleCommitWriter(store),
-    verify,
-    verifier: (deps.verifier ?? inlineVerifier)(verify),
+    verifyContext: serving,
+    verifier: (deps.verifier ?? inlineVerifier)(serving),
     staticFiles: new StaticFiles(),
     now: deps.now ?? (() => new Date()),
     metrics,

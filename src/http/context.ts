@@ -22,7 +22,7 @@ export interface AppContext {
   store: Store;
   writer: IntentWriter;
   /** The serving thread's verify context: the passkey policy and its caches (approvals use it). */
-  verify: VerifyContext;
+  verifyContext: VerifyContext;
   /** Where `POST /intents` bodies are parsed and verified. */
   verifier: Verifier;
   /** The passkey page's files, read once. */

@@ -13,7 +13,7 @@ import { intentIdOf } from "./intents.ts";
 
 function deps(ctx: RequestContext) {
   const { app } = ctx;
-  return { ...app.verify, store: app.store, now: app.now };
+  return { ...app.verifyContext, store: app.store, now: app.now };
 }
 
 /** `GET /intents/{id}/approvals`. */

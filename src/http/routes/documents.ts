@@ -44,7 +44,10 @@ export function postDocument(kind: DocumentKind) {
       throw new ServiceError("invalid_body", `body: the ${kind} must not be empty`);
     }
     // Sent as JSON it must be strict JSON, and an `authorization` member a valid quorum.
-    const quorum = checkDocument({ bytes, json: isJsonMediaType(contentType) }, app.verify.keys);
+    const quorum = checkDocument(
+      { bytes, json: isJsonMediaType(contentType) },
+      app.verifyContext.keys,
+    );
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
     const id = base58.encode(digest);
     const outcome = await app.store.putDocument(kind, id, { contentType, bytes });
