@@ -21,7 +21,7 @@ import { DeadlineSweeper } from "./src/http/deadlines.ts";
 import { DueWorkScheduler } from "./src/scheduler/due_work.ts";
 import { dueWorkHandlers } from "./src/scheduler/handlers.ts";
 import { InFlightRequests, stopServing } from "./src/http/shutdown.ts";
-import { inlinePreparer, PreparePool, type Preparer } from "./src/workers/prepare_pool.ts";
+import { inlineVerifier, type Verifier, VerifyPool } from "./src/workers/verify_pool.ts";
 import type { VerifyContext } from "./src/domain/authorship.ts";
 
 function defaultKvPath(args: string[]): string | undefined {
@@ -44,16 +44,16 @@ async function openKv(path: string | undefined): Promise<Deno.Kv> {
  * The pool of `VERIFY_WORKERS` threads, or the serving thread itself where
  * there are none or this runtime has no workers.
  */
-function startPreparer(threads: number, ctx: VerifyContext): Preparer {
-  if (threads === 0) return inlinePreparer(ctx);
+function startVerifier(threads: number, ctx: VerifyContext): Verifier {
+  if (threads === 0) return inlineVerifier(ctx);
   try {
-    const pool = new PreparePool(threads, ctx);
+    const pool = new VerifyPool(threads, ctx);
     console.error(`intents: submissions are parsed and verified on ${threads} worker thread(s)`);
     return pool;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     console.error(`intents: VERIFY_WORKERS: no worker threads here (${reason}); verifying inline`);
-    return inlinePreparer(ctx);
+    return inlineVerifier(ctx);
   }
 }
 
@@ -127,7 +127,7 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
   const deadlines = new DeadlineSweeper(Math.min(250, Math.max(10, settings.bodyTimeoutMs / 10)));
   const stopping = new AbortController();
   const app = createApp({
-    preparer: (ctx) => startPreparer(settings.verifyWorkers, ctx),
+    verifier: (ctx) => startVerifier(settings.verifyWorkers, ctx),
     store,
     settings,
     writer,
@@ -171,7 +171,7 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     });
     deadlines.stop();
     await Promise.race([dueWorkStopped, new Promise((resolve) => setTimeout(resolve, 250))]);
-    app.context.preparer.close();
+    app.context.verifier.close();
     requestLog.flush();
     // A commit still waiting on another process's lock would hold close() until
     // SQLite gives up (seconds). Every commit is atomic, so the file needs no close.

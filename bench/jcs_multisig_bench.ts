@@ -7,7 +7,7 @@
 
 import { canonicalBytes } from "../src/domain/jcs.ts";
 import { decodeSignature } from "../src/domain/signature.ts";
-import { verifyAuthorship } from "../src/domain/authorship.ts";
+import { verifyAuthorship, verifyContext } from "../src/domain/authorship.ts";
 import {
   ed25519Signature,
   generateEd25519Key,
@@ -46,20 +46,18 @@ const multisig = JSON.parse(JSON.stringify(multisigSignature({
   signatures: keys.map((k) => ed25519Signature(intent, k)),
 })));
 const signed = canonicalBytes(parsed);
-const ctx = {
-  passkey: {
-    rpIds: ["localhost"],
-    origins: ["http://localhost:8000"],
-    requireUserVerification: false,
-  },
-};
+const ctx = verifyContext({
+  rpIds: ["localhost"],
+  origins: ["http://localhost:8000"],
+  requireUserVerification: false,
+});
 
 Deno.bench(
   "3-signer multisig: decode and verify (warm key cache)",
   { group: "multisig" },
   async () => {
     const authorship = await verifyAuthorship(
-      decodeSignature(multisig, "authorship.Signed"),
+      decodeSignature(multisig, "authorship.Signed", { keys: ctx.keys }),
       signed,
       ctx,
     );
@@ -68,5 +66,5 @@ Deno.bench(
 );
 
 Deno.bench("3-signer multisig: decode only", { group: "multisig" }, () => {
-  decodeSignature(multisig, "authorship.Signed");
+  decodeSignature(multisig, "authorship.Signed", { keys: ctx.keys });
 });

@@ -42,23 +42,26 @@ export type ApprovalSigner = (
   request: ApprovalRequest,
 ) => Ed25519Signature | PasskeySignature | Promise<Ed25519Signature | PasskeySignature>;
 
+/** The refusal of a view that does not hold together: its message starts with what is wrong. */
 function inconsistent(detail: string): IntentsError {
   return new IntentsError(
     200,
     "bad_response",
-    `the approvals view is inconsistent: ${detail}; nothing was signed`,
+    `${detail}: the approvals view does not hold together, and nothing was signed`,
   );
 }
 
 /**
  * The request an approver signs, from the view of `GET /intents/{id}/approvals`.
- * The signed bytes are made here from the view's `signed` object, and the
- * view's `challenge` must be base64url(SHA-256) of them: a view that does not
+ * The signed bytes are made here from the view's `signed` object; the view's
+ * `template_id` or `policy_id` must be the signed object's, and its
+ * `challenge` base64url(SHA-256) of the signed bytes: a view that does not
  * hold together is refused before anyone signs.
  *
  * @throws {IntentsError} 409 `not_pending` when the intent is accepted or
  *   expired (as the service would answer an approval); `bad_response` when the
- *   view is not a pending view or its challenge does not match its signed object.
+ *   view is not a pending view, names another document than its signed
+ *   object, or its challenge does not match its signed object.
  */
 export async function approvalRequest(view: ApprovalsView): Promise<ApprovalRequest> {
   const state = (view as { state?: unknown } | null)?.state;
@@ -70,6 +73,10 @@ export async function approvalRequest(view: ApprovalsView): Promise<ApprovalRequ
   const signed = pending.signed as unknown;
   if (typeof signed !== "object" || signed === null || Array.isArray(signed)) {
     throw inconsistent("it has no signed object");
+  }
+  const ref = pending.variant === "B" ? "policy_id" : "template_id";
+  if ((signed as Record<string, unknown>)[ref] !== pending[ref]) {
+    throw inconsistent(`its ${ref} is not the one in the signed object`);
   }
   if (typeof pending.challenge !== "string") throw inconsistent("it has no challenge");
   const bytes = signedBytes(pending.signed);

@@ -21,7 +21,7 @@ export {
   signedBytes,
   webAuthnSigner,
 } from "./mod.ts";
-export { IntentsClient, IntentsError } from "./client.ts";
+export { type ApproveOptions, IntentsClient, IntentsError } from "./client.ts";
 export { newIntentId } from "./ids.ts";
 export type {
   ApprovalRequest,

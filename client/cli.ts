@@ -19,6 +19,7 @@ import {
   signVariantB,
   toKeyFile,
 } from "./mod.ts";
+import { UUID_PATTERN } from "../src/domain/intent.ts";
 import { DEFAULT_URL, HELP } from "./cli_help.ts";
 import { documentMediaType } from "./cli_media_type.ts";
 import {
@@ -45,8 +46,6 @@ import {
 } from "./cli_support.ts";
 
 export type { CliIo };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function keygen({ values, io, print }: Ctx): Promise<void> {
   const key = generateEd25519Key();
@@ -130,7 +129,9 @@ async function sign({ values, io }: Ctx): Promise<void> {
     if (values.template) {
       body = signVariantA({ id, template_id: values.template, ...attrs }, key);
     } else {
-      if (!UUID.test(id)) throw new UsageError("--id must be a UUID for Variant B (--policy)");
+      if (!UUID_PATTERN.test(id)) {
+        throw new UsageError("--id must be a UUID for Variant B (--policy)");
+      }
       body = signVariantB({ id, policy_id: values.policy!, ...attrs }, key);
     }
   }

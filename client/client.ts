@@ -38,6 +38,15 @@ export interface EventsOptions {
   limit?: number;
 }
 
+/** Options of {@link IntentsClient.approve}. */
+export interface ApproveOptions {
+  /**
+   * The intent's approvals view as already read (and shown to the person
+   * approving): it is checked and signed instead of a view read anew.
+   */
+  view?: ApprovalsView;
+}
+
 /** Longest wait of one long-poll, in seconds (the service's maximum). */
 const LONG_POLL_S = 30;
 /** Pauses before reconnecting after a failure: doubling from the first to the last. */
@@ -165,12 +174,14 @@ export class IntentsClient {
   }
 
   /**
-   * `POST /intents/{id}/approvals` (public): reads the intent's view, checks
-   * that its `challenge` is SHA-256 of its `signed` object's JCS bytes, has
-   * `signer` sign those bytes, and sends the one signature.
+   * `POST /intents/{id}/approvals` (public): reads the intent's view (unless
+   * `options.view` gives it), checks it with {@link approvalRequest} (its
+   * `challenge` is SHA-256 of its `signed` object's JCS bytes), has `signer`
+   * sign those bytes, and sends the one signature.
    *
    * @param signer makes the one signature member from the request (see
    *   `webAuthnSigner` for a browser passkey).
+   * @param options.view the view already read, to sign what was shown.
    * @returns the view after the approval: still `pending`, or `accepted` when
    *   this approval reached the threshold.
    * @throws {IntentsError} with the service's code (`not_pending`,
@@ -178,8 +189,12 @@ export class IntentsClient {
    *   `not_found`), or `bad_response` when the view does not hold together
    *   (then nothing is signed).
    */
-  async approve(id: string, signer: ApprovalSigner): Promise<ApprovalsView> {
-    const request = await approvalRequest(await this.approvals(id));
+  async approve(
+    id: string,
+    signer: ApprovalSigner,
+    options: ApproveOptions = {},
+  ): Promise<ApprovalsView> {
+    const request = await approvalRequest(options.view ?? await this.approvals(id));
     const signature = await signer(request);
     return await this.#json("POST", `/intents/${encodeURIComponent(id)}/approvals`, {
       body: JSON.stringify({ signature }),
@@ -217,9 +232,16 @@ export class IntentsClient {
    * @throws {IntentsError} for a refusal that retrying cannot mend (401, 400).
    * @example
    * ```ts
-   * for await (const event of client.events({ after: lastId, signal })) {
-   *   if (event.type === "intent.accepted") await act(event.record);
-   *   lastId = event.id;
+   * async function follow(
+   *   client: IntentsClient,
+   *   lastId: string | undefined,
+   *   act: (record: unknown) => Promise<void>,
+   *   signal: AbortSignal,
+   * ): Promise<void> {
+   *   for await (const event of client.events({ after: lastId, signal })) {
+   *     if (event.type === "intent.accepted") await act(event.record);
+   *     lastId = event.id; // keep it: pass it as `after` after a restart
+   *   }
    * }
    * ```
    */

@@ -35,8 +35,17 @@ function isPositiveInteger(value: unknown): value is number {
  * @throws {RangeError} on a signer count, weight, threshold or window the service would refuse.
  * @example
  * ```ts
- * const text = governedDocument({ rules: "pay up to 100", signers: { [alice]: 1, [bob]: 1 }, threshold: 2 });
- * const { id } = await client.addPolicy(text);
+ * import { base58 } from "@scure/base";
+ * import { generateEd25519Key } from "./mod.ts";
+ *
+ * const [alice, bob] = [generateEd25519Key(), generateEd25519Key()]
+ *   .map((key) => base58.encode(key.publicKey));
+ * const text = governedDocument({
+ *   rules: "pay up to 100",
+ *   signers: { [alice]: 1, [bob]: 1 },
+ *   threshold: 2,
+ * });
+ * // then: `const { id } = await client.addPolicy(text);`
  * ```
  */
 export function governedDocument(options: GovernedDocumentOptions): string {

@@ -19,7 +19,8 @@ import { hex as hexCodec } from "@scure/base";
  *
  * @example
  * ```ts
- * const body = signVariantB({ id: newIntentId(), policy_id: policyId }, key);
+ * const intent = { id: newIntentId(), policy_id: "6HfDFDHLuS37kEwwzDq39utSWPkKriY1GkFC184uYXB" };
+ * // then: `signVariantB(intent, key)`, and `client.submit(...)`
  * ```
  */
 export function newIntentId(now: number = Date.now()): string {

@@ -13,12 +13,21 @@
  *
  * @example
  * ```ts
- * import { generateEd25519Key, IntentsClient, newIntentId, signVariantB } from "./client/mod.ts";
- * const key = generateEd25519Key();
- * const body = signVariantB({ id: newIntentId(), policy_id: policyId }, key);
- * const client = new IntentsClient({ url: "http://localhost:8000" });
- * const record = await client.submit(body); // record.state: "accepted" or "pending"
- * if (record.state === "pending") await client.approve(record.id, otherKey);
+ * import {
+ *   type Ed25519Key,
+ *   generateEd25519Key,
+ *   IntentsClient,
+ *   newIntentId,
+ *   signVariantB,
+ * } from "./mod.ts";
+ *
+ * async function submitAndApprove(policyId: string, otherKey: Ed25519Key): Promise<void> {
+ *   const key = generateEd25519Key();
+ *   const body = signVariantB({ id: newIntentId(), policy_id: policyId }, key);
+ *   const client = new IntentsClient({ url: "http://localhost:8000" });
+ *   const record = await client.submit(body); // record.state: "accepted" or "pending"
+ *   if (record.state === "pending") await client.approve(record.id, otherKey);
+ * }
  * ```
  * @module
  */
@@ -27,12 +36,17 @@ import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
 import { canonicalBytes } from "../src/domain/jcs.ts";
 import type { ApprovalSigner } from "./approvals.ts";
-import { IntentsClient as BaseClient } from "./client.ts";
+import { type ApproveOptions, IntentsClient as BaseClient } from "./client.ts";
 import { signedBytes } from "./signed.ts";
 
 export { canonicalBytes };
 export { newIntentId } from "./ids.ts";
-export { type ClientOptions, type EventsOptions, IntentsError } from "./client.ts";
+export {
+  type ApproveOptions,
+  type ClientOptions,
+  type EventsOptions,
+  IntentsError,
+} from "./client.ts";
 export { type ApprovalRequest, approvalRequest, type ApprovalSigner } from "./approvals.ts";
 export { governedDocument, type GovernedDocumentOptions } from "./governed_document.ts";
 export {
@@ -145,9 +159,15 @@ export class IntentsClient extends BaseClient {
    * `POST /intents/{id}/approvals` with one signature over the intent's signed bytes.
    *
    * @param signer an Ed25519 key, or a signer function (e.g. a passkey's, see `webAuthnSigner`).
+   * @param options.view the view already read, to sign what was shown.
    */
-  override approve(id: string, signer: Ed25519Key | ApprovalSigner): Promise<ApprovalsView> {
-    return super.approve(id, typeof signer === "function" ? signer : ed25519Signer(signer));
+  override approve(
+    id: string,
+    signer: Ed25519Key | ApprovalSigner,
+    options: ApproveOptions = {},
+  ): Promise<ApprovalsView> {
+    const sign = typeof signer === "function" ? signer : ed25519Signer(signer);
+    return super.approve(id, sign, options);
   }
 }
 

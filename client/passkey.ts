@@ -98,8 +98,11 @@ function bytesOf(value: unknown, name: string): Uint8Array {
  *   and no `credentials` was given, or the browser answers without an assertion.
  * @example
  * ```ts
- * const signer = webAuthnSigner({ publicKey: spki, credentialId: rawId });
- * const view = await new IntentsClient({ url: location.origin }).approve(id, signer);
+ * // In a browser, with the passkey's SPKI and raw id kept from its registration;
+ * // then `new IntentsClient({ url: location.origin }).approve(id, signer)`.
+ * function signerOf(spki: Uint8Array, rawId: Uint8Array) {
+ *   return webAuthnSigner({ publicKey: spki, credentialId: rawId });
+ * }
  * ```
  */
 export function webAuthnSigner(options: WebAuthnSignerOptions): ApprovalSigner {

@@ -5,7 +5,7 @@
  */
 
 /**
- * Every error code of the public interface (CONTRACT §7), in one list: the
+ * Every error code of the public interface (docs/interface.md §7), in one list: the
  * type below is derived from it and the OpenAPI document enumerates it.
  */
 export const ERROR_CODES = [
@@ -43,7 +43,8 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
  *
  * @example
  * ```ts
- * throw new ServiceError("invalid_body", "payload.id: expected a string");
+ * const refusal = new ServiceError("invalid_body", "payload.id: expected a string");
+ * refusal.code; // "invalid_body": the edge answers it with 400
  * ```
  */
 export class ServiceError extends Error {
@@ -57,7 +58,21 @@ export class ServiceError extends Error {
   }
 }
 
-/** A refusal with the given code and message (a 400 at the edge for the codes that are). */
-export function badRequest(code: ErrorCode, message: string): ServiceError {
-  return new ServiceError(code, message);
+/**
+ * The refusal of a body over `limit` bytes: as received, or as the record
+ * would store it (every number written as JCS writes it).
+ *
+ * @example
+ * ```ts
+ * const refusal = tooLarge(32_768);
+ * refusal.message; // "request body is larger than 32768 bytes"
+ * ```
+ */
+export function tooLarge(limit: number, options: { asStored?: boolean } = {}): ServiceError {
+  return new ServiceError(
+    "payload_too_large",
+    options.asStored
+      ? `body: as stored, with its numbers written in full, it is over ${limit} bytes`
+      : `request body is larger than ${limit} bytes`,
+  );
 }

@@ -97,7 +97,7 @@ function randomToken(): string {
  * `VERIFY_WORKERS`' default: one worker from three CPUs on, none below. On
  * two CPUs the serving thread, the KV writer and the clients already fill
  * both, and a worker costs more in messages than it takes off; each worker
- * also holds about 30 MiB.
+ * also holds memory of its own (a runtime and its caches).
  */
 function defaultVerifyWorkers(cpus: number): number {
   return cpus >= 3 ? 1 : 0;

@@ -1,18 +1,28 @@
 // The passkey page: registers passkeys with WebAuthn, signs a Variant A payload
 // with one of them (or a multisig of several) and submits it to POST /intents;
 // opened with `?approve=<id>`, it approves a pending intent instead
-// (approve.js). The signed bytes, the challenge and the signature members come
-// from the service's client library (client.js, a bundle of client/browser.ts),
-// so the page cannot drift from what the server verifies.
+// (approve.js). The signed bytes, the challenge, the signature members and the
+// calls to the service come from the service's client library (client.js, a
+// bundle of client/browser.ts), so the page cannot drift from what the server
+// verifies.
 
 import {
   base64urlnopad,
+  IntentsClient,
   multisigSignature,
   newIntentId,
   passkeyChallenge,
   signedBytes,
 } from "./client.js";
-import { $, describeError, readAnswer, setStatus } from "./dom.js";
+import {
+  $,
+  describeError,
+  describeRefusal,
+  isRefusal,
+  refusalBody,
+  setStatus,
+  shown,
+} from "./dom.js";
 import {
   allPasskeys,
   assertWithOneOf,
@@ -32,26 +42,16 @@ async function addTemplate() {
   button.disabled = true;
   setStatus("template-status", "Adding…");
   try {
-    const response = await fetch("/templates", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        authorization: `Bearer ${$("admin-token").value.trim()}`,
-      },
-      body: $("template-doc").value,
+    const admin = new IntentsClient({
+      url: location.origin,
+      token: $("admin-token").value.trim(),
     });
-    const body = await response.json();
-    if (!response.ok) {
-      setStatus("template-status", `${response.status} ${body.code}: ${body.message}`, true);
-      return;
-    }
-    $("template-id").value = body.id;
-    setStatus(
-      "template-status",
-      `${response.status === 201 ? "Added" : "Already stored"}: ${body.id}`,
-    );
+    const { id, created } = await admin.addTemplate($("template-doc").value, "application/json");
+    $("template-id").value = id;
+    setStatus("template-status", `${created ? "Added" : "Already stored"}: ${id}`);
   } catch (error) {
-    setStatus("template-status", `Failed: ${describeError(error)}`, true);
+    const text = isRefusal(error) ? describeRefusal(error) : `Failed: ${describeError(error)}`;
+    setStatus("template-status", text, true);
   } finally {
     button.disabled = false;
   }
@@ -112,22 +112,19 @@ async function copyShareLink() {
   }
 }
 
-/** The outcome of POST /intents as the result section shows it. */
-function showSubmission(response, answer, shown) {
-  if (response.status === 201) {
-    showResult("accepted", `${response.status} Created: the service stored the intent.`, shown);
-  } else if (response.status === 202 && typeof answer?.id === "string") {
-    const approval = answer.approval ?? {};
+/** The record POST /intents answered (201 accepted, 202 pending) as the result section shows it. */
+function showSubmission(record) {
+  if (record.state === "pending") {
+    const approval = record.approval ?? {};
     showResult(
       "pending",
-      `${response.status} Accepted: the intent is stored pending, weight ${approval.weight} of ` +
+      `202 Accepted: the intent is stored pending, weight ${approval.weight} of ` +
         `${approval.threshold}; it needs more approvals before ${approval.expires_at}.`,
-      shown,
+      shown(record),
     );
-    showShareLink(answer.id);
+    showShareLink(record.id);
   } else {
-    const code = typeof answer?.code === "string" ? answer.code : "unknown";
-    showResult("rejected", `${response.status} ${code}: the service rejected the intent.`, shown);
+    showResult("accepted", "201 Created: the service stored the intent.", shown(record));
   }
 }
 
@@ -172,15 +169,14 @@ async function signAndSubmit() {
     $("request-body").textContent = JSON.stringify(JSON.parse(body), null, 2);
 
     showResult("working", "Submitting…", "");
-    const response = await fetch("/intents", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body,
-    });
-    const { answer, shown } = await readAnswer(response);
-    showSubmission(response, answer, shown);
+    showSubmission(await new IntentsClient({ url: location.origin }).submit(body));
   } catch (error) {
-    showResult("failed", `Not submitted: ${describeError(error)}`, "");
+    if (isRefusal(error)) {
+      const summary = `${error.status} ${error.code}: the service rejected the intent.`;
+      showResult("rejected", summary, refusalBody(error));
+    } else {
+      showResult("failed", `Not submitted: ${describeError(error)}`, "");
+    }
   } finally {
     button.disabled = false;
   }

@@ -1,15 +1,17 @@
 // The approval view (`/?approve=<id>`): shows what a pending intent's signers
 // approve (the signed object, its template or policy, the quorum and who has
 // approved) from GET /intents/{id}/approvals, and approves it with a passkey
-// registered in this browser by POST /intents/{id}/approvals.
+// registered in this browser by POST /intents/{id}/approvals, both through the
+// client library's `IntentsClient`.
 //
-// The page signs only what it shows: before any passkey is asked, the bundle's
-// own code recomputes the challenge from the signed object, and a view whose
-// challenge differs (or whose template or policy is not the signed one) is
-// refused. The challenge handed to the authenticator is the recomputed one.
+// The page signs only what it shows: before any passkey is asked, the client
+// library's `approvalRequest` recomputes the challenge from the signed object,
+// and a view whose challenge differs (or whose template or policy is not the
+// signed one) is refused. The view shown is the view signed, and the challenge
+// handed to the authenticator is the recomputed one.
 
-import { base58, passkeyChallenge, passkeyChallengeBytes, signedBytes } from "./client.js";
-import { $, describeError, describeRefusal, el, readAnswer } from "./dom.js";
+import { approvalRequest, base58, IntentsClient } from "./client.js";
+import { $, describeError, describeRefusal, el, isRefusal, refusalBody, shown } from "./dom.js";
 import { jsonView } from "./json_view.js";
 import {
   allPasskeys,
@@ -21,7 +23,9 @@ import {
 
 /** @type {string} the intent id from the page's URL */
 let intentId = "";
-/** The last pending view that passed the checks, or null. */
+/** The service, for anyone: reading and approving need no token. */
+const client = new IntentsClient({ url: location.origin });
+/** The last pending view that passed the checks, with its approval request, or null. */
 let current = null;
 /** Keys that approved from this page after `current` was read, with the passkey's name. */
 let approvedHere = new Map();
@@ -29,10 +33,6 @@ let approvedHere = new Map();
 /** The member naming the document: `template_id` (Variant A) or `policy_id` (Variant B). */
 function refName(view) {
   return view.variant === "B" ? "policy_id" : "template_id";
-}
-
-function approvalsUrl() {
-  return `/intents/${encodeURIComponent(intentId)}/approvals`;
 }
 
 /** A long key cut to its ends for display; the full key goes in the title. */
@@ -72,20 +72,6 @@ function showOutcome(state, summary, body = "") {
   $("approve-body").textContent = body;
 }
 
-/** Throws unless the view's challenge and document are those of its signed object. */
-async function checkView(view) {
-  const signed = view.signed;
-  if (typeof signed !== "object" || signed === null || Array.isArray(signed)) {
-    throw new Error("the view has no signed object");
-  }
-  if (signed[refName(view)] !== view[refName(view)]) {
-    throw new Error(`its ${refName(view)} is not the one in the signed object`);
-  }
-  if (await passkeyChallenge(signed) !== view.challenge) {
-    throw new Error("its challenge is not base64url(SHA-256(JCS(signed object)))");
-  }
-}
-
 /** The quorum table: one row per signer, in the document's order. */
 function renderQuorum(approval) {
   const order = new Map(approval.approvals.map((a, i) => [a.key, { ...a, n: i + 1 }]));
@@ -120,8 +106,8 @@ function renderQuorum(approval) {
   $("approve-quorum").replaceChildren(...rows);
 }
 
-/** Renders a checked pending view. */
-function renderView(view) {
+/** Renders a checked pending view and the bytes its approvers sign. */
+function renderView({ view, request }) {
   const approval = view.approval;
   $("approve-view").hidden = false;
   $("approve-variant").textContent = view.variant;
@@ -129,7 +115,7 @@ function renderView(view) {
   $("approve-ref").textContent = view[refName(view)];
   $("approve-expires").replaceChildren(timeElement(approval.expires_at));
   $("approve-signed").replaceChildren(jsonView(view.signed));
-  $("approve-signed-text").textContent = new TextDecoder().decode(signedBytes(view.signed));
+  $("approve-signed-text").textContent = new TextDecoder().decode(request.bytes);
   $("approve-challenge").textContent = view.challenge;
   renderQuorum(approval);
   const reached = current?.accepted === true;
@@ -157,16 +143,17 @@ async function showView(view) {
     setState("expired", "This intent expired before its approvals reached the threshold.");
     return;
   }
+  let request;
   try {
-    await checkView(view);
+    request = await approvalRequest(view);
   } catch (error) {
     current = null;
     $("approve-view").hidden = true;
     setState("refused", `Not signing this: ${describeError(error)}.`);
     return;
   }
-  current = { view, accepted: false };
-  renderView(view);
+  current = { view, request, accepted: false };
+  renderView(current);
   $("approve-actions").hidden = false;
   setState("pending", "Pending: waiting for approvals.");
 }
@@ -174,15 +161,20 @@ async function showView(view) {
 /** GET /intents/{id}/approvals and show it. */
 async function load() {
   setState("loading", "Loading…");
+  let view;
   try {
-    const response = await fetch(approvalsUrl());
-    const { answer } = await readAnswer(response);
-    if (response.status === 200) return await showView(answer);
-    $("approve-view").hidden = true;
-    setState("missing", `${describeRefusal(response.status, answer)}.`);
+    view = await client.approvals(intentId);
   } catch (error) {
-    setState("missing", `Could not load the intent: ${describeError(error)}`);
+    $("approve-view").hidden = true;
+    setState(
+      "missing",
+      isRefusal(error)
+        ? `${describeRefusal(error)}.`
+        : `Could not load the intent: ${describeError(error)}`,
+    );
+    return;
   }
+  await showView(view);
 }
 
 /**
@@ -198,48 +190,51 @@ function candidates(view) {
   return fitting.length > 0 ? fitting : ticked;
 }
 
-/** "Approve with passkey": one assertion over the recomputed challenge, then POST. */
+/**
+ * "Approve with passkey": one assertion over the challenge of the view shown
+ * (one of the candidate passkeys makes it), sent by the client library.
+ */
 async function approve() {
   if (!current) return;
   const { view } = current;
   const button = $("approve-button");
   button.disabled = true;
   showOutcome("working", "Waiting for the authenticator…");
-  try {
-    const challenge = await passkeyChallengeBytes(view.signed);
-    const { passkey, signature } = await assertWithOneOf(candidates(view), challenge);
+  let passkey;
+  const signer = async (request) => {
+    const assertion = await assertWithOneOf(candidates(view), request.challenge);
+    passkey = assertion.passkey;
     showOutcome("working", `Sending the approval of “${passkey.name}”…`);
-    const response = await fetch(approvalsUrl(), {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ signature }),
-    });
-    const { answer, shown } = await readAnswer(response);
-    if (response.status !== 200) {
-      showOutcome("rejected", `${describeRefusal(response.status, answer)}`, shown);
-      // Someone else completed it, or it expired: show what it is now.
-      if (answer?.code === "not_pending") await load();
-      return;
-    }
-    if (answer?.state === "accepted") {
+    return assertion.signature;
+  };
+  try {
+    const answer = await client.approve(intentId, signer, { view });
+    if (answer.state === "accepted") {
       const key = Object.keys(view.approval.signers).find((k) => isPasskeyKey(passkey, k));
       current.accepted = true;
       if (key) approvedHere.set(key, passkey.name);
-      renderView(view);
+      renderView(current);
       $("approve-actions").hidden = true;
       setState("accepted", "This intent is accepted: its approvals reached the threshold.");
-      showOutcome("accepted", `Approved by “${passkey.name}”: the intent is accepted.`, shown);
+      const summary = `Approved by “${passkey.name}”: the intent is accepted.`;
+      showOutcome("accepted", summary, shown(answer));
       return;
     }
     await showView(answer);
-    const { weight, threshold } = answer?.approval ?? {};
+    const { weight, threshold } = answer.approval ?? {};
     // The answer is the view, shown above in full.
     showOutcome(
       "pending",
       `Approved by “${passkey.name}”: still pending, weight ${weight} of ${threshold}.`,
     );
   } catch (error) {
-    showOutcome("failed", `Not approved: ${describeError(error)}`);
+    if (!isRefusal(error)) {
+      showOutcome("failed", `Not approved: ${describeError(error)}`);
+      return;
+    }
+    showOutcome("rejected", describeRefusal(error), refusalBody(error));
+    // Someone else completed it, or it expired: show what it is now.
+    if (error.code === "not_pending") await load();
   } finally {
     button.disabled = false;
   }

@@ -2,6 +2,8 @@
 // nothing here (or anywhere on the page) writes HTML: elements are built with
 // createElement and filled with textContent.
 
+import { IntentsError } from "./client.js";
+
 /** The element with this id; throws when the page lacks it. */
 export function $(id) {
   const element = document.getElementById(id);
@@ -35,23 +37,26 @@ export function describeError(error) {
   return error instanceof Error ? error.message : String(error);
 }
 
-/**
- * A response's body: its JSON value when it is JSON (else undefined) and the
- * text to show (indented JSON, or the text as it came, a proxy's page say).
- */
-export async function readAnswer(response) {
-  const text = await response.text();
-  try {
-    const answer = JSON.parse(text);
-    return { answer, shown: JSON.stringify(answer, null, 2) };
-  } catch {
-    return { answer: undefined, shown: text };
-  }
+/** A value as the page shows it: indented JSON. */
+export function shown(value) {
+  return JSON.stringify(value, null, 2);
 }
 
-/** `status code: message` of a refusal body `{message, code}`, whatever came. */
-export function describeRefusal(status, answer) {
-  const code = typeof answer?.code === "string" ? answer.code : "unknown";
-  const message = typeof answer?.message === "string" ? `: ${answer.message}` : "";
-  return `${status} ${code}${message}`;
+/**
+ * True for the client library's `IntentsError` of a refusal the service
+ * answered (an HTTP status), not for a network failure or a view that does
+ * not hold together.
+ */
+export function isRefusal(error) {
+  return error instanceof IntentsError && error.status >= 400;
+}
+
+/** `status code: message` of the service's refusal, an `IntentsError`. */
+export function describeRefusal(error) {
+  return `${error.status} ${error.code}: ${error.message}`;
+}
+
+/** The refusal's error body as the service sent it: `{message, code}`. */
+export function refusalBody(error) {
+  return shown({ message: error.message, code: error.code });
 }

@@ -2,8 +2,8 @@
  * Strict Ed25519 verification on the runtime's native `node:crypto`, which
  * verifies synchronously on the calling thread. Web Crypto hands every verify
  * to a thread pool: the hand-off (waking a pool thread, resolving a promise)
- * costs the calling thread about as much as the verify itself (~25 µs), so
- * the synchronous path takes half the CPU per request. Like Web Crypto it
+ * costs the calling thread about as much as the verify itself, so the
+ * synchronous path costs it less. Like Web Crypto it
  * checks S < L and the cofactorless equation but accepts small-order keys and
  * R, so those rules are checked here first. The imported key is kept with the
  * decoded key object, so a kept key is imported once.

@@ -122,7 +122,8 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
  *
  * @example
  * ```ts
- * const rs = parseDerEcdsaSignature(signature); // rs.length === 64
+ * const der = encodeDerEcdsaSignature(new Uint8Array(64).fill(1));
+ * const rs = parseDerEcdsaSignature(der); // rs.length === 64
  * ```
  */
 export function parseDerEcdsaSignature(der: Uint8Array): Uint8Array {
@@ -172,7 +173,14 @@ function integerContent(value: Uint8Array): Uint8Array {
  *
  * @example
  * ```ts
- * const der = encodeDerEcdsaSignature(new Uint8Array(await crypto.subtle.sign(alg, key, msg)));
+ * const { privateKey } = await crypto.subtle.generateKey(
+ *   { name: "ECDSA", namedCurve: "P-256" },
+ *   false,
+ *   ["sign", "verify"],
+ * );
+ * const message = new TextEncoder().encode("hello");
+ * const rs = await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, privateKey, message);
+ * const der = encodeDerEcdsaSignature(new Uint8Array(rs)); // what an authenticator would emit
  * ```
  */
 export function encodeDerEcdsaSignature(rs: Uint8Array): Uint8Array {

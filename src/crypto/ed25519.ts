@@ -59,9 +59,12 @@ export function ed25519DefaultBackend(): Promise<Ed25519Backend> {
  *   bytes, or an argument is not a `Uint8Array` (the promise rejects).
  * @example
  * ```ts
- * if (!(await verifyEd25519(publicKey, message, signature))) {
- *   throw badRequest("invalid_signature", "signature: does not verify");
- * }
+ * import { ed25519 } from "@noble/curves/ed25519.js";
+ *
+ * const secretKey = ed25519.utils.randomSecretKey();
+ * const message = new TextEncoder().encode("hello");
+ * const signature = ed25519.sign(message, secretKey);
+ * await verifyEd25519(ed25519.getPublicKey(secretKey), message, signature); // true
  * ```
  */
 export async function verifyEd25519(

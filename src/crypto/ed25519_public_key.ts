@@ -30,7 +30,7 @@ export class Ed25519PublicKey {
       throw new TypeError("Cannot decode Ed25519 public key: expected 32 bytes");
     }
     this.bytes = bytes.slice();
-    // The square-root test is a 255-bit modular power (~100 µs): done once per key object.
+    // The square-root test is a 255-bit modular power: done once per key object.
     this.isPoint = isPointEncoding(this.bytes);
     this.isSmallOrder = this.isPoint && hasSmallOrderY(this.bytes);
   }
@@ -38,7 +38,8 @@ export class Ed25519PublicKey {
   /**
    * True when the point lies in the prime-order subgroup ([L]A is the
    * identity): then no other key differs from it by a torsion point, so one
-   * secret key cannot stand for two signers. Computed once (~1 ms).
+   * secret key cannot stand for two signers. Computed once (a scalar
+   * multiplication, far dearer than a lookup).
    */
   get isPrimeOrder(): boolean {
     if (this.#primeOrder === undefined) {

@@ -56,7 +56,13 @@ export function p256DefaultBackend(): Promise<P256Backend> {
  *
  * @example
  * ```ts
- * if (!(await verifyP256(publicKey, message, signature))) throw new Error("bad signature");
+ * import { p256 } from "@noble/curves/nist.js";
+ *
+ * const secretKey = p256.utils.randomSecretKey();
+ * const message = new TextEncoder().encode("hello");
+ * // What an authenticator emits: SHA-256 prehashed, DER, s not normalised.
+ * const signature = p256.sign(message, secretKey, { prehash: true, lowS: false, format: "der" });
+ * await verifyP256(p256.getPublicKey(secretKey, false), message, signature); // true
  * ```
  */
 export async function verifyP256(

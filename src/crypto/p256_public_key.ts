@@ -15,7 +15,10 @@ import { p256 } from "@noble/curves/nist.js";
  *
  * @example
  * ```ts
- * const { compressed } = decodeP256PublicKey(uncompressedKey); // compressed.length === 33
+ * import { p256 } from "@noble/curves/nist.js";
+ *
+ * const uncompressed = p256.getPublicKey(p256.utils.randomSecretKey(), false);
+ * const { compressed } = decodeP256PublicKey(uncompressed); // compressed.length === 33
  * ```
  */
 export function decodeP256PublicKey(

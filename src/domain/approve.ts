@@ -1,5 +1,5 @@
 /**
- * Approvals over time (CONTRACT §10): reading what a pending intent waits
+ * Approvals over time (docs/interface.md §10): reading what a pending intent waits
  * for, adding one signer's approval, and the expiry of a pending intent.
  *
  * Each change is one atomic commit checked against the version of the intent
@@ -9,14 +9,13 @@
  * @module
  */
 
-import { base64urlnopad } from "@scure/base";
-import { sha256 } from "@noble/hashes/sha2.js";
-import { badRequest, ServiceError } from "../errors.ts";
+import { ServiceError } from "../errors.ts";
 import { type VerifyContext, verifySignature } from "./authorship.ts";
-import { reachesThreshold, stateAt } from "./governance.ts";
-import type { Approval, StoredIntent } from "./intent.ts";
+import { reachesThreshold, signerNotAuthorized, stateAt } from "./governance.ts";
+import type { ApprovalState, StoredIntent } from "./intent.ts";
 import { canonicalBytes, canonicalBytesOfParsed } from "./jcs.ts";
-import { decodePublicKey } from "./public_keys.ts";
+import { passkeyChallenge } from "./passkey.ts";
+import { decodePublicKey, type PublicKeyCache } from "./public_keys.ts";
 import { renderApproval, signedObject } from "./record.ts";
 import { ApprovalBodySchema } from "./schemas.ts";
 import { type DecodedSignature, decodeSignature } from "./signature.ts";
@@ -42,7 +41,7 @@ export function approvalsView(intent: StoredIntent, now: Date): Record<string, u
   const view: Record<string, unknown> = { id: intent.id, state, variant: intent.variant };
   view[intent.variant === "A" ? "template_id" : "policy_id"] = intent.refId;
   view.signed = signed;
-  view.challenge = base64urlnopad.encode(sha256(canonicalBytes(signed)));
+  view.challenge = passkeyChallenge(canonicalBytes(signed));
   view.approval = renderApproval(intent.approval!);
   return view;
 }
@@ -50,7 +49,7 @@ export function approvalsView(intent: StoredIntent, now: Date): Record<string, u
 /**
  * `GET /intents/{id}/approvals`.
  *
- * @throws {ServiceError} 404 unless an intent under a governed document has this id.
+ * @throws {ServiceError} `not_found` unless an intent under a governed document has this id.
  */
 export async function readApprovals(deps: ApproveDeps, id: string) {
   const intent = await deps.store.getIntent(id);
@@ -59,38 +58,48 @@ export async function readApprovals(deps: ApproveDeps, id: string) {
 }
 
 /** The document's key text for a key id, or undefined when the key is not a signer. */
-function signerText(approval: Approval, keyId: string): string | undefined {
+function signerText(
+  approval: ApprovalState,
+  keyId: string,
+  keys: PublicKeyCache,
+): string | undefined {
   for (const keyText of Object.keys(approval.signers)) {
     // Keys were checked when the document was stored; decoding is served from the key cache.
-    if (decodePublicKey(keyText, "signer", "any").id === keyId) return keyText;
+    if (decodePublicKey(keyText, "signer", "any", keys).id === keyId) return keyText;
   }
   return undefined;
 }
 
-/** The one signature of an approval body, or a 400 naming what is wrong. */
-function readApproval(value: unknown): DecodedSignature & { kind: "Ed25519" | "Passkey" } {
+/** The one signature of an approval body, or an `invalid_body` naming what is wrong. */
+function readApproval(
+  value: unknown,
+  keys: PublicKeyCache,
+): DecodedSignature & { kind: "Ed25519" | "Passkey" } {
   const body = validate(ApprovalBodySchema, value, "");
   const signature = body.signature as Record<string, unknown> | null;
   if (typeof signature === "object" && signature !== null && "Multisig" in signature) {
-    throw badRequest("invalid_body", "signature.Multisig: an approval is one Ed25519 or Passkey");
+    throw new ServiceError(
+      "invalid_body",
+      "signature.Multisig: an approval is one Ed25519 or Passkey",
+    );
   }
-  return decodeSignature(signature, "signature", { nested: true }) as
+  return decodeSignature(signature, "signature", { nested: true, keys }) as
     & DecodedSignature
     & { kind: "Ed25519" | "Passkey" };
 }
 
 /**
  * `POST /intents/{id}/approvals`: adds one signer's approval. Order of checks:
- * 400 (shape, encodings), 404, 409 `not_pending`, 400 `invalid_signature`,
- * 403 `signer_not_authorized`, 409 `already_approved`.
+ * `invalid_body` (shape, encodings), `not_found`, `not_pending`,
+ * `invalid_signature`, `signer_not_authorized`, `already_approved`.
  *
- * @param id the stored id, or null for a path id no intent can have (404
- *   without a store read, yet after the body's 400s).
+ * @param id the stored id, or null for a path id no intent can have
+ *   (`not_found` without a store read, yet after the body's refusals).
  * @returns the view after the approval: still pending, or accepted when it
  *   reached the threshold.
  */
 export async function approveIntent(deps: ApproveDeps, id: string | null, value: unknown) {
-  const signature = readApproval(value);
+  const signature = readApproval(value, deps.keys);
   if (id === null) throw NO_SUCH();
   const found = await deps.store.getIntent(id);
   if (!found?.approval) throw NO_SUCH();
@@ -106,13 +115,8 @@ export async function approveIntent(deps: ApproveDeps, id: string | null, value:
     now = deps.now();
     const approval = intent.approval!;
     if (stateAt(intent, now) !== "pending") throw notPending(intent, now);
-    const key = signerText(approval, signature.keyId);
-    if (key === undefined) {
-      throw new ServiceError(
-        "signer_not_authorized",
-        `${signature.path}: the key is not a signer of the document`,
-      );
-    }
+    const key = signerText(approval, signature.keyId, deps.keys);
+    if (key === undefined) throw signerNotAuthorized(signature.path);
     if (approval.approvals.some((a) => a.key === key)) {
       throw new ServiceError("already_approved", "this key has approved the intent");
     }

@@ -1,5 +1,5 @@
 /**
- * Reads the authenticator data of a WebAuthn assertion by its flags (CONTRACT
+ * Reads the authenticator data of a WebAuthn assertion by its flags (docs/interface.md
  * §4; WebAuthn Level 3 §6.1): rpIdHash (32 bytes) ‖ flags (1) ‖ signCount (4),
  * then extensions only when the ED flag says so. Every byte is accounted for:
  * bytes the flags do not announce are signed but read by nobody, so the
@@ -55,8 +55,10 @@ export class AuthenticatorDataError extends SyntaxError {
  *
  * @example
  * ```ts
+ * const authenticatorData = new Uint8Array(37); // rpIdHash ‖ flags ‖ signCount
+ * authenticatorData[32] = 0x05; // user present, user verified
  * const { flags } = parseAuthenticatorData(authenticatorData);
- * const userPresent = (flags & 0x01) !== 0;
+ * const userPresent = (flags & 0x01) !== 0; // true
  * ```
  */
 export function parseAuthenticatorData(data: Uint8Array): AuthenticatorData {

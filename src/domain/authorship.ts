@@ -1,13 +1,14 @@
 /**
  * Verifies a decoded signature over the signed bytes. A signature that does
- * not verify is a 400 `invalid_signature`; the message says which check
- * failed and where, never what the input was.
+ * not verify is refused with `invalid_signature`; the message says which
+ * check failed and where, never what the input was.
  * @module
  */
 
-import { badRequest } from "../errors.ts";
+import { ServiceError } from "../errors.ts";
 import { verifyEd25519 } from "../crypto/ed25519.ts";
-import { type PasskeyPolicy, verifyPasskey } from "./passkey.ts";
+import { type PasskeyPolicy, verifyPasskey, withRpIdHashes } from "./passkey.ts";
+import { type PublicKeyCache, publicKeyCache } from "./public_keys.ts";
 import type {
   DecodedEd25519,
   DecodedMultisig,
@@ -17,9 +18,28 @@ import type {
 import type { Authorship } from "./intent.ts";
 import type { SignedBy } from "./governance.ts";
 
-/** What the verifiers need besides the signature. */
+/** What the verifiers need besides the signature: the passkey policy, and one thread's caches. */
 export interface VerifyContext {
   passkey: PasskeyPolicy;
+  /** Decoded public keys, by their text (see `public_keys.ts`). */
+  keys: PublicKeyCache;
+}
+
+/**
+ * A verify context with caches of its own: one per thread that verifies (the
+ * serving thread, each worker), built where the thread starts.
+ *
+ * @example
+ * ```ts
+ * const ctx = verifyContext({
+ *   rpIds: ["localhost"],
+ *   origins: ["http://localhost:8000"],
+ *   requireUserVerification: false,
+ * });
+ * ```
+ */
+export function verifyContext(passkey: PasskeyPolicy): VerifyContext {
+  return { passkey: withRpIdHashes(passkey), keys: publicKeyCache() };
 }
 
 /** Verifies one single-key signature; returns the failure reason or null. */
@@ -56,7 +76,10 @@ export interface Verified {
     signers: Map<string, { keyText: string; weight: number }>;
     threshold: number;
     path: string;
-    /** §4's rule; under a governed document the document's weights decide instead. */
+    /**
+     * The rule of docs/interface.md §4; under a governed document the
+     * document's weights decide instead.
+     */
     reached: boolean;
     /** The refusal when `reached` is false. */
     shortfall: string;
@@ -71,19 +94,19 @@ async function checkMultisig(
   const seen = new Set<string>();
   for (const entry of sig.signatures) {
     if (!sig.signers.has(entry.keyId)) {
-      throw badRequest(
+      throw new ServiceError(
         "invalid_signature",
         `${entry.path}: the key is not a signer of the multisig`,
       );
     }
     if (seen.has(entry.keyId)) {
-      throw badRequest("invalid_signature", `${entry.path}: this signer has already signed`);
+      throw new ServiceError("invalid_signature", `${entry.path}: this signer has already signed`);
     }
     seen.add(entry.keyId);
   }
   const failures = await Promise.all(sig.signatures.map((s) => checkSingle(s, signedBytes, ctx)));
   const failure = failures.find((f) => f !== null);
-  if (failure) throw badRequest("invalid_signature", failure);
+  if (failure) throw new ServiceError("invalid_signature", failure);
 
   // BigInt: sixteen safe-integer weights may add up past 2^53.
   let total = 0n;
@@ -111,7 +134,7 @@ async function checkMultisig(
  * document's weights decide.
  *
  * @returns who signed.
- * @throws {ServiceError} 400 `invalid_signature` when a signature does not verify.
+ * @throws {ServiceError} `invalid_signature` when a signature does not verify.
  */
 export async function verifySignature(
   sig: DecodedSignature,
@@ -120,7 +143,7 @@ export async function verifySignature(
 ): Promise<Verified> {
   if (sig.kind === "Multisig") return await checkMultisig(sig, signedBytes, ctx);
   const failure = await checkSingle(sig, signedBytes, ctx);
-  if (failure) throw badRequest("invalid_signature", failure);
+  if (failure) throw new ServiceError("invalid_signature", failure);
   return {
     authorship: { kind: sig.kind, signers: [sig.keyText] },
     signedBy: [{ keyId: sig.keyId, kind: sig.kind, path: sig.path }],
@@ -128,11 +151,11 @@ export async function verifySignature(
 }
 
 /**
- * Verifies `sig` over `signedBytes` under §4's rules alone (a Multisig's
+ * Verifies `sig` over `signedBytes` under docs/interface.md §4's rules alone (a Multisig's
  * signers must reach its threshold).
  *
  * @returns the authorship to record: the kind and the keys that signed.
- * @throws {ServiceError} 400 `invalid_signature` when it does not verify.
+ * @throws {ServiceError} `invalid_signature` when it does not verify.
  */
 export async function verifyAuthorship(
   sig: DecodedSignature,
@@ -141,7 +164,7 @@ export async function verifyAuthorship(
 ): Promise<Authorship> {
   const verified = await verifySignature(sig, signedBytes, ctx);
   if (verified.multisig && !verified.multisig.reached) {
-    throw badRequest("invalid_signature", verified.multisig.shortfall);
+    throw new ServiceError("invalid_signature", verified.multisig.shortfall);
   }
   return verified.authorship;
 }

@@ -1,6 +1,6 @@
 /**
  * The rule that decides whether an evidence extractor base URL is valid
- * (CONTRACT §6).
+ * (docs/interface.md §6).
  * @module
  */
 

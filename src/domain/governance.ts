@@ -1,58 +1,54 @@
 /**
- * Governed documents (CONTRACT §10): a template or policy sent as JSON with
- * an `authorization` member fixes who signs the intents that reference it,
- * with what weight, what threshold, and how long approvals may take. The
- * quorum is part of the document's content address, so what governed an
- * intent can never change under it.
+ * Governed documents (docs/interface.md §10): a template or policy sent as
+ * JSON with an `authorization` member fixes its {@link Quorum}: who signs the
+ * intents that reference it, with what weight, what threshold, and how long
+ * approvals may take. The quorum is part of the document's content address,
+ * so what governed an intent can never change under it. An intent under such
+ * a document keeps its {@link ApprovalState} in its record.
  * @module
  */
 
-import { badRequest, ServiceError } from "../errors.ts";
-import type { ApprovalEntry, IntentState, Quorum, StoredDocument, StoredIntent } from "./intent.ts";
-import { decodePublicKey } from "./public_keys.ts";
+import { ServiceError } from "../errors.ts";
+import type {
+  ApprovalEntry,
+  ApprovalState,
+  IntentState,
+  Quorum,
+  Signers,
+  StoredIntent,
+} from "./intent.ts";
+import { parseJsonBody } from "./json_body.ts";
+import { decodeSigners, type PublicKeyCache } from "./public_keys.ts";
 import { AuthorizationSchema, DEFAULT_APPROVAL_WINDOW_S } from "./schemas.ts";
-import { parseStrictJson, StrictJsonError } from "./strict_json.ts";
-import { fieldPath, validate } from "./validate.ts";
+import { validate } from "./validate.ts";
 
-/** True for `application/json`, parameters allowed. */
-export function isJsonMediaType(contentType: string): boolean {
-  return contentType.split(";", 1)[0].trim().toLowerCase() === "application/json";
+/** A template or policy to read a quorum from. */
+export interface DocumentContent {
+  bytes: Uint8Array;
+  /** Whether it is sent (or was stored) as JSON: only then can it govern. */
+  json: boolean;
 }
 
-/** Reads a validated `authorization` member into a quorum, or throws 400 `invalid_authorization`. */
-function readAuthorization(value: unknown): Quorum {
+/** Reads an `authorization` member into a quorum, or refuses with `invalid_authorization`. */
+function readAuthorization(value: unknown, keys?: PublicKeyCache): Quorum {
   const path = "authorization";
   const body = validate(AuthorizationSchema, value, path, { code: "invalid_authorization" });
-  const signers = new Map<string, { keyText: string; weight: number }>();
+  const signers = decodeSigners(body.signers, {
+    path: `${path}.signers`,
+    code: "invalid_authorization",
+    cache: keys,
+  });
   let total = 0n;
-  for (const [keyText, weight] of Object.entries(body.signers)) {
-    const keyPath = fieldPath(path, "signers", keyText);
-    let key;
-    try {
-      key = decodePublicKey(keyText, keyPath, "any");
-    } catch (error) {
-      if (error instanceof ServiceError) throw badRequest("invalid_authorization", error.message);
-      throw error;
-    }
-    // One secret key must not stand for two signers (A and A + T, T a torsion point).
-    if (key.curve === "ed25519" && !key.key.isPrimeOrder) {
-      throw badRequest("invalid_authorization", `${keyPath}: is not in the prime-order subgroup`);
-    }
-    if (signers.has(key.id)) {
-      throw badRequest("invalid_authorization", `${keyPath}: names the same key as another signer`);
-    }
-    signers.set(key.id, { keyText, weight });
-    total += BigInt(weight);
-  }
+  for (const { weight } of signers.values()) total += BigInt(weight);
   if (total > BigInt(Number.MAX_SAFE_INTEGER)) {
     // The record shows the weight reached as a JSON number: it must stay exact.
-    throw badRequest(
+    throw new ServiceError(
       "invalid_authorization",
       `${path}.signers: the weights must add up to at most 2^53−1`,
     );
   }
   if (BigInt(body.threshold) > total) {
-    throw badRequest(
+    throw new ServiceError(
       "invalid_authorization",
       `${path}.threshold: must be at most the sum of the weights, ${total}`,
     );
@@ -69,24 +65,23 @@ function readAuthorization(value: unknown): Quorum {
  * Checks a document being stored: sent as JSON, it must be strict JSON; with
  * an `authorization` member, that member must be a valid quorum.
  *
+ * @param doc the document's bytes, and whether it is sent as JSON.
+ * @param keys where decoded public keys are kept.
  * @returns the quorum it fixes, or null when it governs nothing.
- * @throws {ServiceError} 400 `invalid_json` or `invalid_authorization`.
+ * @throws {ServiceError} `invalid_json` or `invalid_authorization`.
+ *
+ * @example
+ * ```ts
+ * const bytes = new TextEncoder().encode('{"name": "transfer"}');
+ * checkDocument({ bytes, json: true }); // null: it governs nothing
+ * ```
  */
-export function checkDocument(doc: StoredDocument): Quorum | null {
-  if (!isJsonMediaType(doc.contentType)) return null;
-  let value: unknown;
-  try {
-    value = parseStrictJson(doc.bytes);
-  } catch (error) {
-    if (error instanceof StrictJsonError) {
-      const message = error.hint ? `${error.message}; ${error.hint}` : error.message;
-      throw badRequest("invalid_json", message);
-    }
-    throw error;
-  }
+export function checkDocument(doc: DocumentContent, keys?: PublicKeyCache): Quorum | null {
+  if (!doc.json) return null;
+  const { value } = parseJsonBody(doc.bytes);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
   if (!Object.hasOwn(value, "authorization")) return null;
-  return readAuthorization((value as Record<string, unknown>).authorization);
+  return readAuthorization((value as Record<string, unknown>).authorization, keys);
 }
 
 /**
@@ -95,7 +90,7 @@ export function checkDocument(doc: StoredDocument): Quorum | null {
  * `authorization` member meant nothing then and does not check now, governs
  * nothing.
  */
-export function documentQuorum(doc: StoredDocument): Quorum | null {
+export function documentQuorum(doc: DocumentContent): Quorum | null {
   try {
     return checkDocument(doc);
   } catch (error) {
@@ -112,10 +107,18 @@ export interface SignedBy {
   path: string;
 }
 
+/** The refusal of a signature whose key the governing document does not name. */
+export function signerNotAuthorized(path: string): ServiceError {
+  return new ServiceError(
+    "signer_not_authorized",
+    `${path}: the key is not a signer of the document`,
+  );
+}
+
 /**
  * The approvals that `signed` make under `quorum`.
  *
- * @throws {ServiceError} 403 `signer_not_authorized` naming the first key the
+ * @throws {ServiceError} `signer_not_authorized` naming the first key the
  *   document does not name.
  */
 export function approvalsOf(
@@ -124,12 +127,7 @@ export function approvalsOf(
 ): Omit<ApprovalEntry, "at">[] {
   return signed.map(({ keyId, kind, path }) => {
     const signer = quorum.signers.get(keyId);
-    if (!signer) {
-      throw new ServiceError(
-        "signer_not_authorized",
-        `${path}: the key is not a signer of the document`,
-      );
-    }
+    if (!signer) throw signerNotAuthorized(path);
     return { key: signer.keyText, kind };
   });
 }
@@ -138,11 +136,11 @@ export function approvalsOf(
  * Checks that a Multisig descriptor is the document's quorum: the same keys
  * (compared as points), weights and threshold.
  *
- * @throws {ServiceError} 400 `quorum_mismatch`.
+ * @throws {ServiceError} `quorum_mismatch`.
  */
 export function checkDescriptor(
   quorum: Quorum,
-  descriptor: { signers: Map<string, { weight: number }>; threshold: number; path: string },
+  descriptor: { signers: Signers; threshold: number; path: string },
 ): void {
   const same = descriptor.threshold === quorum.threshold &&
     descriptor.signers.size === quorum.signers.size &&
@@ -150,26 +148,61 @@ export function checkDescriptor(
       quorum.signers.get(keyId)?.weight === weight
     );
   if (!same) {
-    throw badRequest(
+    throw new ServiceError(
       "quorum_mismatch",
       `${descriptor.path}.pub_key: the signers, weights and threshold must be the document's`,
     );
   }
 }
 
-/** The part of an approval that decides its weight. */
-type Weighed = { signers: Record<string, number>; approvals: readonly { key: string }[] };
+/** The document's signers as its text writes them: key → weight. */
+function signerWeights(quorum: Quorum): Record<string, number> {
+  return Object.fromEntries([...quorum.signers.values()].map((s) => [s.keyText, s.weight]));
+}
+
+/**
+ * The approval state an intent's record starts with, stored at `receivedAt`:
+ * the submission's approvals stamped with that time, and the deadline the
+ * document's approval window sets.
+ */
+export function startApproval(
+  quorum: Quorum,
+  approvals: readonly Omit<ApprovalEntry, "at">[],
+  receivedAt: string,
+): ApprovalState {
+  return {
+    threshold: quorum.threshold,
+    signers: signerWeights(quorum),
+    approvals: approvals.map((a) => ({ ...a, at: receivedAt })),
+    expiresAt: new Date(Date.parse(receivedAt) + quorum.approvalWindowS * 1000).toISOString(),
+  };
+}
+
+/** The part of an approval state that decides its weight. */
+type Weighed = Pick<ApprovalState, "signers"> & { approvals: readonly { key: string }[] };
 
 /** The weight of the keys that have approved, by the document's weights. */
-export function approvalWeight(approval: Weighed): bigint {
+export function approvalWeight(state: Weighed): bigint {
   let weight = 0n;
-  for (const { key } of approval.approvals) weight += BigInt(approval.signers[key] ?? 0);
+  for (const { key } of state.approvals) weight += BigInt(state.signers[key] ?? 0);
   return weight;
 }
 
 /** True when the approvals reach the threshold. */
-export function reachesThreshold(approval: Weighed & { threshold: number }): boolean {
-  return approvalWeight(approval) >= BigInt(approval.threshold);
+export function reachesThreshold(state: Weighed & { threshold: number }): boolean {
+  return approvalWeight(state) >= BigInt(state.threshold);
+}
+
+/** True when `approvals` reach the quorum's threshold. */
+export function quorumReached(
+  quorum: Quorum,
+  approvals: readonly Omit<ApprovalEntry, "at">[],
+): boolean {
+  return reachesThreshold({
+    threshold: quorum.threshold,
+    signers: signerWeights(quorum),
+    approvals,
+  });
 }
 
 /** The state an intent reads as at `now`: a pending intent past its deadline is expired. */

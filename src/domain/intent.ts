@@ -7,6 +7,14 @@
 /** Kinds of content-addressed documents an intent refers to. */
 export type DocumentKind = "template" | "policy";
 
+/**
+ * An intent id in UUID text form: any version, either case (Variant B's ids;
+ * UUID ids are stored lower-cased). Written without flags so that the OpenAPI
+ * document can publish it as it is.
+ */
+export const UUID_PATTERN =
+  /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
+
 /** The variant of a submission: A (template, signed `payload`) or B (policy, signed `intent`). */
 export type Variant = "A" | "B";
 
@@ -22,7 +30,10 @@ export interface Authorship {
  */
 export const MAX_STORED_BODY_BYTES = 61_440;
 
-/** The life of an intent: accepted, or pending approvals until accepted or expired (CONTRACT §10). */
+/**
+ * The life of an intent: accepted, or pending approvals until accepted or
+ * expired (docs/interface.md §10).
+ */
 export type IntentState = "accepted" | "pending" | "expired";
 
 /** One signer's approval of an intent under a governed document. */
@@ -34,8 +45,12 @@ export interface ApprovalEntry {
   at: string;
 }
 
-/** What the document governing an intent fixes, and who has approved so far. */
-export interface Approval {
+/**
+ * The approval state of an intent under a governed document, as its record
+ * stores it (the record's `approval` member): the document's quorum as the
+ * document writes it, and who has approved so far.
+ */
+export interface ApprovalState {
   threshold: number;
   /** The document's signers: key as the document writes it → weight. */
   signers: Record<string, number>;
@@ -45,14 +60,20 @@ export interface Approval {
   expiresAt: string;
 }
 
-/** What a submission under a governed document brings to its record. */
-export interface Governance {
+/** Signers by key id (see `public_keys.ts`): the key as written, and its weight. */
+export type Signers = Map<string, { keyText: string; weight: number }>;
+
+/**
+ * A governed document's quorum (docs/interface.md §10): who may sign the
+ * intents that reference it, with what weight, and how long approvals may take.
+ */
+export interface Quorum {
+  signers: Signers;
   threshold: number;
-  signers: Record<string, number>;
-  /** The approvals the submission's signatures make (their time is the acceptance time). */
-  approvals: Omit<ApprovalEntry, "at">[];
-  /** Seconds from acceptance until a pending intent expires. */
-  windowS: number;
+  /** Whether `Unsigned` intents are accepted under the document. */
+  unsigned: boolean;
+  /** Seconds a pending intent waits for approvals. */
+  approvalWindowS: number;
 }
 
 /** A verified intent, ready to be stored: everything but when and where it was accepted. */
@@ -70,12 +91,17 @@ export interface NewIntent {
   body: Uint8Array;
   /** `accepted`, or `pending` under a governed document whose threshold is not reached yet. */
   state: "accepted" | "pending";
-  /** Present under a governed document. */
-  governance?: Governance;
+  /** Under a governed document: its quorum. */
+  quorum?: Quorum;
+  /**
+   * Under a governed document: the approvals the submission's signatures
+   * make, stamped with the acceptance time when stored.
+   */
+  approvals?: Omit<ApprovalEntry, "at">[];
 }
 
 /** An intent as stored. */
-export interface StoredIntent extends Omit<NewIntent, "state" | "governance"> {
+export interface StoredIntent extends Omit<NewIntent, "state" | "quorum" | "approvals"> {
   /** RFC 3339 time of acceptance, stamped as its commit started. */
   receivedAt: string;
   /** The place in the feed of the event that stored it: 1 for the first event ever stored. */
@@ -83,10 +109,10 @@ export interface StoredIntent extends Omit<NewIntent, "state" | "governance"> {
   /** As of its latest event; a pending intent past its `expiresAt` reads as expired. */
   state: IntentState;
   /** Present under a governed document. */
-  approval?: Approval;
+  approval?: ApprovalState;
 }
 
-/** The types of feed events (CONTRACT §9, §10). */
+/** The types of feed events (docs/interface.md §9, §10). */
 export type EventType =
   | "intent.pending"
   | "intent.approval_added"
@@ -99,17 +125,6 @@ export interface IntentEvent {
   position: number;
   type: EventType;
   intent: StoredIntent;
-}
-
-/** A document's quorum: who may sign the intents that reference it, with what weight. */
-export interface Quorum {
-  /** Signers by key id (see `public_keys.ts`): the key as the document writes it, and its weight. */
-  signers: Map<string, { keyText: string; weight: number }>;
-  threshold: number;
-  /** Whether `Unsigned` intents are accepted under the document. */
-  unsigned: boolean;
-  /** Seconds a pending intent waits for approvals. */
-  approvalWindowS: number;
 }
 
 /**

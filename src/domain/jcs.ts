@@ -1,6 +1,6 @@
 /**
  * RFC 8785 JSON Canonicalization Scheme (JCS): the exact text a client signs
- * (CONTRACT §3). Serialisation is done by the `canonicalize` package; this
+ * (docs/interface.md §3). Serialisation is done by the `canonicalize` package; this
  * module first checks that the value is plain JSON, because `canonicalize`
  * (like `JSON.stringify`) silently drops or rewrites what JSON cannot hold,
  * and a signature must never cover a silently altered value.

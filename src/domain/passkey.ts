@@ -1,5 +1,5 @@
 /**
- * WebAuthn assertion verification for the `Passkey` signature kind (CONTRACT §4,
+ * WebAuthn assertion verification for the `Passkey` signature kind (docs/interface.md §4,
  * WebAuthn Level 3 §7.2 "Verifying an Authentication Assertion", the parts that
  * apply to a signature over caller-chosen bytes).
  *
@@ -23,6 +23,11 @@ export interface PasskeyPolicy {
   origins: readonly string[];
   /** Whether the user-verified flag (0x04) must be set. */
   requireUserVerification: boolean;
+  /**
+   * SHA-256 of each of `rpIds`, in order, made once by {@link withRpIdHashes};
+   * when absent each verification hashes them again.
+   */
+  rpIdHashes?: readonly Uint8Array[];
 }
 
 /** One decoded WebAuthn assertion. */
@@ -43,24 +48,29 @@ export type PasskeyVerdict = { ok: true } | { ok: false; reason: string };
 const FLAG_USER_PRESENT = 0x01;
 const FLAG_USER_VERIFIED = 0x04;
 
-/** Policies are few and long-lived; the bound only stops a caller that builds one per request. */
-const RP_HASH_CACHE_LIMIT = 64;
-const rpIdHashCache = new Map<string, Uint8Array[]>();
-
 const encoder = new TextEncoder();
 
-/** SHA-256 of each accepted rp id, computed once per distinct list. */
+/** SHA-256 of each accepted rp id. */
 function rpIdHashes(rpIds: readonly string[]): Uint8Array[] {
-  const id = JSON.stringify(rpIds);
-  let hashes = rpIdHashCache.get(id);
-  if (!hashes) {
-    hashes = rpIds.map((rpId) => sha256(encoder.encode(rpId)));
-    rpIdHashCache.set(id, hashes);
-    if (rpIdHashCache.size > RP_HASH_CACHE_LIMIT) {
-      rpIdHashCache.delete(rpIdHashCache.keys().next().value!);
-    }
-  }
-  return hashes;
+  return rpIds.map((rpId) => sha256(encoder.encode(rpId)));
+}
+
+/**
+ * The policy with its relying parties' hashes made once, for a policy that
+ * verifies many assertions (see {@link PasskeyPolicy.rpIdHashes}).
+ *
+ * @example
+ * ```ts
+ * const policy = withRpIdHashes({
+ *   rpIds: ["localhost"],
+ *   origins: ["http://localhost:8000"],
+ *   requireUserVerification: false,
+ * });
+ * policy.rpIdHashes?.length; // 1
+ * ```
+ */
+export function withRpIdHashes(policy: PasskeyPolicy): PasskeyPolicy {
+  return { ...policy, rpIdHashes: rpIdHashes(policy.rpIds) };
 }
 
 function startsWith(data: Uint8Array, prefix: Uint8Array): boolean {
@@ -150,8 +160,30 @@ function checkClientData(
  *
  * @example
  * ```ts
- * const verdict = await verifyPasskey(assertion, signedBytes, policy);
- * if (!verdict.ok) throw badRequest("invalid_signature", `passkey: ${verdict.reason}`);
+ * import { p256 } from "@noble/curves/nist.js";
+ * import { sha256 } from "@noble/hashes/sha2.js";
+ *
+ * const utf8 = new TextEncoder();
+ * const signedBytes = utf8.encode('{"id":"order-1","template_id":"t"}');
+ * // What a browser and an authenticator make for `navigator.credentials.get`:
+ * const authenticatorData = new Uint8Array(37);
+ * authenticatorData.set(sha256(utf8.encode("localhost")));
+ * authenticatorData[32] = 0x01; // user present
+ * const clientData = JSON.stringify({
+ *   type: "webauthn.get",
+ *   challenge: passkeyChallenge(signedBytes),
+ *   origin: "http://localhost:8000",
+ * });
+ * const secretKey = p256.utils.randomSecretKey();
+ * const message = new Uint8Array([...authenticatorData, ...sha256(utf8.encode(clientData))]);
+ * const signature = p256.sign(message, secretKey, { prehash: true, lowS: false, format: "der" });
+ *
+ * const verdict = await verifyPasskey(
+ *   { authenticatorData, clientData, publicKey: p256.getPublicKey(secretKey), signature },
+ *   signedBytes,
+ *   { rpIds: ["localhost"], origins: ["http://localhost:8000"], requireUserVerification: false },
+ * );
+ * verdict; // { ok: true }
  * ```
  */
 export async function verifyPasskey(
@@ -188,7 +220,7 @@ async function verifyChecked(
     if (error instanceof AuthenticatorDataError) return fail(error.message);
     throw error;
   }
-  const hashes = rpIdHashes(policy.rpIds);
+  const hashes = policy.rpIdHashes ?? rpIdHashes(policy.rpIds);
   if (!hashes.some((hash) => startsWith(authenticatorData, hash))) {
     return fail("authenticator data rpIdHash matches no accepted relying party");
   }

@@ -1,17 +1,19 @@
 /**
  * Public keys as requests carry them (base58 text), decoded and checked once
- * per key: the one cache of decoded keys. Signers submit again and again, and
+ * per key in a {@link PublicKeyCache}, and the signers of a Multisig or of a
+ * governed document's `authorization`. Signers submit again and again, and
  * decoding a key (base58, the point checks, the import a backend keeps with
- * the key object) costs far more than a lookup. Bounded, so fresh keys cannot
- * grow memory; only keys that decoded are kept.
+ * the key object) costs far more than a lookup.
  * @module
  */
 
 import { base58 } from "@scure/base";
-import { badRequest } from "../errors.ts";
+import { type ErrorCode, ServiceError } from "../errors.ts";
 import { Ed25519PublicKey } from "../crypto/ed25519.ts";
 import { P256PublicKey } from "../crypto/p256.ts";
-import { LruCache } from "../lru.ts";
+import { ClockCache } from "../clock_cache.ts";
+import type { Signers } from "./intent.ts";
+import { fieldPath } from "./validate.ts";
 
 /** A decoded public key of either curve. */
 export type DecodedKey =
@@ -21,16 +23,30 @@ export type DecodedKey =
 /** Which keys a field takes. */
 export type KeyCurve = "ed25519" | "p256" | "any";
 
-/** Decoded keys remembered, by their base58 text. */
-const KEYS_CACHED = 4096;
-const decoded = new LruCache<DecodedKey>(KEYS_CACHED);
+/**
+ * Decoded keys remembered by their base58 text: only keys that decoded are
+ * kept, and a bound holds memory whatever keys come.
+ */
+export type PublicKeyCache = ClockCache<DecodedKey>;
 
-/** Decodes base58 text or throws a 400 naming `path`. */
+/** Decoded keys a {@link publicKeyCache} remembers by default. */
+const KEYS_CACHED = 4096;
+
+/**
+ * A new, empty cache of decoded keys: one per thread that verifies.
+ *
+ * @param capacity the most keys it keeps.
+ */
+export function publicKeyCache(capacity: number = KEYS_CACHED): PublicKeyCache {
+  return new ClockCache<DecodedKey>(capacity);
+}
+
+/** Decodes base58 text or refuses it with `invalid_body` naming `path`. */
 export function decodeBase58(text: string, path: string): Uint8Array {
   try {
     return base58.decode(text);
   } catch {
-    throw badRequest("invalid_body", `${path}: is not valid base58`);
+    throw new ServiceError("invalid_body", `${path}: is not valid base58`);
   }
 }
 
@@ -55,12 +71,12 @@ function decodeText(text: string, path: string, curve: KeyCurve): DecodedKey {
   const bytes = decodeBase58(text, path);
   const of = curveOf(bytes.length, curve);
   if (of === null) {
-    throw badRequest("invalid_body", `${path}: ${lengthProblem(curve, bytes.length)}`);
+    throw new ServiceError("invalid_body", `${path}: ${lengthProblem(curve, bytes.length)}`);
   }
   if (of === "ed25519") {
     const key = new Ed25519PublicKey(bytes);
     if (!key.isPoint) {
-      throw badRequest("invalid_body", `${path}: is not a valid Ed25519 public key`);
+      throw new ServiceError("invalid_body", `${path}: is not a valid Ed25519 public key`);
     }
     // Base58 is a bijection between strings and byte strings: the text is the bytes' encoding.
     return { curve: "ed25519", key, id: text, length: 32 };
@@ -69,7 +85,7 @@ function decodeText(text: string, path: string, curve: KeyCurve): DecodedKey {
   try {
     key = new P256PublicKey(bytes);
   } catch {
-    throw badRequest("invalid_body", `${path}: is not a valid P-256 public key`);
+    throw new ServiceError("invalid_body", `${path}: is not a valid P-256 public key`);
   }
   // Keys are compared as points: the compressed form names the point.
   return { curve: "p256", key, id: base58.encode(key.compressed), length: bytes.length as 33 | 65 };
@@ -80,30 +96,102 @@ function decodeText(text: string, path: string, curve: KeyCurve): DecodedKey {
  *
  * @param text the key as sent.
  * @param path the field's path, for the error message.
+ * @param curve which keys the field takes.
+ * @param cache where decoded keys are kept; without one the key is decoded afresh.
  * @returns the decoded key and its id (the base58 of the 32 Ed25519 bytes or
  *   of the compressed P-256 point: keys that are the same point share an id).
- * @throws {ServiceError} 400 `invalid_body` naming `path`: bad base58, a wrong
+ * @throws {ServiceError} `invalid_body` naming `path`: bad base58, a wrong
  *   length, or not a point on the curve.
+ *
+ * @example
+ * ```ts
+ * const keys = publicKeyCache();
+ * // The public key of RFC 8032's first test vector.
+ * const text = "FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z";
+ * const key = decodePublicKey(text, "pub_key", "any", keys);
+ * key.curve; // "ed25519"
+ * ```
  */
 export function decodePublicKey(
   text: string,
   path: string,
   curve: "ed25519",
+  cache?: PublicKeyCache,
 ): Extract<DecodedKey, { curve: "ed25519" }>;
 export function decodePublicKey(
   text: string,
   path: string,
   curve: "p256",
+  cache?: PublicKeyCache,
 ): Extract<DecodedKey, { curve: "p256" }>;
-export function decodePublicKey(text: string, path: string, curve: "any"): DecodedKey;
-export function decodePublicKey(text: string, path: string, curve: KeyCurve): DecodedKey {
-  let found = decoded.get(text);
+export function decodePublicKey(
+  text: string,
+  path: string,
+  curve: "any",
+  cache?: PublicKeyCache,
+): DecodedKey;
+export function decodePublicKey(
+  text: string,
+  path: string,
+  curve: KeyCurve,
+  cache?: PublicKeyCache,
+): DecodedKey {
+  let found = cache?.get(text);
   if (found === undefined) {
     found = decodeText(text, path, curve);
-    decoded.set(text, found);
+    cache?.set(text, found);
   }
   if (curve !== "any" && found.curve !== curve) {
-    throw badRequest("invalid_body", `${path}: ${lengthProblem(curve, found.length)}`);
+    throw new ServiceError("invalid_body", `${path}: ${lengthProblem(curve, found.length)}`);
   }
   return found;
+}
+
+/**
+ * Decodes the signers of a Multisig or of a governed document's
+ * `authorization` (docs/interface.md §4, §10): each key of either curve, an
+ * Ed25519 key in the prime-order subgroup, and no two keys the same point.
+ *
+ * @param signers base58 key → weight, as sent.
+ * @param options.path where `signers` sits in the request.
+ * @param options.code the refusal's code: `invalid_body` unless given.
+ * @param options.cache where decoded keys are kept.
+ * @returns the signers by key id (see {@link decodePublicKey}), in the order sent.
+ * @throws {ServiceError} `options.code` naming the key's path.
+ *
+ * @example
+ * ```ts
+ * // The public keys of RFC 8032's first two test vectors.
+ * const signers = decodeSigners({
+ *   FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z: 1,
+ *   "586Z7H2vpX9qNhN2T4e9Utugie3ogjbxzGaMtM3E6HR5": 2,
+ * }, { path: "authorization.signers" });
+ * signers.size; // 2
+ * ```
+ */
+export function decodeSigners(
+  signers: Readonly<Record<string, number>>,
+  options: { path: string; code?: ErrorCode; cache?: PublicKeyCache },
+): Signers {
+  const code = options.code ?? "invalid_body";
+  const decoded: Signers = new Map();
+  for (const [keyText, weight] of Object.entries(signers)) {
+    const keyPath = fieldPath(options.path, keyText);
+    let key: DecodedKey;
+    try {
+      key = decodePublicKey(keyText, keyPath, "any", options.cache);
+    } catch (error) {
+      if (error instanceof ServiceError) throw new ServiceError(code, error.message);
+      throw error;
+    }
+    // One secret key must not stand for two signers (A and A + T, T a torsion point).
+    if (key.curve === "ed25519" && !key.key.isPrimeOrder) {
+      throw new ServiceError(code, `${keyPath}: is not in the prime-order subgroup`);
+    }
+    if (decoded.has(key.id)) {
+      throw new ServiceError(code, `${keyPath}: names the same key as another signer`);
+    }
+    decoded.set(key.id, { keyText, weight });
+  }
+  return decoded;
 }

@@ -1,12 +1,12 @@
 /**
- * The public form of a stored intent (CONTRACT §4, §10):
+ * The public form of a stored intent (docs/interface.md §4, §10):
  * `{id, variant, template_id|policy_id, attrs?, authorship, received_at,
  * state, approval?, request}`.
  * @module
  */
 
 import { approvalWeight, stateAt } from "./governance.ts";
-import type { Approval, StoredIntent } from "./intent.ts";
+import type { ApprovalState, StoredIntent } from "./intent.ts";
 
 const utf8 = new TextDecoder();
 
@@ -23,7 +23,7 @@ export interface RenderOptions {
 }
 
 /** The record's `approval` member. */
-export function renderApproval(approval: Approval): Record<string, unknown> {
+export function renderApproval(approval: ApprovalState): Record<string, unknown> {
   return {
     threshold: approval.threshold,
     // A sum of sixteen safe integers may pass 2^53: JSON numbers are doubles.

@@ -18,6 +18,7 @@ import {
   EXTRACTOR_URL_PATTERN,
   MAX_EXTRACTOR_URL_LENGTH,
 } from "./extractor_url.ts";
+import { UUID_PATTERN } from "./intent.ts";
 
 /** Largest number of signers in a multisig descriptor and of entries in its signature list. */
 export const MAX_MULTISIG_ENTRIES = 16;
@@ -28,8 +29,6 @@ const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
 // pattern as it is (JSON Schema reads patterns as ECMA-262 with the u flag: the same set).
 // deno-lint-ignore no-control-regex
 const NO_CONTROL = /^[^\x00-\x1f\x7f-\x9f]*$/;
-// Any UUID version, either case (valibot's `uuid` has flags, which JSON Schema cannot carry).
-const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 
 /**
  * A JSON object that is not an array. The array check runs before `v.record`,
@@ -105,7 +104,7 @@ export interface ExtractorUrlAction extends v.BaseValidation<string, string, Ext
 }
 
 /**
- * The evidence extractor URL rule (CONTRACT §6) as a valibot action: `""` (the
+ * The evidence extractor URL rule (docs/interface.md §6) as a valibot action: `""` (the
  * default) or a URL `checkExtractorUrl` accepts; the issue's message is its
  * reason. `requirement` is the part of the rule a JSON Schema can state, which
  * the OpenAPI document publishes as `maxLength` and `pattern`.
@@ -189,7 +188,7 @@ export const MAX_APPROVAL_WINDOW_S = 2_592_000;
 /** The approval window when a governed document names none: 7 days. */
 export const DEFAULT_APPROVAL_WINDOW_S = 604_800;
 
-/** The `authorization` member of a governed template or policy (CONTRACT §10). */
+/** The `authorization` member of a governed template or policy (docs/interface.md §10). */
 export const AuthorizationSchema = v.strictObject({
   signers: SignersSchema,
   threshold: positiveSafeInteger,
@@ -237,7 +236,8 @@ export const IntentSchema = v.strictObject({
   attrs: v.optional(AttrsSchema),
   id: v.pipe(
     v.string("expected a string"),
-    v.regex(UUID, "must be a UUID"),
+    // Not valibot's `uuid`: it has flags, which JSON Schema cannot carry.
+    v.regex(UUID_PATTERN, "must be a UUID"),
     v.metadata({ format: "uuid" }),
     v.description("The intent id: a UUID of any version, stored lower-cased."),
   ),

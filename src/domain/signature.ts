@@ -1,14 +1,20 @@
 /**
  * Decodes a signature object of the request (`{"Ed25519": …}`, `{"Passkey": …}`
- * or `{"Multisig": …}`) into bytes and keys. Malformed input is a 400
- * `invalid_body` naming the field; nothing is verified here.
+ * or `{"Multisig": …}`) into bytes and keys. Malformed input is refused
+ * with `invalid_body` naming the field; nothing is verified here.
  * @module
  */
 
-import { badRequest } from "../errors.ts";
+import { ServiceError } from "../errors.ts";
 import type { Ed25519PublicKey } from "../crypto/ed25519.ts";
 import type { P256PublicKey } from "../crypto/p256.ts";
-import { decodeBase58, decodePublicKey } from "./public_keys.ts";
+import {
+  decodeBase58,
+  decodePublicKey,
+  decodeSigners,
+  type PublicKeyCache,
+} from "./public_keys.ts";
+import type { Signers } from "./intent.ts";
 import { Ed25519Schema, MAX_MULTISIG_ENTRIES, MultisigSchema, PasskeySchema } from "./schemas.ts";
 import { fieldPath, validate } from "./validate.ts";
 
@@ -41,7 +47,7 @@ export interface DecodedPasskey {
 export interface DecodedMultisig {
   kind: "Multisig";
   /** Signers by key id, with their key as sent and weight. */
-  signers: Map<string, { keyText: string; weight: number }>;
+  signers: Signers;
   threshold: number;
   signatures: (DecodedEd25519 | DecodedPasskey)[];
   path: string;
@@ -50,13 +56,13 @@ export interface DecodedMultisig {
 /** Any decoded signature. */
 export type DecodedSignature = DecodedEd25519 | DecodedPasskey | DecodedMultisig;
 
-function decodeEd25519(value: unknown, path: string): DecodedEd25519 {
+function decodeEd25519(value: unknown, path: string, keys?: PublicKeyCache): DecodedEd25519 {
   const body = validate(Ed25519Schema, value, path);
-  const key = decodePublicKey(body.pub_key, fieldPath(path, "pub_key"), "ed25519");
+  const key = decodePublicKey(body.pub_key, fieldPath(path, "pub_key"), "ed25519", keys);
   const sigPath = fieldPath(path, "signature");
   const signature = decodeBase58(body.signature, sigPath);
   if (signature.length !== 64) {
-    throw badRequest(
+    throw new ServiceError(
       "invalid_body",
       `${sigPath}: must decode to 64 bytes, got ${signature.length}`,
     );
@@ -71,9 +77,9 @@ function decodeEd25519(value: unknown, path: string): DecodedEd25519 {
   };
 }
 
-function decodePasskey(value: unknown, path: string): DecodedPasskey {
+function decodePasskey(value: unknown, path: string, keys?: PublicKeyCache): DecodedPasskey {
   const body = validate(PasskeySchema, value, path);
-  const key = decodePublicKey(body.pub_key, fieldPath(path, "pub_key"), "p256");
+  const key = decodePublicKey(body.pub_key, fieldPath(path, "pub_key"), "p256", keys);
   return {
     kind: "Passkey",
     keyText: body.pub_key,
@@ -86,33 +92,19 @@ function decodePasskey(value: unknown, path: string): DecodedPasskey {
   };
 }
 
-function decodeMultisig(value: unknown, path: string): DecodedMultisig {
+function decodeMultisig(value: unknown, path: string, keys?: PublicKeyCache): DecodedMultisig {
   const body = validate(MultisigSchema, value, path);
-  const signersPath = fieldPath(path, "pub_key", "signers");
-  const signers = new Map<string, { keyText: string; weight: number }>();
-  for (const [keyText, weight] of Object.entries(body.pub_key.signers)) {
-    const keyPath = fieldPath(signersPath, keyText);
-    const signer = decodePublicKey(keyText, keyPath, "any");
-    // One secret key must not stand for two signers (A and A + T, T a torsion point).
-    if (signer.curve === "ed25519" && !signer.key.isPrimeOrder) {
-      throw badRequest("invalid_body", `${keyPath}: is not in the prime-order subgroup`);
-    }
-    const keyId = signer.id;
-    if (signers.has(keyId)) {
-      throw badRequest(
-        "invalid_body",
-        `${fieldPath(signersPath, keyText)}: names the same key as another signer`,
-      );
-    }
-    signers.set(keyId, { keyText, weight });
-  }
+  const signers = decodeSigners(body.pub_key.signers, {
+    path: fieldPath(path, "pub_key", "signers"),
+    cache: keys,
+  });
   const signatures = body.signatures.map((entry, i) => {
     const entryPath = fieldPath(path, "signatures", i);
-    const decoded = decodeSignature(entry, entryPath, { nested: true });
+    const decoded = decodeSignature(entry, entryPath, { nested: true, keys });
     return decoded as DecodedEd25519 | DecodedPasskey;
   });
   if (signatures.length > MAX_MULTISIG_ENTRIES) {
-    throw badRequest("invalid_body", `${fieldPath(path, "signatures")}: too many entries`);
+    throw new ServiceError("invalid_body", `${fieldPath(path, "signatures")}: too many entries`);
   }
   return { kind: "Multisig", signers, threshold: body.pub_key.threshold, signatures, path };
 }
@@ -123,36 +115,43 @@ function decodeMultisig(value: unknown, path: string): DecodedMultisig {
  * @param value the object that names one signature kind.
  * @param path its place in the body, e.g. `"signature"` or `"authorship.Signed"`.
  * @param options.nested true inside a multisig, where `Multisig` is refused.
- * @throws {ServiceError} 400 `invalid_body` naming the field.
+ * @param options.keys where decoded public keys are kept (the verify context's).
+ * @throws {ServiceError} `invalid_body` naming the field.
  */
 export function decodeSignature(
   value: unknown,
   path: string,
-  options: { nested?: boolean } = {},
+  options: { nested?: boolean; keys?: PublicKeyCache } = {},
 ): DecodedSignature {
   const kinds = options.nested ? "Ed25519 or Passkey" : "Ed25519, Passkey or Multisig";
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw badRequest("invalid_body", `${path}: expected an object naming one of ${kinds}`);
+    throw new ServiceError("invalid_body", `${path}: expected an object naming one of ${kinds}`);
   }
   const members = Object.keys(value);
   if (members.length !== 1) {
-    throw badRequest("invalid_body", `${path}: must have exactly one member, one of ${kinds}`);
+    throw new ServiceError(
+      "invalid_body",
+      `${path}: must have exactly one member, one of ${kinds}`,
+    );
   }
   const [kind] = members;
   const inner = (value as Record<string, unknown>)[kind];
   const innerPath = fieldPath(path, kind);
   switch (kind) {
     case "Ed25519":
-      return decodeEd25519(inner, innerPath);
+      return decodeEd25519(inner, innerPath, options.keys);
     case "Passkey":
-      return decodePasskey(inner, innerPath);
+      return decodePasskey(inner, innerPath, options.keys);
     case "Multisig":
       if (options.nested) {
-        throw badRequest("invalid_body", `${innerPath}: a Multisig cannot be nested in a Multisig`);
+        throw new ServiceError(
+          "invalid_body",
+          `${innerPath}: a Multisig cannot be nested in a Multisig`,
+        );
       }
-      return decodeMultisig(inner, innerPath);
+      return decodeMultisig(inner, innerPath, options.keys);
     default:
-      throw badRequest(
+      throw new ServiceError(
         "invalid_body",
         `${fieldPath(path, kind)}: unknown signature kind, expected ${kinds}`,
       );

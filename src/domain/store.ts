@@ -98,7 +98,7 @@ export const STORAGE_FAILURE_TEXT: Readonly<Record<StorageFailure, string>> = {
 /**
  * Thrown by a {@link Store} write that failed because the storage cannot
  * write (see {@link StorageFailure}). Nothing of that write was stored; the
- * edge answers 503 `unavailable`, which a client may retry. The storage's
+ * edge answers `unavailable`, which a client may retry. The storage's
  * own error is the `cause`.
  */
 export class StorageUnavailableError extends Error {

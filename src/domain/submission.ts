@@ -1,15 +1,16 @@
 /**
  * Reads a parsed `POST /intents` body into a submission: which variant, which
  * id, which template or policy, what was signed and by what. Shape and
- * encoding problems are 400s; nothing is verified here.
+ * encoding problems are refused with `invalid_body`; nothing is verified here.
  * @module
  */
 
-import { badRequest } from "../errors.ts";
+import { ServiceError } from "../errors.ts";
 import { AuthorshipSchema, IntentSchema, PayloadSchema } from "./schemas.ts";
 import { type DecodedSignature, decodeSignature } from "./signature.ts";
 import { validate } from "./validate.ts";
-import type { DocumentKind } from "./intent.ts";
+import { type DocumentKind, UUID_PATTERN } from "./intent.ts";
+import type { PublicKeyCache } from "./public_keys.ts";
 
 /** A well-formed submission, ready for verification. */
 export interface Submission {
@@ -24,14 +25,12 @@ export interface Submission {
   signature: DecodedSignature | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * The id under which an intent is stored and looked up: UUIDs are
  * lower-cased so that ids differing only in case are the same intent.
  */
 export function normalizeIntentId(id: string): string {
-  return UUID.test(id) ? id.toLowerCase() : id;
+  return UUID_PATTERN.test(id) ? id.toLowerCase() : id;
 }
 
 function hasExactly(members: string[], a: string, b: string): boolean {
@@ -44,11 +43,12 @@ function hasExactly(members: string[], a: string, b: string): boolean {
  * references, so that is decided later.
  *
  * @param body the parsed JSON body.
- * @throws {ServiceError} 400 `invalid_body`.
+ * @param keys where decoded public keys are kept (the verify context's).
+ * @throws {ServiceError} `invalid_body`.
  */
-export function readSubmission(body: unknown): Submission {
+export function readSubmission(body: unknown, keys?: PublicKeyCache): Submission {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw badRequest("invalid_body", "body: expected a JSON object");
+    throw new ServiceError("invalid_body", "body: expected a JSON object");
   }
   const obj = body as Record<string, unknown>;
   const members = Object.keys(obj);
@@ -60,7 +60,7 @@ export function readSubmission(body: unknown): Submission {
       refKind: "template",
       refId: payload.template_id,
       signed: obj.payload as Record<string, unknown>,
-      signature: decodeSignature(obj.signature, "signature"),
+      signature: decodeSignature(obj.signature, "signature", { keys }),
     };
   }
   if (hasExactly(members, "authorship", "intent")) {
@@ -71,10 +71,14 @@ export function readSubmission(body: unknown): Submission {
       typeof authorship === "object" && authorship !== null && !Array.isArray(authorship) &&
       Object.keys(authorship).length === 1 && "Signed" in authorship
     ) {
-      signature = decodeSignature((authorship as { Signed: unknown }).Signed, "authorship.Signed");
+      signature = decodeSignature(
+        (authorship as { Signed: unknown }).Signed,
+        "authorship.Signed",
+        { keys },
+      );
     } else if (authorship !== "Unsigned") {
       validate(AuthorshipSchema, authorship, "authorship");
-      throw badRequest("invalid_body", 'authorship: expected "Unsigned" or {"Signed": …}');
+      throw new ServiceError("invalid_body", 'authorship: expected "Unsigned" or {"Signed": …}');
     }
     return {
       variant: "B",
@@ -85,7 +89,7 @@ export function readSubmission(body: unknown): Submission {
       signature,
     };
   }
-  throw badRequest(
+  throw new ServiceError(
     "invalid_body",
     "body: expected exactly the members payload and signature (Variant A) or authorship and intent (Variant B)",
   );

@@ -1,29 +1,29 @@
 /**
- * The submit use case's second part: after `prepare.ts` read and verified
- * the body (on any thread), check the template or policy and the quorum it
- * fixes, and store once. Check order (CONTRACT §4, §10): shape and
- * encodings, signature (both in `prepare.ts`), template/policy, the
- * document's quorum (403, 400), then the id. A request whose authorship does not verify, or whose signer
- * the document does not name, never learns whether an id exists.
+ * The submit use case's second part: after `verify_submission.ts` read and
+ * verified the body (on any thread), check the template or policy and the
+ * quorum it fixes, and store once. Check order (docs/interface.md §4, §10):
+ * shape and encodings, signature (both in `verify_submission.ts`),
+ * template/policy, the document's quorum (`signer_not_authorized`, then
+ * `quorum_mismatch`), then the id. A request whose authorship does not verify, or whose
+ * signer the document does not name, never learns whether an id exists.
  * @module
  */
 
-import { badRequest, ServiceError } from "../errors.ts";
+import { ServiceError, tooLarge } from "../errors.ts";
 import type { Verified } from "./authorship.ts";
-import { approvalsOf, checkDescriptor, reachesThreshold } from "./governance.ts";
+import { approvalsOf, checkDescriptor, quorumReached } from "./governance.ts";
 import type { Submission } from "./submission.ts";
-import { type Prepared, tooLarge } from "./prepare.ts";
+import type { VerifiedSubmission } from "./verify_submission.ts";
 import {
   type Authorship,
   type DocumentRef,
-  type Governance,
   MAX_STORED_BODY_BYTES,
   type NewIntent,
   type StoredIntent,
 } from "./intent.ts";
 import type { IntentWriter, Store } from "./store.ts";
 
-/** What storing a prepared submission needs. */
+/** What storing a verified submission needs. */
 export interface StoreDeps {
   store: Pick<Store, "findDocument">;
   writer: IntentWriter;
@@ -37,39 +37,40 @@ export interface StoreDeps {
 const APPROVAL_RESERVE_BYTES = 8192;
 
 const UNSIGNED_REFUSED = () =>
-  badRequest("unsigned_not_permitted", "authorship: Unsigned intents are not permitted");
+  new ServiceError("unsigned_not_permitted", "authorship: Unsigned intents are not permitted");
 
 function notFound(submission: Pick<Submission, "refKind">): ServiceError {
   return submission.refKind === "template"
-    ? badRequest("template_not_found", "payload.template_id: no such template")
-    : badRequest("policy_not_found", "intent.policy_id: no such policy");
+    ? new ServiceError("template_not_found", "payload.template_id: no such template")
+    : new ServiceError("policy_not_found", "intent.policy_id: no such policy");
 }
 
 /**
- * §4's rules, which hold wherever no document's quorum decides: `Unsigned`
- * only with `ALLOW_UNSIGNED`, and a Multisig's signers reaching its own
- * threshold.
+ * The rules of docs/interface.md §4, which hold wherever no document's quorum
+ * decides: `Unsigned` only with `ALLOW_UNSIGNED`, and a Multisig's signers
+ * reaching its own threshold.
  *
- * @throws {ServiceError} 400 `unsigned_not_permitted` or `invalid_signature`.
+ * @throws {ServiceError} `unsigned_not_permitted` or `invalid_signature`.
  */
 function checkUngoverned(verified: Verified | null, allowUnsigned: boolean): void {
   if (verified === null && !allowUnsigned) throw UNSIGNED_REFUSED();
   if (verified?.multisig && !verified.multisig.reached) {
-    throw badRequest("invalid_signature", verified.multisig.shortfall);
+    throw new ServiceError("invalid_signature", verified.multisig.shortfall);
   }
 }
 
 /**
- * What the intent's record holds of its document's quorum, and its state.
+ * The intent's state, and under a governed document its quorum and the
+ * approvals its signatures make.
  *
- * @throws {ServiceError} 400 `unsigned_not_permitted`, `invalid_signature`
- *   or `quorum_mismatch`, 403 `signer_not_authorized`.
+ * @throws {ServiceError} `unsigned_not_permitted`, `invalid_signature`,
+ *   `quorum_mismatch` or `signer_not_authorized`.
  */
 function decide(
   ref: DocumentRef,
   verified: Verified | null,
   allowUnsigned: boolean,
-): { state: NewIntent["state"]; governance?: Governance } {
+): Pick<NewIntent, "state" | "quorum" | "approvals"> {
   const { quorum } = ref;
   if (quorum === null) {
     checkUngoverned(verified, allowUnsigned);
@@ -82,35 +83,29 @@ function decide(
     checkDescriptor(quorum, verified.multisig);
     // Its signatures are its approvals: with none, nobody the document names signed.
     if (approvals.length === 0) {
-      throw badRequest(
+      throw new ServiceError(
         "invalid_signature",
         `${verified.multisig.path}.signatures: under a governed document a Multisig needs at least one signature`,
       );
     }
   }
-  const governance: Governance = {
-    threshold: quorum.threshold,
-    signers: Object.fromEntries([...quorum.signers.values()].map((s) => [s.keyText, s.weight])),
-    approvals,
-    windowS: quorum.approvalWindowS,
-  };
-  const accepted = verified === null || reachesThreshold(governance);
-  return { state: accepted ? "accepted" : "pending", governance };
+  const accepted = verified === null || quorumReached(quorum, approvals);
+  return { state: accepted ? "accepted" : "pending", quorum, approvals };
 }
 
 /**
- * Stores a prepared submission: its template or policy, the quorum the
+ * Stores a verified submission: its template or policy, the quorum the
  * document fixes, then the id.
  *
  * @returns the stored record: `accepted`, or `pending` under a governed
  *   document whose threshold its signatures do not reach.
- * @throws {ServiceError} 400 with the reason's code, 403
- *   `signer_not_authorized`, 409 `intent_exists`, or 413 when a governed
- *   record would leave no room for its approvals.
+ * @throws {ServiceError} `template_not_found` or `policy_not_found`, the
+ *   refusals of the quorum, `intent_exists`, or `payload_too_large` when a
+ *   governed record would leave no room for its approvals.
  */
 export async function storeSubmission(
   deps: StoreDeps,
-  { submission, verified, body }: Prepared,
+  { submission, verified, body }: VerifiedSubmission,
 ): Promise<StoredIntent> {
   const ref = await deps.store.findDocument(submission.refKind, submission.refId);
   if (!ref) {
@@ -118,10 +113,10 @@ export async function storeSubmission(
     checkUngoverned(verified, deps.allowUnsigned);
     throw notFound(submission);
   }
-  const { state, governance } = decide(ref, verified, deps.allowUnsigned);
+  const { state, quorum, approvals } = decide(ref, verified, deps.allowUnsigned);
   // The record of a governed intent also holds its approvals, within the same KV value.
-  if (governance && body.length > MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES) {
-    throw tooLarge(MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES);
+  if (quorum && body.length > MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES) {
+    throw tooLarge(MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES, { asStored: true });
   }
   const authorship: Authorship = verified?.authorship ?? { kind: "Unsigned", signers: [] };
   const intent: NewIntent = {
@@ -132,7 +127,10 @@ export async function storeSubmission(
     body,
     state,
   };
-  if (governance) intent.governance = governance;
+  if (quorum) {
+    intent.quorum = quorum;
+    intent.approvals = approvals;
+  }
   let result = await deps.writer.insert({ intent, ref });
   if (result.outcome === "reference_changed") {
     // Rewritten under a new version (its id is its content, so the same bytes

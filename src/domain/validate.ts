@@ -1,11 +1,11 @@
 /**
- * Runs a valibot schema and turns its first issue into a 400 that names the
+ * Runs a valibot schema and turns its first issue into a refusal that names the
  * field path without echoing the input.
  * @module
  */
 
 import * as v from "valibot";
-import { badRequest, type ErrorCode } from "../errors.ts";
+import { type ErrorCode, ServiceError } from "../errors.ts";
 
 /** Renders a path segment; member names are input, so they are quoted and bounded. */
 function segment(key: unknown): string {
@@ -51,7 +51,7 @@ export interface ValidateOptions {
  * @param path where `value` sits in the request body, e.g. `"payload"`.
  * @returns `value` itself (not valibot's copy) typed by the schema, so the
  *   value that is verified is the value that is stored.
- * @throws {ServiceError} 400 `options.code` (`invalid_body` unless given), or
+ * @throws {ServiceError} `options.code` (`invalid_body` unless given), or
  *   the code `options.codes` gives, naming the first bad field.
  */
 export function validate<S extends v.GenericSchema>(
@@ -68,7 +68,7 @@ export function validate<S extends v.GenericSchema>(
     result.issues[0];
   const keys = (issue.path ?? []).map((item) => (item as { key: unknown }).key);
   const where = fieldPath(path, ...(keys as (string | number)[])) || "body";
-  throw badRequest(
+  throw new ServiceError(
     codes?.[issue.type] ?? options.code ?? "invalid_body",
     `${where}: ${describe(issue)}`,
   );

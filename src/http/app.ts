@@ -20,9 +20,10 @@ import { healthz, metrics, readyz } from "./routes/operations.ts";
 import { openApiHandler } from "./openapi/handler.ts";
 import { MetricsRegistry, type RequestObserver } from "./metrics.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
-import type { VerifyContext } from "../domain/authorship.ts";
-import type { PasskeyPolicy } from "../domain/passkey.ts";
-import { inlinePreparer, type Preparer } from "../workers/prepare_pool.ts";
+import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
+import { inlineVerifier, type Verifier } from "../workers/verify_pool.ts";
+import { singleCommitWriter } from "../storage/writer.ts";
+import { StaticFiles } from "./static_files.ts";
 
 /** What `createApp` needs. */
 export interface AppDeps {
@@ -43,9 +44,10 @@ export interface AppDeps {
   stopping?: AbortSignal;
   /**
    * Builds where `POST /intents` bodies are parsed and verified (e.g. a
-   * `PreparePool`); defaults to the calling thread. Its owner closes it.
+   * `VerifyPool`) from the serving thread's verify context; defaults to the
+   * calling thread. Its owner closes it.
    */
-  preparer?: (ctx: VerifyContext) => Preparer;
+  verifier?: (ctx: VerifyContext) => Verifier;
 }
 
 /** A route: a path pattern with capture groups, and handlers by method. */
@@ -130,29 +132,37 @@ export interface App {
 }
 
 /**
- * Builds the app from its dependencies.
+ * Builds the app from its dependencies. The caches it reads through (the
+ * serving thread's decoded keys, the page's files) are its own.
  *
  * @example
  * ```ts
- * const store = new KvStore(await Deno.openKv(":memory:"));
- * const app = createApp({ store, settings });
- * const res = await app.handler(new Request("http://x/healthz"));
+ * import { KvStore } from "../storage/kv_store.ts";
+ * import { readSettings } from "../settings.ts";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const app = createApp({ store: new KvStore(kv), settings: readSettings({}), log: () => {} });
+ * const response = await app.handler(new Request("http://localhost/healthz"));
+ * response.status; // 200
+ * kv.close();
  * ```
  */
 export function createApp(deps: AppDeps): App {
   const { store } = deps;
   const metrics = deps.metrics ?? new MetricsRegistry();
-  const passkey: PasskeyPolicy = {
+  // The serving thread's: a verify worker builds its own from the same policy.
+  const serving = verifyContext({
     rpIds: deps.settings.passkeyRpIds,
     origins: deps.settings.passkeyOrigins,
     requireUserVerification: deps.settings.passkeyRequireUv,
-  };
+  });
   const context: AppContext = {
     settings: deps.settings,
     store,
-    writer: deps.writer ?? { insert: async (pending) => (await store.insertIntents([pending]))[0] },
-    passkey,
-    preparer: (deps.preparer ?? inlinePreparer)({ passkey }),
+    writer: deps.writer ?? singleCommitWriter(store),
+    verifyContext: serving,
+    verifier: (deps.verifier ?? inlineVerifier)(serving),
+    staticFiles: new StaticFiles(),
     now: deps.now ?? (() => new Date()),
     metrics,
     stopping: deps.stopping ?? new AbortController().signal,

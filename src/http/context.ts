@@ -6,23 +6,27 @@
 
 import type { Settings } from "../settings.ts";
 import type { IntentWriter, Store } from "../domain/store.ts";
-import type { PasskeyPolicy } from "../domain/passkey.ts";
+import type { VerifyContext } from "../domain/authorship.ts";
 import { ServiceError } from "../errors.ts";
 import type { AcceptedIntent, MetricsRegistry } from "./metrics.ts";
 import { readBody } from "./read_body.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
-import { parseJsonBody } from "../domain/prepare.ts";
-import { isJsonMediaType } from "../domain/governance.ts";
-import type { Preparer } from "../workers/prepare_pool.ts";
+import { parseJsonBody } from "../domain/json_body.ts";
+import { isJsonMediaType } from "../media_type.ts";
+import type { Verifier } from "../workers/verify_pool.ts";
+import type { StaticFiles } from "./static_files.ts";
 
 /** Dependencies shared by every handler. */
 export interface AppContext {
   settings: Settings;
   store: Store;
   writer: IntentWriter;
-  passkey: PasskeyPolicy;
+  /** The serving thread's verify context: the passkey policy and its caches (approvals use it). */
+  verifyContext: VerifyContext;
   /** Where `POST /intents` bodies are parsed and verified. */
-  preparer: Preparer;
+  verifier: Verifier;
+  /** The passkey page's files, read once. */
+  staticFiles: StaticFiles;
   now: () => Date;
   metrics: MetricsRegistry;
   /** Aborted when the server stops: long-polls and event streams end. */
@@ -52,8 +56,8 @@ export function isJsonContentType(request: Request): boolean {
 }
 
 /**
- * Reads a JSON request body's bytes: 415 unless `application/json`, 413 past
- * the size limit, 408 past the time limit.
+ * Reads a JSON request body's bytes: 415 `unsupported_media_type` unless
+ * `application/json`, 413 past the size limit, 408 past the time limit.
  */
 export async function readJsonBytes(request: Request, app: AppContext): Promise<Uint8Array> {
   if (!isJsonContentType(request)) {
@@ -68,7 +72,7 @@ export async function readJsonBytes(request: Request, app: AppContext): Promise<
 
 /**
  * Reads a JSON request body as {@link readJsonBytes} does, then parses it:
- * 400 `invalid_json` unless strict JSON.
+ * 400 `invalid_json` unless strict JSON (`parseJsonBody`).
  *
  * @returns the exact bytes, their parsed value, and whether they are compact
  *   (see `StrictJson.compact`).

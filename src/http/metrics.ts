@@ -159,7 +159,8 @@ class Histogram {
  * @example
  * ```ts
  * const metrics = new MetricsRegistry();
- * const app = createApp({ kv, settings, metrics });
+ * // handed to `createApp({ store, settings, metrics })`, which counts every request in it
+ * metrics.render(); // the Prometheus text that `GET /metrics` serves
  * ```
  */
 export class MetricsRegistry {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ServiceError } from "../errors.ts";
+import { ServiceError, tooLarge } from "../errors.ts";
 import { HttpError } from "./respond.ts";
 import type { DeadlineSweeper, ExpireCause } from "./deadlines.ts";
 
@@ -53,7 +53,9 @@ export interface ReadBodyOptions {
  *
  * @example
  * ```ts
+ * const request = new Request("http://localhost/intents", { method: "POST", body: '{"a":1}' });
  * const bytes = await readBody(request, { maxBytes: 32_768, timeoutMs: 10_000 });
+ * bytes.length; // 7
  * ```
  */
 export async function readBody(
@@ -72,15 +74,15 @@ export async function readBody(
     }
     if (Number(declared.trim()) > maxBytes) {
       request.body?.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
+      throw closing(tooLarge(maxBytes));
     }
   }
   if (request.body === null) return new Uint8Array(0);
   // A declared length the HTTP server holds the body to: no chunked framing beside it.
   const whole = declared !== null && request.headers.get("transfer-encoding") === null;
   const bytes = whole ? await readWhole(request, options) : await readChunks(request.body, options);
-  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
-  return exact(bytes);
+  if (bytes.byteLength > maxBytes) throw closing(tooLarge(maxBytes));
+  return bytes;
 }
 
 /** Arms the body's deadline: shared when the server keeps deadlines, else a timer of its own. */
@@ -109,9 +111,9 @@ function cutOff(cause: ExpireCause | "failed", options: ReadBodyOptions): Servic
     return new ServiceError("invalid_body", "request body could not be read");
   }
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  return new HttpError("request_timeout", `request body was not received within ${timeoutMs} ms`, {
-    connection: "close",
-  });
+  return closing(
+    new ServiceError("request_timeout", `request body was not received within ${timeoutMs} ms`),
+  );
 }
 
 /**
@@ -152,7 +154,7 @@ async function readWhole(
 async function readChunks(
   body: ReadableStream<Uint8Array>,
   options: ReadBodyOptions,
-): Promise<Uint8Array> {
+): Promise<Uint8Array<ArrayBuffer>> {
   const { maxBytes } = options;
   const reader = body.getReader();
   const { expired, disarm } = armDeadline(options);
@@ -173,7 +175,7 @@ async function readChunks(
         throw new TypeError("request body stream yielded a chunk that is not bytes");
       }
       total += chunk.byteLength;
-      if (total > maxBytes) throw tooLarge(maxBytes);
+      if (total > maxBytes) throw closing(tooLarge(maxBytes));
       chunks.push(chunk);
     }
   } catch (error) {
@@ -188,38 +190,21 @@ async function readChunks(
 
 /** The server stopped while the body arrived: not the client's fault, so retryable. */
 function stopped(): ServiceError {
-  return new HttpError(
-    "unavailable",
-    "the server is shutting down; send the request again", // The rest of the body is not read, so the connection cannot be reused.
-    { connection: "close" },
-  );
-}
-
-function tooLarge(maxBytes: number): ServiceError {
-  return new HttpError(
-    "payload_too_large",
-    `request body is larger than ${maxBytes} bytes`, // The rest of the body is not read, so the connection cannot be reused.
-    { connection: "close" },
+  return closing(
+    new ServiceError("unavailable", "the server is shutting down; send the request again"),
   );
 }
 
 /**
- * The bytes in a buffer of their own: a view into a larger read buffer is
- * copied, since Deno KV would serialize that whole buffer if stored as is.
+ * A refusal with `Connection: close`: the rest of the body is not read, so
+ * the connection cannot be reused.
  */
-function exact(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
-  if (
-    bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 &&
-    bytes.byteLength === bytes.buffer.byteLength
-  ) {
-    return bytes as Uint8Array<ArrayBuffer>;
-  }
-  return bytes.slice() as Uint8Array<ArrayBuffer>;
+function closing(error: ServiceError): HttpError {
+  return new HttpError(error.code, error.message, { connection: "close" });
 }
 
-/** Joins the chunks into one buffer. */
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
+/** Joins the chunks into one buffer of their own. */
+function concat(chunks: Uint8Array[], total: number): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {

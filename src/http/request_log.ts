@@ -49,8 +49,16 @@ function writeAllToStdout(bytes: Uint8Array): void {
  *
  * @example
  * ```ts
- * const requestLog = createBatchedLog();
- * const app = createApp({ store, settings, log: requestLog.log });
+ * const requestLog = createBatchedLog({ write: () => {} });
+ * // handed to `createApp({ store, settings, log: requestLog.log })`, which logs each request:
+ * requestLog.log({
+ *   time: new Date().toISOString(),
+ *   request_id: "r-1",
+ *   method: "GET",
+ *   path: "/healthz",
+ *   status: 200,
+ *   duration_ms: 0.4,
+ * });
  * // at shutdown:
  * requestLog.flush();
  * ```

@@ -92,7 +92,14 @@ export interface Stopped {
  *
  * @example
  * ```ts
- * const { drained } = await stopServing({ server, inFlight, stopping, deadlines, timeoutMs });
+ * const inFlight = new InFlightRequests();
+ * const server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   inFlight.wrap(() => Promise.resolve(new Response("ok"))),
+ * );
+ * const stopping = new AbortController();
+ * const { drained } = await stopServing({ server, inFlight, stopping, timeoutMs: 1_000 });
+ * drained; // true: nothing was in flight
  * ```
  */
 export async function stopServing(serving: Serving): Promise<Stopped> {

@@ -10,6 +10,7 @@
  */
 
 import type { DocumentRef, NewIntent, StoredIntent } from "../domain/intent.ts";
+import { startApproval } from "../domain/governance.ts";
 import {
   type DecideChange,
   EXPIRY_WORK,
@@ -84,16 +85,9 @@ export async function commitEvents(
 
 /** The record of a new intent, accepted or pending at `receivedAt`, at feed position `position`. */
 function storedIntent(intent: NewIntent, receivedAt: string, position: number): StoredIntent {
-  const { governance, ...rest } = intent;
+  const { quorum, approvals, ...rest } = intent;
   const stored: StoredIntent = { ...rest, receivedAt, position };
-  if (governance) {
-    stored.approval = {
-      threshold: governance.threshold,
-      signers: governance.signers,
-      approvals: governance.approvals.map((a) => ({ ...a, at: receivedAt })),
-      expiresAt: new Date(Date.parse(receivedAt) + governance.windowS * 1000).toISOString(),
-    };
-  }
+  if (quorum) stored.approval = startApproval(quorum, approvals ?? [], receivedAt);
   return stored;
 }
 

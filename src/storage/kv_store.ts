@@ -25,7 +25,8 @@ import type {
   Store,
 } from "../domain/store.ts";
 import { documentQuorum } from "../domain/governance.ts";
-import { LruCache } from "../lru.ts";
+import { isJsonMediaType } from "../media_type.ts";
+import { ClockCache } from "../clock_cache.ts";
 import { appendChange, insertIntents } from "./append.ts";
 import { Feed } from "./feed.ts";
 import { decodeConfig, decodeDocument, encodeConfig, encodeDocument, NO_DATA } from "./codec.ts";
@@ -62,7 +63,7 @@ export class KvStore implements Store {
   readonly #now: () => Date;
   readonly #feed: Feed;
   /** Found document references: documents are immutable and never deleted. */
-  readonly #refs = new LruCache<DocumentRef>(DOCUMENT_REFS_CACHED);
+  readonly #refs = new ClockCache<DocumentRef>(DOCUMENT_REFS_CACHED);
   /** Every write goes through it: retries, storage failures, the latest outcome. */
   readonly #commits: CommitLog;
   readonly #ahead: ReadAhead;
@@ -117,7 +118,7 @@ export class KvStore implements Store {
       kind,
       id,
       version: entry.versionstamp,
-      quorum: documentQuorum(doc),
+      quorum: documentQuorum({ bytes: doc.bytes, json: isJsonMediaType(doc.contentType) }),
     };
     this.#refs.set(cacheKey, ref);
     return ref;

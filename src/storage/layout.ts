@@ -10,9 +10,8 @@
  *
  * Why blocks: intent ids are chosen by clients, so their keys land at random
  * places in the store's B-tree, and SQLite rewrites a whole page for each.
- * Keeping the ~1 KB records in blocks that append at the end of the key
- * space, and only a small pointer under the random key, halves the storage
- * work per intent.
+ * Keeping the records in blocks that append at the end of the key space,
+ * and only a small pointer under the random key, spares most of that work.
  * @module
  */
 
@@ -84,7 +83,7 @@ const EVENT_FIXED_BYTES = 200 + TIME_BYTES + NUMBER_BYTES;
 export function eventBytes(intent: NewIntent): number {
   let meta = EVENT_FIXED_BYTES + jsonStringBytes(intent.id) + jsonStringBytes(intent.refId);
   for (const signer of intent.authorship.signers) meta += jsonStringBytes(signer) + 1;
-  return EVENT_FRAME_BYTES + meta + governanceBytes(intent.governance) + intent.body.byteLength;
+  return EVENT_FRAME_BYTES + meta + approvalBytes(intent.quorum) + intent.body.byteLength;
 }
 
 /**
@@ -92,11 +91,11 @@ export function eventBytes(intent: NewIntent): number {
  * its weight, and once among the approvals or rejections with a kind and a
  * time.
  */
-function governanceBytes(governance: NewIntent["governance"]): number {
-  if (!governance) return 0;
+function approvalBytes(quorum: NewIntent["quorum"]): number {
+  if (!quorum) return 0;
   let bytes = 120 + NUMBER_BYTES + TIME_BYTES;
-  for (const key of Object.keys(governance.signers)) {
-    bytes += 2 * jsonStringBytes(key) + NUMBER_BYTES + 40 + TIME_BYTES;
+  for (const { keyText } of quorum.signers.values()) {
+    bytes += 2 * jsonStringBytes(keyText) + NUMBER_BYTES + 40 + TIME_BYTES;
   }
   return bytes;
 }

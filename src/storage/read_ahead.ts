@@ -7,9 +7,9 @@
  * the read's snapshot holds that head, or an earlier one from which only
  * this process's own commits led there (`Feed.storedSince`), whose ids are
  * known. Reading an id as its request arrives, while the commit before it is
- * in flight, takes the read off the commit's path: Deno KV reads cost about
- * 15 µs a key on a local file (waiting behind the handle's commits), a round
- * trip on a networked KV.
+ * in flight, takes the read off the commit's path: on a local file a read
+ * waits behind the handle's commits, and on a networked KV it is a round
+ * trip.
  *
  * Each read asks for the head with the ids, so its snapshot says which head
  * it saw.

@@ -19,6 +19,11 @@ const CHECKED_IN_COMMIT = KV_COMMIT_LIMITS.checks - 2;
 /** What the writer needs of the store: inserts, and reads of ids ahead of them when it has them. */
 export type WriterStore = Pick<Store, "insertIntents"> & { readAhead?: (id: string) => void };
 
+/** The writer that stores each intent in a commit of its own. */
+export function singleCommitWriter(store: Pick<Store, "insertIntents">): IntentWriter {
+  return { insert: async (pending) => (await store.insertIntents([pending]))[0] };
+}
+
 /**
  * Builds the writer for the settings.
  *
@@ -27,14 +32,15 @@ export type WriterStore = Pick<Store, "insertIntents"> & { readAhead?: (id: stri
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  * @example
  * ```ts
- * const store = new KvStore(await Deno.openKv(":memory:"));
- * const writer = createWriter(store, { batchMax: 32 });
+ * import { KvStore } from "./kv_store.ts";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const writer = createWriter(new KvStore(kv), { batchMax: 32 });
+ * kv.close();
  * ```
  */
 export function createWriter(store: WriterStore, options: { batchMax: number }): IntentWriter {
-  if (options.batchMax === 1) {
-    return { insert: async (pending) => (await store.insertIntents([pending]))[0] };
-  }
+  if (options.batchMax === 1) return singleCommitWriter(store);
   return createGroupCommitWriter({
     batchMax: options.batchMax,
     commit: (batch) => store.insertIntents(batch),

@@ -23,12 +23,11 @@ const LISTEN_TIMEOUT_MS = 20_000;
 /**
  * The loopback address the server listens on. Deno's KV Connect client
  * leaves Nagle's algorithm on (it sets TCP_NODELAY to 0, seen with strace),
- * so a request of more than one segment (about 1 KB: a commit of a few
- * intents) waits for the server's ACK of the first, which Linux delays by
- * 40 ms: every such commit took 44 ms. A route to this address with
- * `quickack 1` makes the server ACK at once (0.9 ms): `.ci/run` adds it,
- * as an operator of denokv does for the routes to its clients (see
- * docs/deployment.md). Without the route everything works, slowly.
+ * so a request of more than one segment (a commit of a few intents) waits
+ * for the server's ACK of the first, which Linux delays (its delayed ACK).
+ * A route to this address with `quickack 1` makes the server ACK at once:
+ * `.ci/run` adds it, as an operator of denokv does for the routes to its
+ * clients (see docs/deployment.md). Without the route everything works, slowly.
  */
 export const KV_CONNECT_HOST = "127.0.0.2";
 

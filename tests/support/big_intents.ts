@@ -66,12 +66,13 @@ export function bigIntent(id: string, options: BigIntentOptions): NewIntent {
     state: options.pending ? "pending" : "accepted",
   };
   if (options.pending) {
-    intent.governance = {
+    intent.quorum = {
+      signers: new Map(SIGNER_KEYS.map((key) => [key, { keyText: key, weight: 1 }])),
       threshold: SIGNER_KEYS.length,
-      signers: Object.fromEntries(SIGNER_KEYS.map((key) => [key, 1])),
-      approvals: [{ key: SIGNER_KEYS[0], kind: "Ed25519" }],
-      windowS: options.windowS ?? 3600,
+      unsigned: false,
+      approvalWindowS: options.windowS ?? 3600,
     };
+    intent.approvals = [{ key: SIGNER_KEYS[0], kind: "Ed25519" }];
   }
   return intent;
 }

@@ -24,12 +24,13 @@ function pending(id: string, windowS = 60): NewIntent {
     authorship: { kind: "Ed25519", signers: ["a"] },
     body: new TextEncoder().encode(`{"intent":{"id":"${id}","policy_id":"p"}}`),
     state: "pending",
-    governance: {
+    quorum: {
+      signers: new Map([["a", { keyText: "a", weight: 1 }], ["b", { keyText: "b", weight: 1 }]]),
       threshold: 2,
-      signers: { a: 1, b: 1 },
-      approvals: [{ key: "a", kind: "Ed25519" }],
-      windowS,
+      unsigned: false,
+      approvalWindowS: windowS,
     },
+    approvals: [{ key: "a", kind: "Ed25519" }],
   };
 }
 

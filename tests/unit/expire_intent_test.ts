@@ -20,12 +20,13 @@ function pending(id: string): NewIntent {
     authorship: { kind: "Ed25519", signers: ["a"] },
     body: new TextEncoder().encode(`{"intent":{"id":"${id}","policy_id":"p"}}`),
     state: "pending",
-    governance: {
+    quorum: {
+      signers: new Map([["a", { keyText: "a", weight: 1 }], ["b", { keyText: "b", weight: 1 }]]),
       threshold: 2,
-      signers: { a: 1, b: 1 },
-      approvals: [{ key: "a", kind: "Ed25519" }],
-      windowS: 60,
+      unsigned: false,
+      approvalWindowS: 60,
     },
+    approvals: [{ key: "a", kind: "Ed25519" }],
   };
 }
 

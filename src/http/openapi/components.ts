@@ -102,7 +102,7 @@ export const ApprovalViewSchema = v.object({
 
 /**
  * An id the service hands out and takes back: event ids and listing cursors
- * (CONTRACT §9: printable ASCII without white space, at most 128 characters).
+ * (docs/interface.md §9: printable ASCII without white space, at most 128 characters).
  * Written without flags, so the pattern is published as it is.
  */
 export const OpaqueIdSchema = v.pipe(

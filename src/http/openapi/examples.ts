@@ -12,8 +12,9 @@
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { p256 } from "@noble/curves/nist.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { base58, base64urlnopad } from "@scure/base";
+import { base58 } from "@scure/base";
 import { canonicalBytes } from "../../domain/jcs.ts";
+import { passkeyChallenge } from "../../domain/passkey.ts";
 
 const utf8 = new TextEncoder();
 
@@ -69,7 +70,7 @@ function ed25519Member(signed: unknown, secret: Uint8Array) {
 function passkeyMember(signed: unknown, secret: Uint8Array) {
   const clientData = JSON.stringify({
     type: "webauthn.get",
-    challenge: base64urlnopad.encode(sha256(canonicalBytes(signed))),
+    challenge: passkeyChallenge(canonicalBytes(signed)),
     origin: EXAMPLE_PASSKEY_ORIGIN,
     crossOrigin: false,
   });
@@ -109,11 +110,11 @@ function record(
   };
 }
 
-let cached: OpenApiExamples | undefined;
-
-/** Builds (once) the example documents and signed requests. */
+/**
+ * Builds the example documents and signed requests: the same on every call.
+ * The document they go into is built once per app (`handler.ts`).
+ */
 export function openApiExamples(): OpenApiExamples {
-  if (cached) return cached;
   const edSecret = fixedSecret("ed25519");
   const pkSecret = fixedSecret("passkey");
   const edKey = base58.encode(ed25519.getPublicKey(edSecret));
@@ -140,7 +141,7 @@ export function openApiExamples(): OpenApiExamples {
   };
   const bodyBMs = { authorship: { Signed: multisig }, intent: intentMs };
 
-  cached = {
+  return {
     template,
     policy,
     keys: { ed25519: edKey, passkey: pkKey },
@@ -185,5 +186,4 @@ export function openApiExamples(): OpenApiExamples {
       },
     },
   };
-  return cached;
 }

@@ -1,6 +1,7 @@
 /**
  * `GET /intents/{id}/approvals` and `POST /intents/{id}/approvals` (public,
- * CONTRACT §10): the id is shared among the signers of a governed document.
+ * docs/interface.md §10): the id is shared among the signers of a governed
+ * document.
  * @module
  */
 
@@ -12,7 +13,7 @@ import { intentIdOf } from "./intents.ts";
 
 function deps(ctx: RequestContext) {
   const { app } = ctx;
-  return { store: app.store, passkey: app.passkey, now: app.now };
+  return { ...app.verifyContext, store: app.store, now: app.now };
 }
 
 /** `GET /intents/{id}/approvals`. */
@@ -25,7 +26,8 @@ export async function getApprovals(_request: Request, ctx: RequestContext): Prom
 /** `POST /intents/{id}/approvals`: 200 with the view after the approval. */
 export async function postApproval(request: Request, ctx: RequestContext): Promise<Response> {
   const { value } = await readJsonBody(request, ctx.app);
-  // An impossible id is a 404 without a store read, after the body's 400s (CONTRACT §10 order).
+  // An impossible id is a 404 without a store read, after the body's 400s
+  // (the order of docs/interface.md §10).
   const view = await approveIntent(deps(ctx), intentIdOf(ctx.params[0]), value);
   ctx.approved = { accepted: view.state === "accepted" };
   return json(200, view);

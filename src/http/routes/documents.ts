@@ -5,8 +5,9 @@
  */
 
 import { base58 } from "@scure/base";
-import { badRequest, ServiceError } from "../../errors.ts";
+import { ServiceError } from "../../errors.ts";
 import { checkDocument, documentQuorum } from "../../domain/governance.ts";
+import { isJsonMediaType } from "../../media_type.ts";
 import type { DocumentKind } from "../../domain/intent.ts";
 import { requireBearer } from "../auth.ts";
 import { readBody } from "../read_body.ts";
@@ -20,7 +21,10 @@ function storedContentType(request: Request): string {
   const type = request.headers.get("content-type");
   if (type === null || type.trim() === "") return DEFAULT_TYPE;
   if (type.length > 256 || !/^[\x20-\x7e]+$/.test(type)) {
-    throw badRequest("invalid_body", "Content-Type: must be at most 256 printable characters");
+    throw new ServiceError(
+      "invalid_body",
+      "Content-Type: must be at most 256 printable characters",
+    );
   }
   return type.trim();
 }
@@ -36,9 +40,14 @@ export function postDocument(kind: DocumentKind) {
       deadlines: app.deadlines,
       stopping: app.stopping,
     });
-    if (bytes.length === 0) throw badRequest("invalid_body", `body: the ${kind} must not be empty`);
+    if (bytes.length === 0) {
+      throw new ServiceError("invalid_body", `body: the ${kind} must not be empty`);
+    }
     // Sent as JSON it must be strict JSON, and an `authorization` member a valid quorum.
-    const quorum = checkDocument({ contentType, bytes });
+    const quorum = checkDocument(
+      { bytes, json: isJsonMediaType(contentType) },
+      app.verifyContext.keys,
+    );
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
     const id = base58.encode(digest);
     const outcome = await app.store.putDocument(kind, id, { contentType, bytes });
@@ -46,8 +55,9 @@ export function postDocument(kind: DocumentKind) {
       // The first content type stays with the bytes: if under it they govern
       // nothing, a "200" here would let the sender believe they do.
       const stored = await app.store.getDocument(kind, id);
-      if (stored && documentQuorum(stored) === null) {
-        throw badRequest(
+      const json = stored !== null && isJsonMediaType(stored.contentType);
+      if (stored && documentQuorum({ bytes: stored.bytes, json }) === null) {
+        throw new ServiceError(
           "invalid_authorization",
           `body: these bytes are stored already, under a content type with which the ${kind} ` +
             "governs nothing; a stored document never changes",

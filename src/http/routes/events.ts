@@ -1,5 +1,5 @@
 /**
- * `GET /events` (CONTRACT §9): the feed of accepted intents, in one order,
+ * `GET /events` (docs/interface.md §9): the feed of accepted intents, in one order,
  * resumable after any event id. Two forms: a JSON page (`after`, `limit`,
  * `wait` long-poll) and a Server-Sent Events stream (`Last-Event-ID`).
  *
@@ -9,14 +9,14 @@
  * @module
  */
 
-import { badRequest } from "../../errors.ts";
+import { ServiceError } from "../../errors.ts";
 import type { IntentEvent } from "../../domain/intent.ts";
 import { renderIntent } from "../../domain/record.ts";
 import { requireBearer } from "../auth.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
-import { readQuery } from "./query.ts";
+import { readQuery, wholeNumber } from "./query.ts";
 
 /** The query parameters of `GET /events`, and the bounds of `limit` and `wait` (seconds). */
 export const EVENTS_QUERY = ["after", "limit", "wait"] as const;
@@ -40,28 +40,12 @@ function wantsStream(request: Request): boolean {
   );
 }
 
-function wholeNumber(
-  params: URLSearchParams,
-  name: string,
-  options: { min: number; max: number; fallback: number },
-): number {
-  const raw = params.get(name);
-  if (raw === null) return options.fallback;
-  if (!/^[0-9]{1,4}$/.test(raw) || Number(raw) < options.min || Number(raw) > options.max) {
-    throw badRequest(
-      "invalid_body",
-      `${name}: must be a whole number from ${options.min} to ${options.max}`,
-    );
-  }
-  return Number(raw);
-}
-
 /** The position to start after: 0 (the beginning), or an event id the feed handed out. */
 async function startAfter(app: AppContext, id: string | null, name: string): Promise<number> {
   if (id === null) return 0;
   const position = await readPosition(app.store, id);
   if (position === null) {
-    throw badRequest("invalid_body", `${name}: is not an event id this service handed out`);
+    throw new ServiceError("invalid_body", `${name}: is not an event id this service handed out`);
   }
   return position;
 }

@@ -3,7 +3,7 @@
  * @module
  */
 
-import { badRequest, ServiceError } from "../../errors.ts";
+import { ServiceError } from "../../errors.ts";
 import { storeSubmission } from "../../domain/submit.ts";
 import { renderIntent } from "../../domain/record.ts";
 import type { IntentState } from "../../domain/intent.ts";
@@ -12,7 +12,7 @@ import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
 import { readJsonBytes, type RequestContext } from "../context.ts";
 import { readPosition } from "./positions.ts";
-import { readQuery } from "./query.ts";
+import { readQuery, wholeNumber } from "./query.ts";
 
 /** The query parameters of `GET /intents`, and the bounds of `limit`. */
 export const LIST_QUERY = ["limit", "cursor", "state"] as const;
@@ -23,15 +23,15 @@ export async function postIntent(request: Request, ctx: RequestContext): Promise
   const { app } = ctx;
   const bytes = await readJsonBytes(request, app);
   // Parsed and verified here or on a worker thread (settings: VERIFY_WORKERS).
-  const prepared = await app.preparer.prepare(bytes);
+  const verified = await app.verifier.verify(bytes);
   const record = await storeSubmission(
     { store: app.store, writer: app.writer, allowUnsigned: app.settings.allowUnsigned },
-    prepared,
+    verified,
   );
   const pending = record.state === "pending";
   ctx.accepted = { variant: record.variant, kind: record.authorship.kind, pending };
-  // 202: stored, and waiting for approvals (CONTRACT §10); either way the id is taken.
-  return json(pending ? 202 : 201, renderIntent(record, { attrs: prepared.attrs }), {
+  // 202: stored, and waiting for approvals (docs/interface.md §10); either way the id is taken.
+  return json(pending ? 202 : 201, renderIntent(record, { attrs: verified.attrs }), {
     location: `/intents/${encodeURIComponent(record.id)}`,
   });
 }
@@ -70,25 +70,17 @@ const STATES = new Set<string>(["pending", "accepted", "expired"]);
 export async function listIntents(request: Request, { app }: RequestContext): Promise<Response> {
   requireBearer(request, [app.settings.adminToken]);
   const params = readQuery(request, LIST_QUERY);
-  const rawLimit = params.get("limit");
-  let limit: number = LIST_LIMIT.fallback;
-  if (rawLimit !== null) {
-    const { min, max } = LIST_LIMIT;
-    if (!/^[0-9]{1,3}$/.test(rawLimit) || Number(rawLimit) < min || Number(rawLimit) > max) {
-      throw badRequest("invalid_body", `limit: must be a whole number from ${min} to ${max}`);
-    }
-    limit = Number(rawLimit);
-  }
+  const limit = wholeNumber(params, "limit", LIST_LIMIT);
   const rawState = params.get("state");
   if (rawState !== null && !STATES.has(rawState)) {
-    throw badRequest("invalid_body", "state: must be pending, accepted or expired");
+    throw new ServiceError("invalid_body", "state: must be pending, accepted or expired");
   }
   const state = rawState === null ? undefined : rawState as IntentState;
   // An empty cursor is the first page, as an absent one.
   const cursor = params.get("cursor") || null;
   const before = cursor === null ? undefined : await readPosition(app.store, cursor);
   if (before === null) {
-    throw badRequest("invalid_body", "cursor: is not a cursor this service handed out");
+    throw new ServiceError("invalid_body", "cursor: is not a cursor this service handed out");
   }
   const now = app.now();
   const page = await app.store.listIntents({ limit, before, state, now });

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { badRequest } from "../../errors.ts";
+import { ServiceError } from "../../errors.ts";
 import { fieldPath } from "../../domain/validate.ts";
 
 /**
@@ -22,10 +22,48 @@ export function readQuery(request: Request, known: readonly string[]): URLSearch
   for (const name of params.keys()) {
     const shown = fieldPath("", name);
     if (!known.includes(name)) {
-      throw badRequest("invalid_body", `${shown}: unknown query parameter`);
+      throw new ServiceError("invalid_body", `${shown}: unknown query parameter`);
     }
-    if (seen.has(name)) throw badRequest("invalid_body", `${shown}: must be given at most once`);
+    if (seen.has(name)) {
+      throw new ServiceError("invalid_body", `${shown}: must be given at most once`);
+    }
     seen.add(name);
   }
   return params;
+}
+
+/** A whole-number parameter's bounds, and its value when absent. */
+export interface WholeNumberBounds {
+  min: number;
+  max: number;
+  fallback: number;
+}
+
+/**
+ * A whole-number query parameter: decimal digits only, no more of them than
+ * `max` has, from `min` to `max`; `fallback` when absent.
+ *
+ * @throws {ServiceError} `invalid_body` naming the parameter and its bounds.
+ *
+ * @example
+ * ```ts
+ * const params = new URLSearchParams("limit=50");
+ * wholeNumber(params, "limit", { min: 1, max: 100, fallback: 20 }); // 50
+ * ```
+ */
+export function wholeNumber(
+  params: URLSearchParams,
+  name: string,
+  bounds: WholeNumberBounds,
+): number {
+  const raw = params.get(name);
+  if (raw === null) return bounds.fallback;
+  const { min, max } = bounds;
+  const value = Number(raw);
+  if (
+    !/^[0-9]+$/.test(raw) || raw.length > String(max).length || value < min || value > max
+  ) {
+    throw new ServiceError("invalid_body", `${name}: must be a whole number from ${min} to ${max}`);
+  }
+  return value;
 }

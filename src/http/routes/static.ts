@@ -1,15 +1,14 @@
 /**
  * The passkey page: `GET /` and `GET /static/{name}`, served from an allow-list
- * of files under `static/` with a strict Content-Security-Policy.
- *
- * Files are read relative to this module's URL (so they travel with the code,
- * on Deno Deploy too), once per process, and never by a path taken from the URL.
+ * of files under `static/` with a strict Content-Security-Policy. The files
+ * are read once per app (`static_files.ts`), and never by a path taken from
+ * the URL.
  * @module
  */
 
-import { hex } from "@scure/base";
 import { ServiceError } from "../../errors.ts";
 import type { RequestContext } from "../context.ts";
+import type { StaticFiles } from "../static_files.ts";
 
 /**
  * The page's Content-Security-Policy: scripts, styles, images and fetches from
@@ -42,45 +41,6 @@ export const STATIC_FILES: Readonly<Record<string, { file: string; type: string 
   "favicon.svg": { file: "favicon.svg", type: "image/svg+xml" },
 };
 
-const STATIC_DIR = new URL("../../../static/", import.meta.url);
-
-interface LoadedFile {
-  bytes: Uint8Array;
-  type: string;
-  etag: string;
-}
-
-const loaded = new Map<string, Promise<LoadedFile>>();
-
-async function readStatic(file: string): Promise<Uint8Array> {
-  const url = new URL(file, STATIC_DIR);
-  if (url.protocol === "file:") return await Deno.readFile(url);
-  // Running from a remote module URL: the files sit beside it at the same base.
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`cannot load ${url}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
-}
-
-/** The file behind an allow-listed name, read once and kept (the set is small and fixed). */
-function load(name: string): Promise<LoadedFile> {
-  let file = loaded.get(name);
-  if (!file) {
-    const entry = STATIC_FILES[name];
-    file = (async () => {
-      const bytes = await readStatic(entry.file);
-      const digest = new Uint8Array(
-        await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
-      );
-      const etag = `"${hex.encode(digest.subarray(0, 16))}"`;
-      return { bytes, type: entry.type, etag };
-    })();
-    // A failed read is not cached, so a transient error does not stick.
-    file.catch(() => loaded.delete(name));
-    loaded.set(name, file);
-  }
-  return file;
-}
-
 /** True when `If-None-Match` lists the current ETag (or `*`). */
 function notModified(request: Request, etag: string): boolean {
   const given = request.headers.get("if-none-match");
@@ -91,8 +51,9 @@ function notModified(request: Request, etag: string): boolean {
   });
 }
 
-async function serve(request: Request, name: string): Promise<Response> {
-  const file = await load(name);
+async function serve(request: Request, files: StaticFiles, name: string): Promise<Response> {
+  const entry = STATIC_FILES[name];
+  const file = await files.load(entry.file, entry.type);
   const headers = {
     "content-type": file.type,
     "content-security-policy": PAGE_CSP,
@@ -109,14 +70,17 @@ async function serve(request: Request, name: string): Promise<Response> {
 }
 
 /** `GET /`: the passkey page. */
-export function getPage(request: Request): Promise<Response> {
-  return serve(request, "index.html");
+export function getPage(request: Request, { app }: RequestContext): Promise<Response> {
+  return serve(request, app.staticFiles, "index.html");
 }
 
 /** `GET /static/{name}`: one allow-listed file, else 404. */
-export function getStatic(request: Request, { params: [name] }: RequestContext): Promise<Response> {
+export function getStatic(
+  request: Request,
+  { app, params: [name] }: RequestContext,
+): Promise<Response> {
   if (!Object.hasOwn(STATIC_FILES, name)) {
     throw new ServiceError("not_found", "no such file");
   }
-  return serve(request, name);
+  return serve(request, app.staticFiles, name);
 }

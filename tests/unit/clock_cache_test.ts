@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { LruCache } from "../../src/lru.ts";
+import { ClockCache } from "../../src/clock_cache.ts";
 
-Deno.test("LruCache keeps at most its capacity and evicts the least recently used", () => {
-  const cache = new LruCache<number>(3);
+Deno.test("ClockCache keeps at most its capacity and evicts the least recently used", () => {
+  const cache = new ClockCache<number>(3);
   cache.set("a", 1);
   cache.set("b", 2);
   cache.set("c", 3);
@@ -13,11 +13,11 @@ Deno.test("LruCache keeps at most its capacity and evicts the least recently use
   assert.equal(cache.get("a"), 1);
   assert.equal(cache.get("c"), 3);
   assert.equal(cache.get("d"), 4);
-  assert.throws(() => new LruCache(0), RangeError);
+  assert.throws(() => new ClockCache(0), RangeError);
 });
 
-Deno.test("LruCache gives a second chance to entries read since eviction passed them", () => {
-  const cache = new LruCache<number>(4);
+Deno.test("ClockCache gives a second chance to entries read since eviction passed them", () => {
+  const cache = new ClockCache<number>(4);
   for (const [i, key] of ["a", "b", "c", "d"].entries()) cache.set(key, i);
   cache.get("a");
   cache.get("c");
@@ -30,8 +30,8 @@ Deno.test("LruCache gives a second chance to entries read since eviction passed 
   assert.equal(cache.size, 4);
 });
 
-Deno.test("LruCache never holds more than its capacity, whatever is read", () => {
-  const cache = new LruCache<number>(8);
+Deno.test("ClockCache never holds more than its capacity, whatever is read", () => {
+  const cache = new ClockCache<number>(8);
   for (let i = 0; i < 1000; i++) {
     cache.set(`k${i}`, i);
     for (let j = Math.max(0, i - 5); j <= i; j++) cache.get(`k${j}`);

@@ -1,10 +1,10 @@
 /**
- * The messages between the prepare pool and its worker threads.
+ * The messages between the verification pool and its worker threads.
  * @module
  */
 
 import type { ErrorCode } from "../errors.ts";
-import type { Prepared } from "../domain/prepare.ts";
+import type { VerifiedSubmission } from "../domain/verify_submission.ts";
 import type { PasskeyPolicy } from "../domain/passkey.ts";
 
 /** The first message a worker gets: what verification needs besides the body. */
@@ -13,14 +13,18 @@ export interface InitMessage {
   passkey: PasskeyPolicy;
 }
 
-/** Bodies to prepare, each under the pool's id for it. */
+/** Bodies to verify, each under the pool's id for it. */
 export interface BatchMessage {
   type: "batch";
   jobs: { id: number; bytes: Uint8Array }[];
 }
 
-/** What became of one body: prepared, refused (a client error), or a fault. */
+/**
+ * What became of one body: verified, refused (the client's error, with its
+ * code and message), or a fault (not the client's: the pool verifies the
+ * body again on its own thread and reports the fault).
+ */
 export type Outcome =
-  | { id: number; prepared: Prepared }
+  | { id: number; verified: VerifiedSubmission }
   | { id: number; refused: { code: ErrorCode; message: string } }
   | { id: number; fault: string };

@@ -1,7 +1,8 @@
 /**
- * The one small least-recently-used map behind every cache of the service
- * (decoded public keys, template and policy references). Bounded, so that a
- * stream of fresh keys or ids cannot grow memory without limit.
+ * The one small bounded map behind every cache of the service (decoded
+ * public keys, template and policy references), evicting by CLOCK ("second
+ * chance"). Bounded, so that a stream of fresh keys or ids cannot grow memory
+ * without limit.
  * @module
  */
 
@@ -13,18 +14,27 @@ interface Slot<V> {
 
 /**
  * A `Map` that keeps at most `capacity` entries, evicting by "second chance"
- * (the CLOCK approximation of least recently used): a read only marks its
+ * (CLOCK, an approximation of least recently used): a read only marks its
  * entry, so a hit costs a lookup and no reordering; eviction passes over the
  * oldest entries, moving those read since to the young end, and drops the
  * first that was not.
+ *
+ * @example
+ * ```ts
+ * const cache = new ClockCache<number>(2);
+ * cache.set("a", 1);
+ * cache.set("b", 2);
+ * cache.get("a"); // 1, and "a" gets a second chance
+ * cache.set("c", 3); // evicts "b"
+ * ```
  */
-export class LruCache<V> {
+export class ClockCache<V> {
   readonly #entries = new Map<string, Slot<V>>();
 
   /** @param capacity maximum number of entries kept (at least 1). */
   constructor(readonly capacity: number) {
     if (!Number.isSafeInteger(capacity) || capacity < 1) {
-      throw new RangeError(`Cannot create LruCache: capacity must be a positive integer`);
+      throw new RangeError(`Cannot create ClockCache: capacity must be a positive integer`);
     }
   }
 

@@ -1,6 +1,6 @@
 /**
- * The prepare pool answers exactly as preparing on the calling thread does:
- * the same prepared submission, or the same refusal, for valid and hostile
+ * The verification pool answers exactly as verifying on the calling thread does:
+ * the same verified submission, or the same refusal, for valid and hostile
  * bodies of every kind, many at once; and a pool whose workers fail or are
  * closed still answers every body.
  */
@@ -17,8 +17,9 @@ import {
   variantBBody,
 } from "../../client/mod.ts";
 import { ServiceError } from "../../src/errors.ts";
-import { prepareBody } from "../../src/domain/prepare.ts";
-import { inlinePreparer, PreparePool, type Preparer } from "../../src/workers/prepare_pool.ts";
+import { verifySubmissionBody } from "../../src/domain/verify_submission.ts";
+import { verifyContext } from "../../src/domain/authorship.ts";
+import { inlineVerifier, type Verifier, VerifyPool } from "../../src/workers/verify_pool.ts";
 import {
   keyText,
   newIntent,
@@ -28,7 +29,7 @@ import {
 } from "../support/fixtures.ts";
 import { policy } from "../support/passkey_assertions.ts";
 
-const ctx = { passkey: policy };
+const ctx = verifyContext(policy);
 const encoder = new TextEncoder();
 const encode = (value: unknown) => encoder.encode(JSON.stringify(value));
 
@@ -68,21 +69,21 @@ async function bodies(): Promise<Uint8Array[]> {
   ];
 }
 
-/** What preparing came to, in a form `deepEqual` compares. */
-async function outcome(preparer: Preparer, bytes: Uint8Array): Promise<unknown> {
+/** What verifying came to, in a form `deepEqual` compares. */
+async function outcome(verifier: Verifier, bytes: Uint8Array): Promise<unknown> {
   try {
-    return { prepared: await preparer.prepare(bytes) };
+    return { verified: await verifier.verify(bytes) };
   } catch (error) {
     assert.ok(error instanceof ServiceError, `not a ServiceError: ${error}`);
     return { refused: [error.name, error.code, error.message] };
   }
 }
 
-Deno.test("a pool prepares every body exactly as the calling thread does", async () => {
-  const pool = new PreparePool(2, ctx);
+Deno.test("a pool verifies every body exactly as the calling thread does", async () => {
+  const pool = new VerifyPool(2, ctx);
   try {
     assert.equal(pool.threads, 2);
-    const inline = inlinePreparer(ctx);
+    const inline = inlineVerifier(ctx);
     const all = await bodies();
     // Many at once: batches of several bodies, across both workers.
     const many = Array.from({ length: 20 }, () => all).flat();
@@ -92,20 +93,20 @@ Deno.test("a pool prepares every body exactly as the calling thread does", async
     ]);
     assert.deepEqual(fromPool, fromInline);
     const kinds = new Set(fromPool.map((o) => Object.keys(o as object)[0]));
-    assert.deepEqual([...kinds].sort(), ["prepared", "refused"]);
+    assert.deepEqual([...kinds].sort(), ["refused", "verified"]);
   } finally {
     pool.close();
   }
 });
 
-Deno.test("a closed pool answers what it held and prepares later bodies itself", async () => {
-  const pool = new PreparePool(1, ctx);
+Deno.test("a closed pool answers what it held and verifies later bodies itself", async () => {
+  const pool = new VerifyPool(1, ctx);
   const all = await bodies();
   const held = all.map((bytes) => outcome(pool, bytes));
   pool.close();
   assert.equal(pool.threads, 0);
   const later = await outcome(pool, all[0]);
-  const expected = await Promise.all(all.map((bytes) => outcome(inlinePreparer(ctx), bytes)));
+  const expected = await Promise.all(all.map((bytes) => outcome(inlineVerifier(ctx), bytes)));
   assert.deepEqual(await Promise.all(held), expected);
   assert.deepEqual(later, expected[0]);
 });
@@ -116,14 +117,14 @@ Deno.test("a closed pool answers what it held and prepares later bodies itself",
  * worker is left (one that never answered is not started again).
  */
 async function answersWithout(source: string, threads: number, stallMs?: number) {
-  const dir = await Deno.makeTempDir({ prefix: "prepare-pool-" });
+  const dir = await Deno.makeTempDir({ prefix: "verify-pool-" });
   const workerUrl = new URL(`file://${join(dir, "worker.ts")}`);
   await Deno.writeTextFile(workerUrl, source);
-  const pool = new PreparePool(threads, ctx, { workerUrl, stallMs });
+  const pool = new VerifyPool(threads, ctx, { workerUrl, stallMs });
   try {
     const all = await bodies();
     const got = await Promise.all(all.map((bytes) => outcome(pool, bytes)));
-    const expected = await Promise.all(all.map((bytes) => outcome(inlinePreparer(ctx), bytes)));
+    const expected = await Promise.all(all.map((bytes) => outcome(inlineVerifier(ctx), bytes)));
     assert.deepEqual(got, expected);
     assert.equal(pool.threads, 0);
   } finally {
@@ -132,7 +133,7 @@ async function answersWithout(source: string, threads: number, stallMs?: number)
   }
 }
 
-Deno.test("workers that cannot start leave the calling thread preparing", async () => {
+Deno.test("workers that cannot start leave the calling thread verifying", async () => {
   await answersWithout('throw new Error("this worker does not start");\n', 2);
 });
 
@@ -140,21 +141,21 @@ Deno.test("a worker that holds bodies without answering is stopped, and they are
   await answersWithout("self.onmessage = () => {};\n", 1, 200);
 });
 
-Deno.test("prepareBody: the stored body is the compact text, and attrs are the signed object's", async () => {
+Deno.test("verifySubmissionBody: the stored body is the compact text, and attrs are the signed object's", async () => {
   const key = generateEd25519Key();
   const payload = newPayload("tpl", { attrs: { fields: { big: 1e21, small: 5e-7 } } });
   const spaced = encoder.encode(JSON.stringify(signVariantA(payload, key), null, 1));
-  const prepared = await prepareBody(ctx, spaced);
+  const result = await verifySubmissionBody(ctx, spaced);
   assert.equal(
-    new TextDecoder().decode(prepared.body),
+    new TextDecoder().decode(result.body),
     JSON.stringify(JSON.parse(new TextDecoder().decode(spaced))),
   );
-  assert.deepEqual(prepared.attrs, payload.attrs);
-  assert.deepEqual(prepared.submission, {
+  assert.deepEqual(result.attrs, payload.attrs);
+  assert.deepEqual(result.submission, {
     variant: "A",
     id: payload.id,
     refKind: "template",
     refId: "tpl",
   });
-  assert.equal(prepared.verified?.authorship.kind, "Ed25519");
+  assert.equal(result.verified?.authorship.kind, "Ed25519");
 });

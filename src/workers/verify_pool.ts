@@ -1,50 +1,65 @@
 /**
- * Where submission bodies are parsed and verified (`prepareBody`): on the
- * thread that serves HTTP, or on worker threads so that thread only reads,
- * stores and answers. Parsing and verifying are about half of a
- * submission's CPU on the serving thread (an Ed25519 verify alone is
- * ~60 µs); with a worker beside it, that thread does the other half.
+ * Where submission bodies are parsed and verified (`verifySubmissionBody`):
+ * on the thread that serves HTTP, or on a pool of `VERIFY_WORKERS` worker
+ * threads so that thread only reads, stores and answers. Parsing and
+ * verifying are a large part of a submission's CPU; with workers beside it,
+ * the serving thread does the rest.
  *
  * Bodies go to a worker in batches, one message per worker per turn of the
  * event loop, and come back one message per batch: a message costs the
- * serving thread tens of microseconds, a batch of fifteen a few each.
+ * serving thread far more than a body's share of a batch does.
  *
- * Preparing is a pure function of the bytes and the passkey policy, so a
+ * Verifying is a pure function of the bytes and the passkey policy, so a
  * worker that fails (it could not start, its thread died, or it held bodies
  * without answering for `stallMs`) costs nothing but time: what it held is
- * prepared on the calling thread, and a worker that had been answering is
+ * verified on the calling thread, and a worker that had been answering is
  * replaced.
  * @module
  */
 
 import { setImmediate } from "node:timers";
 import { ServiceError } from "../errors.ts";
-import { prepareBody, type Prepared } from "../domain/prepare.ts";
+import { type VerifiedSubmission, verifySubmissionBody } from "../domain/verify_submission.ts";
 import type { VerifyContext } from "../domain/authorship.ts";
-import type { BatchMessage, InitMessage, Outcome } from "./prepare_messages.ts";
+import type { BatchMessage, InitMessage, Outcome } from "./verify_messages.ts";
 
 /** Parses and verifies `POST /intents` bodies. */
-export interface Preparer {
+export interface Verifier {
   /** Worker threads doing the work now; 0 when it runs on the calling thread. */
   readonly threads: number;
-  /** @throws {ServiceError} as `prepareBody`. */
-  prepare(bytes: Uint8Array): Promise<Prepared>;
-  /** Stops the workers; what they still hold is prepared on the calling thread. */
+  /** @throws {ServiceError} as `verifySubmissionBody`. */
+  verify(bytes: Uint8Array): Promise<VerifiedSubmission>;
+  /** Stops the workers; what they still hold is verified on the calling thread. */
   close(): void;
 }
 
-/** Prepares on the calling thread. */
-export function inlinePreparer(ctx: VerifyContext): Preparer {
+/**
+ * Verifies on the calling thread.
+ *
+ * @example
+ * ```ts
+ * import { verifyContext } from "../domain/authorship.ts";
+ *
+ * const verifier = inlineVerifier(verifyContext({
+ *   rpIds: ["localhost"],
+ *   origins: ["http://localhost:8000"],
+ *   requireUserVerification: false,
+ * }));
+ * const refusal = await verifier.verify(new TextEncoder().encode("[")).catch((e) => e);
+ * refusal.code; // "invalid_json"
+ * ```
+ */
+export function inlineVerifier(ctx: VerifyContext): Verifier {
   return {
     threads: 0,
-    prepare: (bytes) => prepareBody(ctx, bytes),
+    verify: (bytes) => verifySubmissionBody(ctx, bytes),
     close() {},
   };
 }
 
 interface Job {
   bytes: Uint8Array;
-  resolve: (prepared: Prepared) => void;
+  resolve: (verified: VerifiedSubmission) => void;
   reject: (error: unknown) => void;
 }
 
@@ -62,43 +77,53 @@ interface Slot {
   watch?: ReturnType<typeof setInterval>;
 }
 
-const WORKER_URL = new URL("./prepare_worker.ts", import.meta.url);
+const WORKER_URL = new URL("./verify_worker.ts", import.meta.url);
 
-/** Options of {@link PreparePool}. */
-export interface PreparePoolOptions {
-  /** The workers' module; default `prepare_worker.ts` beside this one. */
+/** Options of {@link VerifyPool}. */
+export interface VerifyPoolOptions {
+  /** The workers' module; default `verify_worker.ts` beside this one. */
   workerUrl?: URL;
   /**
    * How long a worker may hold bodies without answering any before it is
-   * stopped and they are prepared on the calling thread; default 5000 ms
+   * stopped and they are verified on the calling thread; default 5000 ms
    * (a batch takes milliseconds).
    */
   stallMs?: number;
+  /**
+   * Told of a worker's fault (an error that is no refusal of the body), after
+   * which the body is verified on the calling thread; default: a line on stderr.
+   */
+  onFault?: (fault: string) => void;
 }
 
-/** A pool of worker threads preparing bodies, each answering in batches. */
-export class PreparePool implements Preparer {
+/** A pool of worker threads verifying bodies, each answering in batches. */
+export class VerifyPool implements Verifier {
   readonly #ctx: VerifyContext;
   readonly #workerUrl: URL;
   readonly #stallMs: number;
+  readonly #onFault: (fault: string) => void;
   #slots: Slot[] = [];
   #nextId = 0;
   #closed = false;
 
   /**
    * @param threads how many workers (at least 1).
-   * @param ctx what verification needs besides the body; sent to each worker once.
-   * @param options see {@link PreparePoolOptions}.
+   * @param ctx the calling thread's verify context: its passkey policy is
+   *   sent to each worker once (a worker builds caches of its own), and it
+   *   verifies what the workers cannot.
+   * @param options see {@link VerifyPoolOptions}.
    * @throws {RangeError} for fewer than one thread; whatever `new Worker` throws
    *   where this runtime has no workers.
    */
-  constructor(threads: number, ctx: VerifyContext, options: PreparePoolOptions = {}) {
+  constructor(threads: number, ctx: VerifyContext, options: VerifyPoolOptions = {}) {
     if (!Number.isInteger(threads) || threads < 1) {
       throw new RangeError("threads must be a whole number from 1");
     }
     this.#ctx = ctx;
     this.#workerUrl = options.workerUrl ?? WORKER_URL;
     this.#stallMs = options.stallMs ?? 5000;
+    this.#onFault = options.onFault ??
+      ((fault) => console.error(`intents: a verify worker failed on a body (${fault})`));
     try {
       for (let i = 0; i < threads; i++) this.#slots.push(this.#start());
     } catch (error) {
@@ -111,9 +136,9 @@ export class PreparePool implements Preparer {
     return this.#slots.length;
   }
 
-  prepare(bytes: Uint8Array): Promise<Prepared> {
+  verify(bytes: Uint8Array): Promise<VerifiedSubmission> {
     const slot = this.#leastBusy();
-    if (slot === undefined) return prepareBody(this.#ctx, bytes);
+    if (slot === undefined) return verifySubmissionBody(this.#ctx, bytes);
     return new Promise((resolve, reject) => {
       slot.queue.set(this.#nextId++, { bytes, resolve, reject });
       if (!slot.flushing) {
@@ -132,7 +157,7 @@ export class PreparePool implements Preparer {
   }
 
   #start(): Slot {
-    const worker = new Worker(this.#workerUrl, { type: "module", name: "prepare" });
+    const worker = new Worker(this.#workerUrl, { type: "module", name: "verify" });
     const slot: Slot = {
       worker,
       sent: new Map(),
@@ -161,18 +186,18 @@ export class PreparePool implements Preparer {
       try {
         this.#slots.push(this.#start());
       } catch {
-        // No worker can start now: the calling thread prepares from here on.
+        // No worker can start now: the calling thread verifies from here on.
       }
     }
   }
 
-  /** Stops a worker; what it held is prepared on the calling thread. */
+  /** Stops a worker; what it held is verified on the calling thread. */
   #retire(slot: Slot): void {
     clearInterval(slot.watch);
     slot.worker.terminate();
     for (const jobs of [slot.sent, slot.queue]) {
       for (const job of jobs.values()) {
-        prepareBody(this.#ctx, job.bytes).then(job.resolve, job.reject);
+        verifySubmissionBody(this.#ctx, job.bytes).then(job.resolve, job.reject);
       }
       jobs.clear();
     }
@@ -221,13 +246,14 @@ export class PreparePool implements Preparer {
       const job = slot.sent.get(outcome.id);
       if (job === undefined) continue;
       slot.sent.delete(outcome.id);
-      if ("prepared" in outcome) job.resolve(outcome.prepared);
+      if ("verified" in outcome) job.resolve(outcome.verified);
       else if ("refused" in outcome) {
         const { code, message } = outcome.refused;
         job.reject(new ServiceError(code, message));
       } else {
         // Not the request's fault: the calling thread answers as it would have.
-        prepareBody(this.#ctx, job.bytes).then(job.resolve, job.reject);
+        this.#onFault(outcome.fault);
+        verifySubmissionBody(this.#ctx, job.bytes).then(job.resolve, job.reject);
       }
     }
   }

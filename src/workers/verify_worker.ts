@@ -1,0 +1,57 @@
+/**
+ * A worker thread of the verification pool: parses and verifies the bodies
+ * it is sent (`verifySubmissionBody`), and answers what it settled in one
+ * turn of its event loop with one message. It holds no store and no secret,
+ * and caches of its own (its verify context); what it may answer is a
+ * verified submission, a `ServiceError`'s code and message, or a fault,
+ * which the pool reports.
+ * @module
+ */
+
+/// <reference lib="deno.worker" />
+
+import { setImmediate } from "node:timers";
+import { ServiceError } from "../errors.ts";
+import { verifySubmissionBody } from "../domain/verify_submission.ts";
+import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
+import type { BatchMessage, InitMessage, Outcome } from "./verify_messages.ts";
+
+async function settle(ctx: VerifyContext, id: number, bytes: Uint8Array): Promise<Outcome> {
+  try {
+    return { id, verified: await verifySubmissionBody(ctx, bytes) };
+  } catch (error) {
+    if (error instanceof ServiceError) {
+      return { id, refused: { code: error.code, message: error.message } };
+    }
+    return {
+      id,
+      fault: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    };
+  }
+}
+
+/** This thread's verify context, from its init message; its outcomes not yet sent. */
+const thread: { ctx?: VerifyContext; ready: Outcome[] } = { ready: [] };
+
+/** Outcomes settled in one turn of the event loop go in one message. */
+function send(outcome: Outcome): void {
+  thread.ready.push(outcome);
+  if (thread.ready.length > 1) return;
+  setImmediate(() => {
+    const outcomes = thread.ready;
+    thread.ready = [];
+    self.postMessage(outcomes);
+  });
+}
+
+self.onmessage = (event: MessageEvent<InitMessage | BatchMessage>) => {
+  const message = event.data;
+  if (message.type === "init") {
+    thread.ctx = verifyContext(message.passkey);
+    return;
+  }
+  const ctx = thread.ctx;
+  if (ctx === undefined) throw new Error("verify worker: a batch before its settings");
+  // Each answer goes as soon as it is ready: a slow passkey check holds back no Ed25519 one.
+  for (const { id, bytes } of message.jobs) settle(ctx, id, bytes).then(send);
+};
