@@ -6,7 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import { generateEd25519Key, signVariantB } from "../../client/mod.ts";
+import { generateEd25519Key } from "../../client/mod.ts";
+import { submitIntents } from "../support/fixtures.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
 import { storeTest, type TestStore } from "../support/stores.ts";
@@ -25,16 +26,8 @@ function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
-async function submitN(h: Harness, policy: string, n: number): Promise<string[]> {
-  const client = h.clientWith();
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const record = await client.submit(
-      signVariantB({ id: crypto.randomUUID(), policy_id: policy }, key),
-    );
-    ids.push(record.id);
-  }
-  return ids;
+function submitN(h: Harness, policyId: string, n: number): Promise<string[]> {
+  return submitIntents(h.clientWith(), { policyId, n, key });
 }
 
 async function pull(h: Harness, query: string, token = EVENTS_TOKEN) {

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { ed25519Signature, generateEd25519Key, signVariantA } from "../../client/mod.ts";
-import { expectCreated, expectError, newPayload } from "../support/fixtures.ts";
+import { expectCreated, expectError, newPayload, streamOf } from "../support/fixtures.ts";
 import { withApp } from "../support/in_process.ts";
 
 const MAX_BODY_BYTES = 2048;
@@ -31,21 +31,6 @@ function signedWithFields(templateId: string, fieldsText: string): string {
     signature = ed25519Signature(payload, key);
   }
   return JSON.stringify({ payload, signature }).replace(JSON.stringify(placeholder), fieldsText);
-}
-
-/** A stream that sends `total` bytes of `{"a":"xxxx…` in chunks, with no Content-Length. */
-function streamOf(total: number): ReadableStream<Uint8Array> {
-  let sent = 0;
-  return new ReadableStream({
-    pull(controller) {
-      if (sent >= total) return controller.close();
-      const n = Math.min(512, total - sent);
-      const chunk = new Uint8Array(n).fill(0x78);
-      if (sent === 0) chunk.set(encoder.encode('{"a":"'));
-      sent += n;
-      controller.enqueue(chunk);
-    },
-  });
 }
 
 Deno.test("HTTP edge", async (t) => {

@@ -17,12 +17,12 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { Ajv2020 } from "ajv/dist/2020.js";
 import { base58 } from "@scure/base";
 import { generateEd25519Key } from "../../client/mod.ts";
 import { fieldPath } from "../../src/domain/validate.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
+import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
 import {
   breaks,
   type Broken,
@@ -38,9 +38,7 @@ import {
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-const DOC_ID = "https://intents.test/openapi.json";
 const SCHEMAS = "/components/schemas";
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const escape = (s: string) => s.replaceAll("~", "~0").replaceAll("/", "~1");
 
 /** One operation under test: where its input's schema is, how to send it, what may come back. */
@@ -77,15 +75,6 @@ function withQuerySchemas(doc: Json): Json {
     };
   }
   return copy;
-}
-
-function ajvFor(doc: Json): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
-  ajv.addFormat("uuid", UUID);
-  ajv.addFormat("date-time", (s: string) => !Number.isNaN(Date.parse(s)) && s.includes("T"));
-  for (const keyword of Object.keys(doc)) ajv.addKeyword({ keyword });
-  ajv.addSchema({ ...doc, $id: DOC_ID });
-  return ajv;
 }
 
 /** A query object as text, and back as the typed values its schema speaks of. */

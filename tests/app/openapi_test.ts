@@ -1,35 +1,17 @@
 import assert from "node:assert/strict";
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import type { ValidateFunction } from "ajv/dist/2020.js";
 import { buildRoutes } from "../../src/http/app.ts";
 import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
+import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-const DOC_ID = "https://intents.test/openapi.json";
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Ajv 2020 holding the document as served, so responses are checked against what is published. */
+/** The validator of each answer the document describes, from the document as served. */
 function validatorsFor(doc: Json) {
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
-  ajv.addFormat("uuid", UUID);
-  ajv.addFormat("date-time", (s: string) => !Number.isNaN(Date.parse(s)) && s.includes("T"));
-  for (
-    const keyword of [
-      "openapi",
-      "info",
-      "jsonSchemaDialect",
-      "servers",
-      "tags",
-      "paths",
-      "components",
-    ]
-  ) {
-    ajv.addKeyword({ keyword });
-  }
-  ajv.addSchema({ ...doc, $id: DOC_ID });
+  const ajv = ajvFor(doc);
   return (path: string, method: string, status: number, media = "application/json") => {
     const escape = (s: string) => s.replaceAll("~", "~0").replaceAll("/", "~1");
     const pointer =

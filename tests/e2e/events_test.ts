@@ -8,7 +8,8 @@
  */
 
 import assert from "node:assert/strict";
-import { generateEd25519Key, IntentsClient, signVariantB } from "../../client/mod.ts";
+import { generateEd25519Key, IntentsClient } from "../../client/mod.ts";
+import { submitIntents } from "../support/fixtures.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { openSse, type SseItem } from "../../testing/sse.ts";
 import { storeTest } from "../support/stores.ts";
@@ -35,16 +36,8 @@ function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
-async function submitN(server: TestServer, policy: string, n: number): Promise<string[]> {
-  const client = new IntentsClient({ url: server.url });
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const record = await client.submit(
-      signVariantB({ id: crypto.randomUUID(), policy_id: policy }, key),
-    );
-    ids.push(record.id);
-  }
-  return ids;
+function submitN(server: TestServer, policyId: string, n: number): Promise<string[]> {
+  return submitIntents(new IntentsClient({ url: server.url }), { policyId, n, key });
 }
 
 async function pull(server: TestServer, query: string, token = EVENTS_TOKEN) {

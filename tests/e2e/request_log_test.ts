@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { generateEd25519Key, signVariantA } from "../../client/mod.ts";
-import { expectCreated, newPayload } from "../support/fixtures.ts";
+import { expectCreated, newPayload, streamOf } from "../support/fixtures.ts";
 import { type ProcessHarness, withProcess } from "../support/process.ts";
 
 const MAX_BODY_BYTES = 2048;
@@ -24,19 +24,6 @@ async function waitForLogLine(
     if (Date.now() > deadline) throw new Error(`no log line for ${requestId}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-/** A stream of `total` bytes with no Content-Length. */
-function streamOf(total: number): ReadableStream<Uint8Array> {
-  let sent = 0;
-  return new ReadableStream({
-    pull(controller) {
-      if (sent >= total) return controller.close();
-      const n = Math.min(512, total - sent);
-      sent += n;
-      controller.enqueue(new Uint8Array(n).fill(0x78));
-    },
-  });
 }
 
 /** Requests answered every way the edge answers: 201, 400, 404, 405, 413 (declared and streamed), 415. */

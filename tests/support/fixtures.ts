@@ -12,10 +12,12 @@ import {
   type Ed25519Key,
   type Intent,
   type IntentRecord,
+  type IntentsClient,
   type PasskeySignature,
   passkeySignature,
   type Payload,
   signedBytes,
+  signVariantB,
 } from "../../client/mod.ts";
 import { type AssertOptions, SoftwarePasskey } from "../../testing/software_passkey.ts";
 import type { Harness } from "./harness.ts";
@@ -150,4 +152,32 @@ export function putConfig(
 /** `GET /config` (admin). */
 export function getConfig(h: Harness): Promise<Response> {
   return h.fetch("/config", { headers: { authorization: h.auth } });
+}
+
+/** Submits `n` fresh Variant B intents under `policyId`, signed by `key`; returns their ids. */
+export async function submitIntents(
+  client: IntentsClient,
+  options: { policyId: string; n: number; key: Ed25519Key },
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < options.n; i++) {
+    const record = await client.submit(signVariantB(newIntent(options.policyId), options.key));
+    ids.push(record.id);
+  }
+  return ids;
+}
+
+/** A stream that sends `total` bytes of `{"a":"xxxx…` in chunks, with no Content-Length. */
+export function streamOf(total: number): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= total) return controller.close();
+      const n = Math.min(512, total - sent);
+      const chunk = new Uint8Array(n).fill(0x78);
+      if (sent === 0) chunk.set(new TextEncoder().encode('{"a":"'));
+      sent += n;
+      controller.enqueue(chunk);
+    },
+  });
 }
