@@ -15,9 +15,9 @@
 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { projectRoot, spawnServer } from "../spawn_server.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const projectRoot = join(here, "..", "..");
 const LISTEN_TIMEOUT_MS = 20_000;
 
 /**
@@ -69,85 +69,22 @@ export async function startKvConnectServer(
   const path = options.path ??
     join(await Deno.makeTempDir({ prefix: "kv-connect-" }), "kv.sqlite");
   const token = options.token ?? randomToken();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--quiet",
-      "--config",
-      join(projectRoot, "deno.json"),
-      join(here, "main.ts"),
-      "--hostname",
-      KV_CONNECT_HOST,
-      "--port",
-      "0",
-      "--path",
-      path,
-    ],
-    cwd: projectRoot,
+  const server = await spawnServer({
+    script: join(here, "main.ts"),
+    args: ["--hostname", KV_CONNECT_HOST, "--port", "0", "--path", path],
+    flags: ["--quiet", "--config", join(projectRoot, "deno.json")],
     env: { DENO_KV_ACCESS_TOKEN: token },
-    stdin: "null",
     stdout: "inherit",
-    stderr: "piped",
-  }).spawn();
-
-  let stderr = "";
-  let resolveUrl!: (url: string) => void;
-  let rejectUrl!: (error: Error) => void;
-  const listening = new Promise<string>((resolve, reject) => {
-    resolveUrl = resolve;
-    rejectUrl = reject;
+    listening: /kv-connect listening on (http:\/\/\S+)/,
+    timeoutMs: LISTEN_TIMEOUT_MS,
   });
-  const decoder = new TextDecoder();
-  const drained = (async () => {
-    for await (const chunk of child.stderr) {
-      stderr += decoder.decode(chunk, { stream: true });
-      const match = /kv-connect listening on (http:\/\/\S+)/.exec(stderr);
-      if (match) resolveUrl(match[1]);
-      // Past the start, stderr is drained (so the child never blocks on a
-      // full pipe) and kept for an error message.
-      if (stderr.length > 64_000) stderr = stderr.slice(-32_000);
-    }
-  })();
-  const status = child.status.then((s) => {
-    rejectUrl(new Error(`kv-connect server exited with ${s.code} before listening: ${stderr}`));
-    return s;
-  });
-  const timer = setTimeout(() => {
-    rejectUrl(new Error(`kv-connect server did not listen within 20 s: ${stderr}`));
-  }, LISTEN_TIMEOUT_MS);
-
-  let url: string;
-  try {
-    url = await listening;
-  } catch (error) {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Already gone.
-    }
-    await status;
-    await drained;
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-
   let closing: Promise<void> | undefined;
   return {
-    url,
+    url: server.url,
     token,
     path,
     close() {
-      closing ??= (async () => {
-        try {
-          child.kill("SIGTERM");
-        } catch {
-          // Already gone.
-        }
-        await status;
-        await drained;
-      })();
+      closing ??= server.stop();
       return closing;
     },
   };

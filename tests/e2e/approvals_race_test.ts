@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { startServer } from "../support/server.ts";
-import { harnessFor, startHarness } from "../support/fixtures.ts";
+import { harnessFor, startProcess } from "../support/process.ts";
 import {
   addGoverned,
   authorizationOf,
@@ -37,7 +37,7 @@ interface Answer {
 }
 
 storeTest("16 approvals at once over two processes: all counted, one acceptance", async (store) => {
-  const h = await startHarness({ kvPath: store.kvPath });
+  const h = await startProcess({ store });
   const other = await startServer({ kvPath: store.kvPath });
   const servers = [h, harnessFor(other)];
   try {

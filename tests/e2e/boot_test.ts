@@ -1,15 +1,13 @@
 /**
  * Boot end to end: malformed settings stop the server with a one-line message
- * naming the variable, and a missing ADMIN_TOKEN is generated and printed once.
+ * naming the variable (an evidence extractor URL not in its normal form names
+ * that form), and a missing ADMIN_TOKEN is generated and printed once.
  */
 
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runServerExpectingExit, startServer, tempKvPath } from "../support/server.ts";
 import { auditIntents } from "../support/audit.ts";
-
-const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+import { spawnServer } from "../../testing/spawn_server.ts";
 
 const MALFORMED: [string, string][] = [
   ["PORT", "abc"],
@@ -43,62 +41,61 @@ for (const [name, value] of MALFORMED) {
   });
 }
 
-Deno.test("generates an ADMIN_TOKEN when unset, prints it once to stderr, and it works", async () => {
-  const kvPath = await tempKvPath();
+/** Deceptive URLs and the normal form a URL parser reads them as. */
+const DECEPTIVE_URLS: [string, string][] = [
+  ["http://0x7f.1/", "http://127.0.0.1/"],
+  ["http://EXAMPLE.com", "http://example.com/"],
+  ["http://x.example:80/", "http://x.example/"],
+];
+
+Deno.test("EVIDENCE_EXTRACTOR_URL not in its normal form stops the boot, naming the normal form", async () => {
+  for (const [url, normal] of DECEPTIVE_URLS) {
+    const { code, stderr } = await runServerExpectingExit({
+      EVIDENCE_EXTRACTOR_URL: url,
+      ADMIN_TOKEN: "extractor-url-test-admin-token-01",
+    });
+    assert.notEqual(code, 0);
+    const lines = stderr.trim().split("\n");
+    assert.equal(lines.length, 1, stderr);
+    assert.ok(lines[0].includes("EVIDENCE_EXTRACTOR_URL"), lines[0]);
+    assert.ok(lines[0].includes(`write it as ${normal}`), lines[0]);
+  }
+});
+
+/** This process's environment without ADMIN_TOKEN, and `KV_PATH`. */
+function envWithoutToken(kvPath: string): Record<string, string> {
   const env = Deno.env.toObject();
   delete env.ADMIN_TOKEN;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", join(projectRoot, "main.ts")],
-    cwd: projectRoot,
-    clearEnv: true,
-    env: { ...env, PORT: "0", HOSTNAME: "127.0.0.1", KV_PATH: kvPath },
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).spawn();
-  const decoder = new TextDecoder();
-  let err = "";
-  let out = "";
-  const outDone = (async () => {
-    for await (const chunk of child.stdout) out += decoder.decode(chunk, { stream: true });
-  })();
-  const errDone = (async () => {
-    for await (const chunk of child.stderr) err += decoder.decode(chunk, { stream: true });
-  })();
+  return { ...env, KV_PATH: kvPath };
+}
+
+Deno.test("generates an ADMIN_TOKEN when unset, prints it once to stderr, and it works", async () => {
+  const server = await spawnServer({ clearEnv: true, env: envWithoutToken(await tempKvPath()) });
   try {
-    const deadline = Date.now() + 20_000;
-    let port = 0;
-    while (port === 0) {
-      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(err);
-      if (match) port = Number(match[1]);
-      else if (Date.now() > deadline) throw new Error(`server did not listen: ${err}`);
-      else await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const err = server.stderr();
     const tokenMatch = /ADMIN_TOKEN[^\n]*?([A-Za-z0-9_\-]{32,})/.exec(err);
     assert.ok(tokenMatch, `no generated token in: ${err}`);
     const token = tokenMatch[1];
     assert.equal(err.split(token).length - 1, 1, "the token is printed exactly once");
 
-    const url = `http://127.0.0.1:${port}`;
-    const ok = await fetch(`${url}/config`, { headers: { authorization: `Bearer ${token}` } });
+    const ok = await fetch(`${server.url}/config`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     assert.equal(ok.status, 200);
     await ok.body?.cancel();
-    const wrong = await fetch(`${url}/config`, {
+    const wrong = await fetch(`${server.url}/config`, {
       headers: { authorization: `Bearer ${token.slice(0, -1)}x` },
     });
     assert.equal(wrong.status, 401);
     await wrong.body?.cancel();
     // Wait for the log lines, then check the token never reaches stdout.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.ok(out.includes('"status":200'), `no log line yet: ${out}`);
-    assert.ok(!out.includes(token));
+    assert.ok(server.stdout().includes('"status":200'), `no log line yet: ${server.stdout()}`);
+    assert.ok(!server.stdout().includes(token));
   } finally {
-    child.kill("SIGTERM");
-    await child.status;
-    await outDone;
-    await errDone;
+    await server.stop();
   }
-  assert.equal(err.split("ADMIN_TOKEN").length - 1, 1);
+  assert.equal(server.stderr().split("ADMIN_TOKEN").length - 1, 1);
 });
 
 Deno.test("two boots without ADMIN_TOKEN get different tokens", async () => {
@@ -106,32 +103,14 @@ Deno.test("two boots without ADMIN_TOKEN get different tokens", async () => {
   // tokens of two real boots through their stderr instead.
   const tokens: string[] = [];
   for (let i = 0; i < 2; i++) {
-    const env = Deno.env.toObject();
-    delete env.ADMIN_TOKEN;
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--quiet", join(projectRoot, "main.ts")],
-      cwd: projectRoot,
+    const server = await spawnServer({
       clearEnv: true,
-      env: { ...env, PORT: "0", HOSTNAME: "127.0.0.1", KV_PATH: ":memory:" },
-      stdout: "null",
-      stderr: "piped",
-      stdin: "null",
-    }).spawn();
-    let err = "";
-    const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-    try {
-      while (!err.includes("listening on")) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        err += value;
-      }
-    } finally {
-      child.kill("SIGTERM");
-      await reader.cancel();
-      await child.status;
-    }
-    const match = /ADMIN_TOKEN[^\n]*?([A-Za-z0-9_\-]{32,})/.exec(err);
-    assert.ok(match, err);
+      env: envWithoutToken(":memory:"),
+      stdout: "discard",
+    });
+    await server.stop();
+    const match = /ADMIN_TOKEN[^\n]*?([A-Za-z0-9_\-]{32,})/.exec(server.stderr());
+    assert.ok(match, server.stderr());
     tokens.push(match[1]);
   }
   assert.notEqual(tokens[0], tokens[1]);

@@ -10,7 +10,9 @@ import assert from "node:assert/strict";
 import { ed25519Signature, type Intent, type Payload } from "../../client/mod.ts";
 import { auditIntents } from "../support/audit.ts";
 import { denoBinary, DEPLOY_DENO } from "../support/deno_versions.ts";
-import { type Harness, harnessFor, newPayload } from "../support/fixtures.ts";
+import { newPayload } from "../support/fixtures.ts";
+import type { Harness } from "../support/harness.ts";
+import { harnessFor } from "../support/process.ts";
 import {
   addGoverned,
   approve,
@@ -52,7 +54,7 @@ async function snapshot(h: Harness, ids: string[], template: string): Promise<Js
   }
   const config = await (await h.fetch("/config", { headers: { authorization: h.auth } })).json();
   const document = await (await h.fetch(`/templates/${template}`)).text();
-  return { records, feed: await readFeed(h.url, h.server.adminToken, null), config, document };
+  return { records, feed: await readFeed(h.url, h.adminToken, null), config, document };
 }
 
 Deno.test(`a store written on this Deno is read and written on Deno ${DEPLOY_DENO}, and back`, async () => {

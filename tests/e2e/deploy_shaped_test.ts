@@ -29,7 +29,7 @@ import {
   type Stopped,
   within,
 } from "../support/deploy.ts";
-import { harnessFor } from "../support/fixtures.ts";
+import { harnessFor } from "../support/process.ts";
 import {
   addGoverned,
   authorizationOf,
@@ -41,7 +41,7 @@ import {
   readFeed,
 } from "../support/governed.ts";
 import { startServer } from "../support/server.ts";
-import { openSse } from "../support/sse.ts";
+import { openSse } from "../../testing/sse.ts";
 import { newTestStore } from "../support/stores.ts";
 
 /** `SHUTDOWN_TIMEOUT_MS`' default where `DENO_DEPLOY=true`. */

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { startServer, tempKvPath, type TestServer } from "../support/server.ts";
-import { openSse } from "../support/sse.ts";
+import { openSse } from "../../testing/sse.ts";
 
 const EVENTS_TOKEN = "events-token-0123456789abcdef";
 const HISTORY = 2_000;

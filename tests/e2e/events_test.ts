@@ -1,15 +1,17 @@
 /**
- * `GET /events` (CONTRACT §9) against the real server: who may read it, every
- * 400, the pull form's pages and long-poll, the stream form's history, live
- * events, resumption and idle comments, and delivery of events committed by
- * another process sharing the KV. The pages, the stream's resumption and the
- * other process's events are shown on a KV file and over KV Connect.
+ * `GET /events` (CONTRACT §9) against the real server: the stream form's
+ * history, live events, resumption and idle comments, delivery of events
+ * committed by another process sharing the KV, and the count of open streams
+ * as consumers leave. The stream's resumption and the other process's events
+ * are shown on a KV file and over KV Connect. Who may read the feed, every
+ * 400 and the pull form are `tests/app/events_test.ts`.
  */
 
 import assert from "node:assert/strict";
-import { generateEd25519Key, IntentsClient, signVariantB } from "../../client/mod.ts";
+import { generateEd25519Key, IntentsClient } from "../../client/mod.ts";
+import { submitIntents } from "../support/fixtures.ts";
 import { startServer, type TestServer } from "../support/server.ts";
-import { openSse, type SseItem } from "../support/sse.ts";
+import { openSse, type SseItem } from "../../testing/sse.ts";
 import { storeTest } from "../support/stores.ts";
 
 const EVENTS_TOKEN = "events-token-0123456789abcdef";
@@ -34,16 +36,8 @@ function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
-async function submitN(server: TestServer, policy: string, n: number): Promise<string[]> {
-  const client = new IntentsClient({ url: server.url });
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const record = await client.submit(
-      signVariantB({ id: crypto.randomUUID(), policy_id: policy }, key),
-    );
-    ids.push(record.id);
-  }
-  return ids;
+function submitN(server: TestServer, policyId: string, n: number): Promise<string[]> {
+  return submitIntents(new IntentsClient({ url: server.url }), { policyId, n, key });
 }
 
 async function pull(server: TestServer, query: string, token = EVENTS_TOKEN) {
@@ -59,122 +53,6 @@ async function nextEvent(items: AsyncGenerator<SseItem>) {
     if (value.kind === "event") return value;
   }
 }
-
-Deno.test("GET /events: who may read it, and every 400", async (t) => {
-  await withServer(async (server) => {
-    const admin = new IntentsClient({ url: server.url, token: server.adminToken });
-    const policy = (await admin.addPolicy('{"events":"auth"}')).id;
-    await submitN(server, policy, 3);
-
-    await t.step("401 without a token, with a wrong one, and with the metrics token", async () => {
-      for (const headers of [{}, bearer("wrong-token-0123456789"), bearer(METRICS_TOKEN)]) {
-        const response = await fetch(`${server.url}/events`, { headers });
-        assert.equal(response.status, 401);
-        assert.equal(response.headers.get("www-authenticate"), "Bearer");
-        assert.equal((await response.json()).code, "unauthorized");
-      }
-      const stream = await fetch(`${server.url}/events`, {
-        headers: { accept: "text/event-stream" },
-      });
-      assert.equal(stream.status, 401);
-      await stream.body?.cancel();
-    });
-
-    await t.step("the events token reads the feed and nothing else", async () => {
-      assert.equal((await pull(server, "")).status, 200);
-      assert.equal((await pull(server, "", server.adminToken)).status, 200);
-      for (const path of ["/intents", "/config", "/metrics"]) {
-        const response = await fetch(`${server.url}${path}`, { headers: bearer(EVENTS_TOKEN) });
-        assert.equal(response.status, 401, path);
-        await response.body?.cancel();
-      }
-    });
-
-    await t.step("400 invalid_body for an after, limit or wait it did not hand out", async () => {
-      const bad = [
-        "?after=abc",
-        "?after=0",
-        "?after=-1",
-        "?after=1.5",
-        "?after=01",
-        "?after=4",
-        "?after=99999999999999999999",
-        `?after=${"1".repeat(200)}`,
-        "?after=",
-        "?limit=0",
-        "?limit=1001",
-        "?limit=x",
-        "?limit=",
-        "?wait=31",
-        "?wait=-1",
-        "?wait=1.5",
-      ];
-      for (const query of bad) {
-        const { status, body } = await pull(server, query);
-        assert.equal(status, 400, query);
-        assert.equal(body.code, "invalid_body", query);
-        assert.match(body.message, /^(after|limit|wait): /, query);
-      }
-      for (const lastEventId of ["junk", "4", "0", "1 2"]) {
-        const response = await fetch(`${server.url}/events`, {
-          headers: {
-            ...bearer(EVENTS_TOKEN),
-            accept: "text/event-stream",
-            "last-event-id": lastEventId,
-          },
-        });
-        assert.equal(response.status, 400, lastEventId);
-        assert.match((await response.json()).message, /^Last-Event-ID: /);
-      }
-    });
-  });
-});
-
-storeTest("GET /events pull form: pages in order, next, and the long-poll", async (store) => {
-  await withServer(async (server) => {
-    assert.deepEqual((await pull(server, "")).body, { events: [], next: null });
-    const admin = new IntentsClient({ url: server.url, token: server.adminToken });
-    const policy = (await admin.addPolicy('{"events":"pull"}')).id;
-    const ids = await submitN(server, policy, 5);
-
-    const first = await pull(server, "?limit=2");
-    assert.deepEqual(first.body.events.map((e: Json) => e.id), ["1", "2"]);
-    assert.equal(first.body.next, "2");
-    for (const event of first.body.events) {
-      assert.equal(event.type, "intent.accepted");
-      // The record exactly as GET /intents/{id} renders it.
-      const record = await (await fetch(`${server.url}/intents/${event.record.id}`, {
-        headers: bearer(server.adminToken),
-      })).json();
-      assert.deepEqual(event.record, record);
-    }
-    const rest = await pull(server, `?after=${first.body.next}&limit=100`);
-    assert.deepEqual(rest.body.events.map((e: Json) => (e.record as Json).id), ids.slice(2));
-    assert.equal(rest.body.next, "5");
-    assert.deepEqual((await pull(server, "?after=5")).body, { events: [], next: "5" });
-    // The pull form answers without an Accept, and for application/json and */*.
-    for (const accept of ["application/json", "*/*", "application/json, */*;q=0.5"]) {
-      const response = await fetch(`${server.url}/events?after=4`, {
-        headers: { ...bearer(EVENTS_TOKEN), accept },
-      });
-      assert.match(response.headers.get("content-type")!, /^application\/json/, accept);
-      assert.deepEqual((await response.json()).next, "5", accept);
-    }
-
-    // Held until an event follows, then answered with it.
-    const started = performance.now();
-    const waiting = pull(server, "?after=5&wait=10");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const [late] = await submitN(server, policy, 1);
-    const answered = await waiting;
-    assert.ok(performance.now() - started < 2_000);
-    assert.deepEqual(answered.body.events.map((e: Json) => (e.record as Json).id), [late]);
-    // Nothing follows: answered empty when the wait ends.
-    const idle = performance.now();
-    assert.deepEqual((await pull(server, "?after=6&wait=1")).body, { events: [], next: "6" });
-    assert.ok(performance.now() - idle >= 900);
-  }, store.kvPath);
-});
 
 storeTest(
   "GET /events stream form: history, live events, Last-Event-ID, idle comments",

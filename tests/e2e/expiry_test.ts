@@ -9,7 +9,8 @@
  */
 
 import assert from "node:assert/strict";
-import { type Harness, withHarness } from "../support/fixtures.ts";
+import type { Harness } from "../support/harness.ts";
+import { withProcess } from "../support/process.ts";
 import { startServer } from "../support/server.ts";
 import {
   addGoverned,
@@ -55,7 +56,7 @@ async function listed(h: Harness, state: string): Promise<string[]> {
 storeTest(
   "an intent past its deadline reads expired everywhere, and its event follows",
   async (store) => {
-    await withHarness({ kvPath: store.kvPath }, async (h) => {
+    await withProcess({ store }, async (h) => {
       const [e1, e2] = [ed25519Signer(), ed25519Signer()];
       const policy = await addGoverned(
         h,
@@ -107,7 +108,7 @@ storeTest(
 );
 
 storeTest("an approval racing the deadline: accepted or expired, never both", async (store) => {
-  await withHarness({ kvPath: store.kvPath }, async (h) => {
+  await withProcess({ store }, async (h) => {
     const [e1, e2] = [ed25519Signer(), ed25519Signer()];
     const policy = await addGoverned(
       h,
@@ -154,7 +155,7 @@ storeTest("an approval racing the deadline: accepted or expired, never both", as
 storeTest(
   "the storing process killed before the deadline: another records the expiry",
   async (store) => {
-    await withHarness({ kvPath: store.kvPath }, async (h) => {
+    await withProcess({ store }, async (h) => {
       const survivor = await startServer({ kvPath: h.server.kvPath });
       try {
         const [e1, e2] = [ed25519Signer(), ed25519Signer()];

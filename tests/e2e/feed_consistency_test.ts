@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { generateEd25519Key, IntentsClient, signVariantB } from "../../client/mod.ts";
 import { startServer, type TestServer } from "../support/server.ts";
-import { openSse } from "../support/sse.ts";
+import { openSse } from "../../testing/sse.ts";
 import { storeTest } from "../support/stores.ts";
 
 const EVENTS_TOKEN = "events-token-0123456789abcdef";

@@ -10,7 +10,9 @@
 
 import assert from "node:assert/strict";
 import { multisigSignature, signVariantB } from "../../client/mod.ts";
-import { type Harness, newIntent, withHarness } from "../support/fixtures.ts";
+import { newIntent } from "../support/fixtures.ts";
+import type { Harness } from "../support/harness.ts";
+import { withProcess } from "../support/process.ts";
 import {
   addGoverned,
   approve,
@@ -28,7 +30,7 @@ import {
   type Signer,
 } from "../support/governed.ts";
 import type { Json } from "../support/record.ts";
-import { openSse } from "../support/sse.ts";
+import { openSse } from "../../testing/sse.ts";
 import { storeTest } from "../support/stores.ts";
 
 /** What the test knows of one intent: its answers, in order, to compare with its events. */
@@ -54,7 +56,7 @@ async function submitGoverned(
 }
 
 storeTest("the feed holds each governed intent's life in order, as it stood", async (store) => {
-  await withHarness({ kvPath: store.kvPath }, async (h) => {
+  await withProcess({ store }, async (h) => {
     const token = h.server.adminToken;
     const e = ed25519Signer();
     const [p1, p2] = [await passkeySigner(), await passkeySigner({ compressed: true })];

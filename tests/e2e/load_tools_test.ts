@@ -30,7 +30,7 @@ async function runTool(
 }
 
 Deno.test("load --spawn sends every body once and every one is accepted", async () => {
-  const { code, out, err } = await runTool("tools/load.ts", [
+  const { code, out, err } = await runTool("tools/load/load.ts", [
     "--spawn",
     "--n",
     "200",
@@ -47,7 +47,7 @@ Deno.test("load --spawn sends every body once and every one is accepted", async 
 Deno.test("load --base refuses a folder without the server script", async () => {
   const empty = await Deno.makeTempDir();
   try {
-    const { code, err } = await runTool("tools/load.ts", ["--spawn", "--base", empty]);
+    const { code, err } = await runTool("tools/load/load.ts", ["--spawn", "--base", empty]);
     assert.equal(code, 2);
     assert.match(err, /there is no main\.ts in /);
   } finally {
@@ -56,7 +56,7 @@ Deno.test("load --base refuses a folder without the server script", async () => 
 });
 
 Deno.test("feed-load --history reads every stored intent by pages, by one stream and by several", async () => {
-  const { code, out, err } = await runTool("tools/feed_load.ts", [
+  const { code, out, err } = await runTool("tools/feed_load/feed_load.ts", [
     "--history",
     "300",
     "--readers",
@@ -74,7 +74,7 @@ Deno.test("feed-load --history reads every stored intent by pages, by one stream
 });
 
 Deno.test("feed-load --latency matches every 201 with its event on the stream", async () => {
-  const { code, out, err } = await runTool("tools/feed_load.ts", [
+  const { code, out, err } = await runTool("tools/feed_load/feed_load.ts", [
     "--latency",
     "--rate",
     "100",

@@ -305,6 +305,9 @@ export function mutate(valid: VariantABody | VariantBBody, c: HostileCase): Muta
   } else if (b.op === "flip") {
     bytes = bytes.slice();
     bytes[b.at % bytes.length] ^= b.xor;
+    // A flipped byte may undo what made the tree refused (a duplicated name made
+    // distinct, "1e400" made "1e000"): only the bytes as sent can be judged.
+    refused = false;
   }
   const pristine = c.tree.length === 0 && b.op === "none";
   return { bytes, pristine, mayBeValid: !refused && mayBeValid(valid, bytes) };

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { readMemory } from "../../testing/proc_stats.ts";
 import type { Answer } from "./answers.ts";
 
 /** A fresh 1000-character random marker (letters and digits). */
@@ -15,13 +16,7 @@ export function makeMarker(): string {
 
 /** Resident memory of a process in bytes, from /proc (null where unavailable). */
 export function rssBytes(pid: number): number | null {
-  try {
-    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-    return match ? Number(match[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
+  return readMemory(pid)?.current ?? null;
 }
 
 /** Posts raw bytes as `application/json` and collects the answer. */

@@ -18,7 +18,7 @@ import {
   unsignedVariantB,
 } from "../../client/mod.ts";
 import type { Intent, Payload, VariantABody, VariantBBody } from "../../client/mod.ts";
-import { SoftwarePasskey } from "../support/authenticator.ts";
+import { SoftwarePasskey } from "../../testing/software_passkey.ts";
 
 /** The error codes a client may see: the contract's list plus `request_timeout`. */
 export const ERROR_CODES = new Set([

@@ -9,7 +9,7 @@
  */
 
 import { type Ed25519Key, signVariantB } from "../../client/mod.ts";
-import { openSse } from "./sse.ts";
+import { openSse } from "../../testing/sse.ts";
 import { startServer, type TestServer } from "./server.ts";
 
 /** Deno Deploy kills an instance this long after its SIGINT. */

@@ -1,8 +1,8 @@
 /**
- * Shared helpers of the end-to-end tests: a running server with an admin
- * client, documents to reference, signed bodies built with the client library
- * and the software passkey, and one assertion for the `{message, code}` error
- * body.
+ * What the suites share besides the harness (`harness.ts`): intents to
+ * submit, signatures built with the client library and the software passkey,
+ * the assertions for the `{message, code}` error body and a 201, and the
+ * admin calls several suites make (listing intents, the configuration).
  * @module
  */
 
@@ -11,96 +11,18 @@ import { base58 } from "@scure/base";
 import {
   type Ed25519Key,
   type Intent,
-  IntentsClient,
+  type IntentRecord,
+  type IntentsClient,
   type PasskeySignature,
   passkeySignature,
   type Payload,
   signedBytes,
+  signVariantB,
 } from "../../client/mod.ts";
-import { type AssertOptions, SoftwarePasskey } from "./authenticator.ts";
-import { type StartOptions, startServer, type TestServer } from "./server.ts";
+import { type AssertOptions, SoftwarePasskey } from "../../testing/software_passkey.ts";
+import type { Harness } from "./harness.ts";
 
 export { SoftwarePasskey };
-
-/** The origin the software passkey signs for by default; servers here accept it. */
-export const PASSKEY_ORIGIN = "http://localhost:8000";
-
-/** A running server plus the helpers the tests call on it. */
-export interface Harness {
-  server: TestServer;
-  url: string;
-  /** A client holding the admin token. */
-  client: IntentsClient;
-  /** `Authorization` header value with the admin token. */
-  auth: string;
-  /** A `fetch` against the server; `path` starts with `/`. */
-  fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** `POST /intents` with `Content-Type: application/json`; objects are sent as `JSON.stringify`. */
-  submit(body: unknown, headers?: HeadersInit): Promise<Response>;
-  /** Adds a fresh template and returns its id. */
-  newTemplate(): Promise<string>;
-  /** Adds a fresh policy and returns its id. */
-  newPolicy(): Promise<string>;
-}
-
-/**
- * Starts the real server with `PASSKEY_ORIGINS` set to {@link PASSKEY_ORIGIN}
- * (overridable through `options.env`).
- */
-export async function startHarness(options: StartOptions = {}): Promise<Harness> {
-  const server = await startServer({
-    ...options,
-    env: { PASSKEY_ORIGINS: PASSKEY_ORIGIN, ...options.env },
-  });
-  return harnessFor(server);
-}
-
-/** Wraps an already running server. */
-export function harnessFor(server: TestServer): Harness {
-  const auth = `Bearer ${server.adminToken}`;
-  const client = new IntentsClient({ url: server.url, token: server.adminToken });
-  const doFetch = (path: string, init?: RequestInit) => fetch(`${server.url}${path}`, init);
-  let counter = 0;
-  const newDocument = async (kind: "template" | "policy") => {
-    const doc = JSON.stringify({ kind, n: ++counter, nonce: crypto.randomUUID() });
-    const added = kind === "template" ? await client.addTemplate(doc) : await client.addPolicy(doc);
-    assert.equal(added.created, true);
-    return added.id;
-  };
-  return {
-    server,
-    url: server.url,
-    client,
-    auth,
-    fetch: doFetch,
-    submit(body, headers) {
-      const text = typeof body === "string" || body instanceof Uint8Array
-        ? body as string | Uint8Array<ArrayBuffer>
-        : JSON.stringify(body);
-      const h = new Headers(headers);
-      if (!h.has("content-type")) h.set("content-type", "application/json");
-      return doFetch("/intents", { method: "POST", headers: h, body: text });
-    },
-    newTemplate: () => newDocument("template"),
-    newPolicy: () => newDocument("policy"),
-  };
-}
-
-/**
- * Runs `fn` with a fresh harness and always stops the server afterwards, so a
- * failing test never leaves a process behind.
- */
-export async function withHarness(
-  options: StartOptions,
-  fn: (h: Harness) => Promise<void>,
-): Promise<void> {
-  const h = await startHarness(options);
-  try {
-    await fn(h);
-  } finally {
-    await h.server.stop();
-  }
-}
 
 /** A Variant A payload with a fresh id. */
 export function newPayload(templateId: string, extra: Partial<Payload> = {}): Payload {
@@ -189,4 +111,73 @@ export async function contentAddress(bytes: Uint8Array | string): Promise<string
   const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
   const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
   return base58.encode(new Uint8Array(digest));
+}
+
+/** `GET /intents` (admin) with `query`, e.g. `?limit=5`. */
+export function listIntents(h: Harness, query = ""): Promise<Response> {
+  return h.fetch(`/intents${query}`, { headers: { authorization: h.auth } });
+}
+
+/** Every page of `GET /intents` at `limit`, following the cursor to its end. */
+export async function listPages(h: Harness, limit: number): Promise<IntentRecord[][]> {
+  const pages: IntentRecord[][] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = `?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+    const res = await listIntents(h, query);
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.deepEqual(Object.keys(body).sort(), ["cursor", "items"]);
+    assert.ok(body.cursor === null || typeof body.cursor === "string");
+    pages.push(body.items);
+    cursor = body.cursor;
+    assert.ok(pages.length < 100, "the cursor never ends");
+  } while (cursor !== null);
+  return pages;
+}
+
+/** `PUT /config` (admin) with `body` as JSON. */
+export function putConfig(
+  h: Harness,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return h.fetch("/config", {
+    method: "PUT",
+    headers: { authorization: h.auth, "content-type": "application/json", ...headers },
+    body,
+  });
+}
+
+/** `GET /config` (admin). */
+export function getConfig(h: Harness): Promise<Response> {
+  return h.fetch("/config", { headers: { authorization: h.auth } });
+}
+
+/** Submits `n` fresh Variant B intents under `policyId`, signed by `key`; returns their ids. */
+export async function submitIntents(
+  client: IntentsClient,
+  options: { policyId: string; n: number; key: Ed25519Key },
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < options.n; i++) {
+    const record = await client.submit(signVariantB(newIntent(options.policyId), options.key));
+    ids.push(record.id);
+  }
+  return ids;
+}
+
+/** A stream that sends `total` bytes of `{"a":"xxxx…` in chunks, with no Content-Length. */
+export function streamOf(total: number): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= total) return controller.close();
+      const n = Math.min(512, total - sent);
+      const chunk = new Uint8Array(n).fill(0x78);
+      if (sent === 0) chunk.set(new TextEncoder().encode('{"a":"'));
+      sent += n;
+      controller.enqueue(chunk);
+    },
+  });
 }

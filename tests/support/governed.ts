@@ -19,7 +19,9 @@ import {
   signedBytes,
 } from "../../client/mod.ts";
 import { base58, base64urlnopad } from "@scure/base";
-import { expectError, type Harness, keyText, passkeySig, SoftwarePasskey } from "./fixtures.ts";
+import { SoftwarePasskey } from "../../testing/software_passkey.ts";
+import { expectError, keyText, passkeySig } from "./fixtures.ts";
+import type { Harness } from "./harness.ts";
 import { compressed } from "./keys.ts";
 import type { Json } from "./record.ts";
 
@@ -120,18 +122,18 @@ export function bodyOf(signed: Payload | Intent, signature: Signature | "Unsigne
 }
 
 /** `GET /intents/{id}/approvals` (public). */
-export function getApprovals(h: Harness | { url: string }, id: string): Promise<Response> {
-  return fetch(`${h.url}/intents/${id}/approvals`);
+export function getApprovals(h: Harness, id: string): Promise<Response> {
+  return h.fetch(`/intents/${id}/approvals`);
 }
 
 /** `POST /intents/{id}/approvals` (public); objects are sent as `JSON.stringify`. */
 export function postApproval(
-  h: Harness | { url: string },
+  h: Harness,
   id: string,
   body: unknown,
   contentType = "application/json",
 ): Promise<Response> {
-  return fetch(`${h.url}/intents/${id}/approvals`, {
+  return h.fetch(`/intents/${id}/approvals`, {
     method: "POST",
     headers: { "content-type": contentType },
     body: typeof body === "string" ? body : JSON.stringify(body),
@@ -140,7 +142,7 @@ export function postApproval(
 
 /** Approves with `signer` and returns the 200 view. */
 export async function approve(
-  h: Harness | { url: string },
+  h: Harness,
   id: string,
   signed: Payload | Intent,
   signer: Signer,

@@ -1,48 +1,107 @@
 /**
- * The whole app in-process on a `:memory:` KV, for tests that call its
- * handler directly (no server process, no port).
+ * The harness in process: the whole app built as `main.ts` builds it (a
+ * `KvStore`, the group-commit writer, `createApp`), called directly, with no
+ * server process and no port. Verification runs on the calling thread.
  * @module
  */
 
-import { type App, type AppDeps, createApp } from "../../src/http/app.ts";
+import { type App, createApp } from "../../src/http/app.ts";
+import type { RequestLogLine } from "../../src/http/request_log.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
+import { createWriter } from "../../src/storage/writer.ts";
 import { readSettings } from "../../src/settings.ts";
+import {
+  type Harness,
+  type HarnessOptions,
+  harnessOver,
+  kvPathOf,
+  PASSKEY_ORIGIN,
+  runWith,
+} from "./harness.ts";
+import { TEST_ADMIN_TOKEN } from "./server.ts";
 
-/** What {@link withInProcessApp} hands the test. */
-export interface InProcessApp {
+/** Options of {@link startApp}. */
+export interface AppOptions extends HarnessOptions {
+  /** The origin requests are made on; default `http://app.test`. */
+  origin?: string;
+  /** The clock of the app and its store; default the system clock. */
+  now?: () => Date;
+  /** Receives each request's log line; default: discarded. */
+  log?: (line: RequestLogLine) => void;
+}
+
+/** The harness in process, and the app inside it. */
+export interface AppHarness extends Harness {
   app: App;
-  /** Calls the handler with a request for `path` on a made-up origin. */
-  call: (path: string, init?: RequestInit) => Promise<Response>;
-  /** The handler as a `fetch`, for clients given a `fetch` option. */
-  fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+  /** The app's own KV handle. */
+  kv: Deno.Kv;
+  /** The app's handler as a `fetch` of full URLs, for clients given a `fetch` option. */
+  handle(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+}
+
+/** True for a KV path that names a local file (not `:memory:`, not a KV Connect URL). */
+function isFilePath(path: string): boolean {
+  return path !== ":memory:" && !/^https?:\/\//.test(path);
+}
+
+/** The byte length of a body whose length a client knows before sending it. */
+function knownLength(body: BodyInit | null | undefined): number | undefined {
+  if (typeof body === "string") return new TextEncoder().encode(body).length;
+  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return body.byteLength;
+  if (body instanceof Blob) return body.size;
+  return undefined;
 }
 
 /**
- * Builds the app from `env` (as `readSettings` reads it) on a fresh
- * `:memory:` KV, with the request log discarded, runs `fn`, and closes the KV.
- *
- * @param deps further dependencies of `createApp` (e.g. `now`).
+ * Builds the app on a fresh `:memory:` KV (or `options.store`) and returns
+ * its harness; `close()` closes the KV handles it opened.
  */
-export async function withInProcessApp(
-  env: Record<string, string>,
-  fn: (service: InProcessApp) => Promise<void>,
-  deps: Omit<AppDeps, "store" | "settings"> = {},
-  origin = "http://service.test",
+export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
+  const kvPath = kvPathOf(options.store ?? ":memory:");
+  const settings = readSettings({
+    ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    PASSKEY_ORIGINS: PASSKEY_ORIGIN,
+    ...options.env,
+  });
+  const kv = await Deno.openKv(kvPath);
+  // As main.ts: on a local file a second handle reads ids ahead of their commits.
+  const readKv = isFilePath(kvPath) ? await Deno.openKv(kvPath) : undefined;
+  const now = options.now ?? (() => new Date());
+  const store = new KvStore(kv, { now, readKv });
+  const app = createApp({
+    store,
+    settings,
+    writer: createWriter(store, { batchMax: settings.commitBatchMax }),
+    now,
+    log: options.log ?? (() => {}),
+  });
+  const handle = (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    // An HTTP client declares the length of a body it holds whole, as the server then sees.
+    const length = knownLength(init?.body);
+    if (length !== undefined && !request.headers.has("content-length")) {
+      request.headers.set("content-length", String(length));
+    }
+    return app.handler(request);
+  };
+  const harness = harnessOver({
+    url: options.origin ?? "http://app.test",
+    adminToken: settings.adminToken,
+    fetch: handle,
+    // Verification runs inline here: there is no worker to stop.
+    close: () => {
+      readKv?.close();
+      kv.close();
+      return Promise.resolve();
+    },
+  });
+  return { ...harness, app, kv, handle };
+}
+
+/** Runs `fn` on a fresh in-process harness and closes it afterwards. */
+export function withApp(
+  options: AppOptions,
+  fn: (h: AppHarness) => Promise<void>,
 ): Promise<void> {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    const app = createApp({
-      store: new KvStore(kv),
-      settings: readSettings(env),
-      log: () => {},
-      ...deps,
-    });
-    await fn({
-      app,
-      call: (path, init) => app.handler(new Request(`${origin}${path}`, init)),
-      fetch: (input, init) => app.handler(new Request(input, init)),
-    });
-  } finally {
-    kv.close();
-  }
+  return runWith(startApp(options), fn);
 }

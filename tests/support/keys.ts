@@ -11,7 +11,7 @@ import { p256 } from "@noble/curves/nist.js";
 import { sha512 } from "@noble/hashes/sha2.js";
 import { bytesToNumberLE, numberToBytesLE } from "@noble/curves/utils.js";
 import { base58 } from "@scure/base";
-import type { SoftwarePasskey } from "./authenticator.ts";
+import type { SoftwarePasskey } from "../../testing/software_passkey.ts";
 
 /** A 32-byte string that is not the encoding of any Ed25519 point. */
 export function invalidEd25519Point(): Uint8Array {

@@ -7,7 +7,7 @@
 
 import { base58 } from "@scure/base";
 import type { PasskeyAssertion, PasskeyPolicy } from "../../src/domain/passkey.ts";
-import type { AssertOptions, SoftwarePasskey } from "./authenticator.ts";
+import type { AssertOptions, SoftwarePasskey } from "../../testing/software_passkey.ts";
 
 /** The default policy of the tests: `localhost`, user verification not required. */
 export const policy: PasskeyPolicy = {

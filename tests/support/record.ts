@@ -6,7 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import { expectCreated, type Harness } from "./fixtures.ts";
+import { expectCreated } from "./fixtures.ts";
+import type { Harness } from "./harness.ts";
 
 /** A JSON object as the tests build and read them. */
 export type Json = Record<string, unknown>;

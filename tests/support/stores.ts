@@ -23,10 +23,10 @@ export const STORE_KINDS: readonly StoreKind[] = ["file", "kv_connect"];
  */
 const KV_CONNECT_TOKEN = "kv-connect-test-token-0123456789";
 
-/** A store for the servers of one test. */
+/** A store for one test: its app in process or its servers (a harness's `store` option). */
 export interface TestStore {
   kind: StoreKind;
-  /** `KV_PATH` for the servers: a file path or a KV Connect URL. */
+  /** `KV_PATH`: a file path or a KV Connect URL. */
   kvPath: string;
   /** A handle of the test's own, e.g. to audit what the servers stored; the caller closes it. */
   open(): Promise<Deno.Kv>;

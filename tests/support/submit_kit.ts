@@ -1,5 +1,5 @@
 /**
- * What the `POST /intents` suites share on one running server: a template, a
+ * What the `POST /intents` suites share on one service: a template, a
  * policy, two Ed25519 keys, two software passkeys (uncompressed and
  * compressed public key), valid bodies of each variant, and the assertions for
  * the two most common refusals.
@@ -12,7 +12,9 @@ import {
   signVariantA,
   signVariantB,
 } from "../../client/mod.ts";
-import { expectError, type Harness, newIntent, newPayload, SoftwarePasskey } from "./fixtures.ts";
+import { SoftwarePasskey } from "../../testing/software_passkey.ts";
+import { expectError, newIntent, newPayload } from "./fixtures.ts";
+import type { Harness } from "./harness.ts";
 import type { Json } from "./record.ts";
 
 /** See the module documentation. */

@@ -11,7 +11,7 @@ import {
   OUTPUT,
   recordedDigest,
   ROOT,
-} from "../../tools/bundle_client.ts";
+} from "../../tools/build/bundle_client.ts";
 import * as library from "../../client/mod.ts";
 
 const bundlePath = join(ROOT, OUTPUT);

@@ -23,8 +23,8 @@ import {
   type WebAuthnCredentials,
   webAuthnSigner,
 } from "../../client/mod.ts";
-import { SoftwarePasskey } from "../support/authenticator.ts";
-import { withInProcessApp } from "../support/in_process.ts";
+import { SoftwarePasskey } from "../../testing/software_passkey.ts";
+import { withApp } from "../support/in_process.ts";
 
 const ADMIN_TOKEN = "client-approvals-admin-token-0123";
 const ORIGIN = "http://localhost:8000";
@@ -48,7 +48,7 @@ async function withService(
   let offsetMs = 0;
   const sent: string[] = [];
   const now = () => new Date(Date.now() + offsetMs);
-  await withInProcessApp({ ADMIN_TOKEN, PASSKEY_ORIGINS: ORIGIN }, async ({ app }) => {
+  await withApp({ env: { ADMIN_TOKEN, PASSKEY_ORIGINS: ORIGIN }, now }, async ({ app }) => {
     const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
       const request = new Request(input, init);
       const path = new URL(request.url).pathname;
@@ -66,7 +66,7 @@ async function withService(
       advance: (ms) => offsetMs += ms,
       sent,
     });
-  }, { now });
+  });
 }
 
 /** An approval signer made from the software authenticator, as a test's passkey. */

@@ -22,8 +22,8 @@ import {
 import { canonicalBytes } from "../../src/domain/jcs.ts";
 import { passkeyChallenge as serverChallenge } from "../../src/domain/passkey.ts";
 import { verifyEd25519 } from "../../src/crypto/ed25519.ts";
-import { SoftwarePasskey } from "../support/authenticator.ts";
-import { withInProcessApp } from "../support/in_process.ts";
+import { SoftwarePasskey } from "../../testing/software_passkey.ts";
+import { withApp } from "../support/in_process.ts";
 
 const ADMIN_TOKEN = "client-test-admin-token-0123";
 const ORIGIN = "http://localhost:8000";
@@ -37,8 +37,12 @@ async function withService(
   fn: (client: IntentsClient, ids: { template: string; policy: string }) => Promise<void>,
   env: Record<string, string> = {},
 ) {
-  await withInProcessApp({ ADMIN_TOKEN, PASSKEY_ORIGINS: ORIGIN, ...env }, async ({ fetch }) => {
-    const client = new IntentsClient({ url: "http://service.test/", token: ADMIN_TOKEN, fetch });
+  await withApp({ env: { ADMIN_TOKEN, PASSKEY_ORIGINS: ORIGIN, ...env } }, async ({ handle }) => {
+    const client = new IntentsClient({
+      url: "http://service.test/",
+      token: ADMIN_TOKEN,
+      fetch: handle,
+    });
     const template = (await client.addTemplate('{"t":1}')).id;
     const policy = (await client.addPolicy('{"p":1}')).id;
     await fn(client, { template, policy });
@@ -224,8 +228,8 @@ Deno.test("service refusals are IntentsErrors carrying status and code", async (
 });
 
 Deno.test("admin calls without the token are refused with unauthorized", async () => {
-  await withInProcessApp({ ADMIN_TOKEN }, async ({ fetch }) => {
-    const client = new IntentsClient({ url: "http://service.test", fetch });
+  await withApp({ env: { ADMIN_TOKEN } }, async ({ handle }) => {
+    const client = new IntentsClient({ url: "http://service.test", fetch: handle });
     await assert.rejects(client.listIntents(), { status: 401, code: "unauthorized" });
     await assert.rejects(client.addTemplate("x"), { status: 401, code: "unauthorized" });
     await assert.rejects(client.getConfig(), { status: 401, code: "unauthorized" });

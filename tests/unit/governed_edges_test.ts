@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { base58 } from "@scure/base";
 import { generateEd25519Key, signVariantB } from "../../client/mod.ts";
-import { withInProcessApp } from "../support/in_process.ts";
+import * as inProcess from "../support/in_process.ts";
 
 const ADMIN_TOKEN = "governed-edges-admin-token-0123";
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -17,7 +17,7 @@ const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 function withApp(
   fn: (call: (path: string, init?: RequestInit) => Promise<Response>) => Promise<void>,
 ): Promise<void> {
-  return withInProcessApp({ ADMIN_TOKEN }, ({ call }) => fn(call));
+  return inProcess.withApp({ env: { ADMIN_TOKEN } }, (h) => fn(h.fetch));
 }
 
 function post(body: string, headers: Record<string, string> = {}): RequestInit {

@@ -4,7 +4,8 @@
  */
 
 import assert from "node:assert/strict";
-import { bodyBuilder, buildBodies, percentile } from "../../tools/_load_parts.ts";
+import { bodyBuilder, buildBodies } from "../../tools/load/bodies.ts";
+import { percentile } from "../../tools/load/figures.ts";
 
 for (const variant of ["A", "B"] as const) {
   Deno.test(`the body builder reports the intent id inside each Variant ${variant} body`, async () => {

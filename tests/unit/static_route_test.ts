@@ -5,17 +5,15 @@
 
 import assert from "node:assert/strict";
 import { PAGE_CSP, STATIC_FILES } from "../../src/http/routes/static.ts";
-import { withInProcessApp } from "../support/in_process.ts";
+import * as inProcess from "../support/in_process.ts";
 
 function withApp(
   run: (fetch: (path: string, init?: RequestInit) => Promise<Response>) => Promise<void>,
 ): Promise<void> {
-  return withInProcessApp(
-    { ADMIN_TOKEN: "static-route-test-token-0123456789" },
-    ({ call }) => run(call),
-    {},
-    "http://localhost:8000",
-  );
+  return inProcess.withApp({
+    env: { ADMIN_TOKEN: "static-route-test-token-0123456789" },
+    origin: "http://localhost:8000",
+  }, (h) => run(h.fetch));
 }
 
 Deno.test("GET / serves the page as HTML with the strict CSP", async () => {

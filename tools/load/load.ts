@@ -1,0 +1,300 @@
+/**
+ * Load generator: builds N signed submissions with the client library, drives
+ * a server on this host at a chosen concurrency over keep-alive HTTP/1.1
+ * connections (a lean client of its own, so the generator takes little CPU),
+ * and prints accepted/s, latency percentiles, answers by status and the
+ * server's peak resident memory when it can read it.
+ *
+ * ```sh
+ * deno task load -- --url http://127.0.0.1:8000 --token T --n 20000 --concurrency 64
+ * deno task load -- --spawn --batch-max 32 --n 20000 --concurrency 64
+ * ```
+ *
+ * Options: `--variant A|B` (default B), `--kind ed25519|passkey|multisig`
+ * (default ed25519; multisig is three Ed25519 signers, threshold 3),
+ * `--ids v7` (Variant B intent ids that grow with time, UUIDv7, instead of
+ * random UUIDv4s), `--governed` (the template or policy is governed, its one signer the load's
+ * Ed25519 key with weight = threshold, so every intent is accepted at once), `--pid P`
+ * (read the server's memory from /proc), `--spawn` (start `main.ts` with a
+ * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`, default 32; `--kv-connect` gives it
+ * a KV Connect server of its own instead of the file, see `testing/kv_connect/`; `--deploy` starts
+ * it as Deno Deploy does (no V8 flags, `DENO_DEPLOY=true`); `--server S` spawns
+ * another script instead, e.g. `tools/load/minimal_server.ts`; `--base DIR` runs
+ * the script of another checkout of the project, from that folder, to compare
+ * commits), `--warmup W`
+ * submissions sent first and left out of the figures (default 1000),
+ * `--max-seconds S` (stop sending after S seconds, default 300), `--origin O`
+ * (the passkey client data origin; default `http://localhost:8000`, which a
+ * spawned server accepts), `--json` (print the figures as one JSON object).
+ *
+ * Only loopback addresses are accepted: this is a measuring tool, not a
+ * stress tool for other hosts.
+ * @module
+ */
+
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { addReference, bodyBuilder, buildBodies, webCryptoSigner } from "./bodies.ts";
+import { drive } from "./drive.ts";
+import { round, summary } from "./figures.ts";
+import { commitOf, projectRoot, type Spawned, spawnLoadServer } from "./spawn.ts";
+import { readMemory } from "../../testing/proc_stats.ts";
+import {
+  type StartedKvConnectServer,
+  startKvConnectServer,
+} from "../../testing/kv_connect/start.ts";
+
+const MAX_N = 1_000_000;
+const MAX_CONCURRENCY = 1024;
+
+/** Parsed command line. */
+interface Options {
+  url: string | undefined;
+  token: string | undefined;
+  n: number;
+  concurrency: number;
+  variant: "A" | "B";
+  kind: "ed25519" | "passkey" | "multisig";
+  /** Submit under a governed document whose one signer (weight = threshold) is the load's key. */
+  governed: boolean;
+  /** How intent ids are made: random (UUIDv4, the default) or growing with time (UUIDv7). */
+  ids: "v4" | "v7";
+  pid: number | undefined;
+  spawn: boolean;
+  batchMax: number;
+  /** Script `--spawn` starts, relative to `base`. */
+  server: string;
+  /** The checkout `--spawn` runs the server from (this one unless `--base`). */
+  base: string;
+  /** `--spawn` keeps its data in a KV Connect server started for it, not a file. */
+  kvConnect: boolean;
+  /** `--spawn` starts the server as Deno Deploy does. */
+  deploy: boolean;
+  warmup: number;
+  maxSeconds: number;
+  origin: string;
+  json: boolean;
+}
+
+function fail(message: string): never {
+  console.error(`load: ${message}`);
+  Deno.exit(2);
+}
+
+function intOption(raw: string | undefined, name: string, fallback: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) > max) fail(`--${name} must be a whole number ≤ ${max}`);
+  return Number(raw);
+}
+
+const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
+  "[--server S] [--base DIR] [--kv-connect] [--deploy]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
+  "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--json]";
+
+function readOptions(args: string[]): Options {
+  // `deno task load -- …` hands the separator on.
+  if (args[0] === "--") args = args.slice(1);
+  let values;
+  try {
+    values = parseOptions(args);
+  } catch (error) {
+    fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+  }
+  return checkOptions(values);
+}
+
+function parseOptions(args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      url: { type: "string" },
+      token: { type: "string" },
+      n: { type: "string" },
+      concurrency: { type: "string" },
+      variant: { type: "string" },
+      kind: { type: "string" },
+      governed: { type: "boolean" },
+      ids: { type: "string" },
+      pid: { type: "string" },
+      spawn: { type: "boolean" },
+      "batch-max": { type: "string" },
+      server: { type: "string" },
+      base: { type: "string" },
+      "kv-connect": { type: "boolean" },
+      deploy: { type: "boolean" },
+      warmup: { type: "string" },
+      "max-seconds": { type: "string" },
+      origin: { type: "string" },
+      json: { type: "boolean" },
+    },
+    strict: true,
+  });
+  return values;
+}
+
+function checkOptions(values: ReturnType<typeof parseOptions>): Options {
+  const variant = values.variant ?? "B";
+  if (variant !== "A" && variant !== "B") fail("--variant must be A or B");
+  const kind = values.kind ?? "ed25519";
+  if (kind !== "ed25519" && kind !== "passkey" && kind !== "multisig") {
+    fail("--kind must be ed25519, passkey or multisig");
+  }
+  const options: Options = {
+    url: values.url,
+    token: values.token,
+    n: intOption(values.n, "n", 20_000, MAX_N),
+    concurrency: intOption(values.concurrency, "concurrency", 64, MAX_CONCURRENCY),
+    variant,
+    kind,
+    governed: values.governed ?? false,
+    ids: values.ids === "v7" ? "v7" : "v4",
+    pid: values.pid === undefined ? undefined : intOption(values.pid, "pid", 0, 2 ** 31),
+    spawn: values.spawn ?? false,
+    batchMax: intOption(values["batch-max"], "batch-max", 32, 99),
+    server: values.server ?? "main.ts",
+    base: values.base === undefined ? projectRoot : resolve(values.base),
+    kvConnect: values["kv-connect"] ?? false,
+    deploy: values.deploy ?? false,
+    warmup: intOption(values.warmup, "warmup", 1000, MAX_N),
+    maxSeconds: intOption(values["max-seconds"], "max-seconds", 300, 3600),
+    origin: values.origin ?? "http://localhost:8000",
+    json: values.json ?? false,
+  };
+  if (options.n < 1 || options.concurrency < 1) fail("--n and --concurrency must be at least 1");
+  if (options.spawn === (options.url !== undefined)) fail("give exactly one of --url and --spawn");
+  if (values.base !== undefined && !options.spawn) fail("--base needs --spawn");
+  if ((options.kvConnect || options.deploy) && !options.spawn) {
+    fail("--kv-connect and --deploy need --spawn");
+  }
+  if (options.governed && kind !== "ed25519") fail("--governed goes with --kind ed25519");
+  if (values.ids !== undefined && values.ids !== "v4" && values.ids !== "v7") {
+    fail("--ids must be v4 or v7");
+  }
+  if (options.spawn && !existsSync(join(options.base, options.server))) {
+    fail(`there is no ${options.server} in ${options.base}`);
+  }
+  if (options.url !== undefined) {
+    if (!options.token) fail("--token is needed with --url (templates and policies are admin)");
+    let host: string;
+    try {
+      host = new URL(options.url).hostname;
+    } catch {
+      fail("--url is not a URL");
+    }
+    if (!["127.0.0.1", "localhost", "[::1]"].includes(host)) {
+      fail("--url must be a loopback address (127.0.0.1, localhost or [::1])");
+    }
+  }
+  return options;
+}
+
+async function main(): Promise<void> {
+  const options = readOptions(Deno.args);
+  let spawned: Spawned | undefined;
+  let kvConnect: StartedKvConnectServer | undefined;
+  try {
+    kvConnect = options.kvConnect ? await startKvConnectServer() : undefined;
+    spawned = options.spawn
+      ? await spawnLoadServer({
+        script: options.server,
+        batchMax: options.batchMax,
+        root: options.base,
+        env: kvConnect && { KV_PATH: kvConnect.url, DENO_KV_ACCESS_TOKEN: kvConnect.token },
+        deploy: options.deploy,
+      })
+      : undefined;
+  } catch (error) {
+    await kvConnect?.close();
+    fail(error instanceof Error ? error.message : String(error));
+  }
+  try {
+    const url = (spawned?.url ?? options.url!).replace(/\/+$/, "");
+    const token = spawned?.token ?? options.token!;
+    const pid = spawned?.pid ?? options.pid;
+    const signer = await webCryptoSigner();
+    const refId = await addReference(
+      url,
+      token,
+      options.variant,
+      options.governed ? { signers: { [signer.publicKey]: 1 }, threshold: 1 } : undefined,
+    );
+    const total = options.warmup + options.n;
+    const built = await buildBodies(await bodyBuilder({ ...options, signer }, refId), total);
+
+    const deadline = performance.now() + options.maxSeconds * 1000;
+    const { concurrency } = options;
+    if (options.warmup > 0) {
+      await drive({ url, bodies: built.bodies.slice(0, options.warmup), concurrency, deadline });
+    }
+    const result = await drive({
+      url,
+      bodies: built.bodies.slice(options.warmup),
+      concurrency,
+      deadline,
+    });
+    const memory = pid === undefined ? null : readMemory(pid);
+
+    const accepted = result.statuses.get("201") ?? 0;
+    const figures = {
+      date: new Date().toISOString(),
+      cpus: navigator.hardwareConcurrency,
+      deno: Deno.version.deno,
+      mode: spawned
+        ? `spawned ${options.server}${
+          options.base === projectRoot ? "" : ` of ${options.base}`
+        }, COMMIT_BATCH_MAX=${options.batchMax}${options.kvConnect ? ", KV Connect" : ""}${
+          options.deploy ? ", as Deno Deploy starts it" : ""
+        }`
+        : `running server at ${url}`,
+      commit: spawned ? await commitOf(options.base) : null,
+      variant: options.variant,
+      kind: options.kind,
+      governed: options.governed,
+      ids: options.ids,
+      concurrency: options.concurrency,
+      sent: result.latencies.length,
+      warmup: options.warmup,
+      build_seconds: round(built.seconds),
+      seconds: round(result.seconds),
+      accepted_per_second: Math.round(accepted / result.seconds),
+      latency_ms: summary(result.latencies),
+      statuses: Object.fromEntries([...result.statuses].sort()),
+      server_rss_mib: memory
+        ? {
+          peak: round(memory.peak / 2 ** 20, 1),
+          current: round(memory.current / 2 ** 20, 1),
+        }
+        : null,
+    };
+    if (options.json) {
+      console.log(JSON.stringify(figures));
+    } else {
+      const l = figures.latency_ms;
+      console.log(
+        [
+          `${figures.date}  ${figures.cpus} CPUs  Deno ${figures.deno}  ${figures.mode}${
+            figures.commit ? ` (${figures.commit})` : ""
+          }`,
+          `variant ${figures.variant}, ${figures.kind}, concurrency ${figures.concurrency}, ` +
+          `${figures.sent} sent after ${figures.warmup} warm-up (bodies built in ${figures.build_seconds} s)`,
+          `accepted/s   ${figures.accepted_per_second}  (${accepted} in ${figures.seconds} s)`,
+          `latency ms   p50 ${l.p50}  p95 ${l.p95}  p99 ${l.p99}  max ${l.max}`,
+          `answers      ${
+            Object.entries(figures.statuses).map(([k, v]) => `${k}: ${v}`).join(", ")
+          }`,
+          `server RSS   ${
+            figures.server_rss_mib
+              ? `peak ${figures.server_rss_mib.peak} MiB, now ${figures.server_rss_mib.current} MiB`
+              : "unknown (give --pid, or use --spawn)"
+          }`,
+        ].join("\n"),
+      );
+    }
+  } finally {
+    await spawned?.stop();
+    await kvConnect?.close();
+  }
+}
+
+if (import.meta.main) await main();
