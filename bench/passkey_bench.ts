@@ -2,7 +2,7 @@ import { base58 } from "@scure/base";
 import { type PasskeyAssertion, type PasskeyPolicy, verifyPasskey } from "../src/domain/passkey.ts";
 import { type P256Backend, P256PublicKey, verifyP256 } from "../src/crypto/p256.ts";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { SoftwarePasskey } from "../tests/support/authenticator.ts";
+import { SoftwarePasskey } from "../testing/software_passkey.ts";
 
 const policy: PasskeyPolicy = {
   rpIds: ["localhost"],

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { type PasskeyAssertion, verifyPasskey } from "../../src/domain/passkey.ts";
-import { type AssertOptions, SoftwarePasskey } from "../support/authenticator.ts";
+import { type AssertOptions, SoftwarePasskey } from "../../testing/software_passkey.ts";
 import { assertionBy, policy, signedBytes, strictPolicy } from "../support/passkey_assertions.ts";
 
 const key = await SoftwarePasskey.create();

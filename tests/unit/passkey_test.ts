@@ -8,7 +8,7 @@ import {
   type PasskeyPolicy,
   verifyPasskey,
 } from "../../src/domain/passkey.ts";
-import { type AssertOptions, SoftwarePasskey } from "../support/authenticator.ts";
+import { type AssertOptions, SoftwarePasskey } from "../../testing/software_passkey.ts";
 import { assertionBy, policy, signedBytes, strictPolicy } from "../support/passkey_assertions.ts";
 
 const N = p256.Point.CURVE().n;
