@@ -14,17 +14,21 @@
  *
  * On `POST /intents`, `POST /intents/{id}/approvals` and `.../rejections`:
  *
- * 1. Before anything else (§4's order): `const a = address.take(clientAddress(...).bucketKey)`.
- *    Every request spends one token, whatever its outcome. When `!a.allowed`,
- *    answer 429 `{"message", "code": "rate_limited"}` with `rateLimitHeaders([a])`
- *    (it carries `Retry-After`). Every other answer of these endpoints, 2xx or
- *    error, also carries `rateLimitHeaders([a])`.
+ * 1. Before anything else (§4's order, so before the content type and the
+ *    body are looked at): `const a = address.take(clientAddress(...).bucketKey)`.
+ *    The three endpoints share one bucket per address. A request let in
+ *    spends one token whatever answer it then gets; a refused one spends
+ *    nothing. When `!a.allowed`, answer 429 `{"message", "code": "rate_limited"}`
+ *    with `rateLimitHeaders([a])` (it carries `Retry-After`). Every other
+ *    answer of these endpoints, 2xx or error, carries `rateLimitHeaders([a])`.
  * 2. After the body parsed and the signature verified, before the template or
  *    policy lookup: `const s = signer.checkAll(keys)` for the keys that signed
- *    (a multisig submission counts against each signer). Key the bucket by one
- *    canonical form (a P-256 key compressed), or one key gets two budgets.
- *    When `!s.allowed`: 429 `rate_limited` with `rateLimitHeaders([a, s])`,
- *    which names both policies and takes `Retry-After` from the signer's.
+ *    the submission, approval or rejection (a multisig counts against each
+ *    signer; an `Unsigned` submission has none, and `checkAll([])` allows).
+ *    Key the buckets by one canonical form (a P-256 key compressed), or one
+ *    key gets two budgets. When `!s.allowed`: 429 `rate_limited` with
+ *    `rateLimitHeaders([a, s])`, which names both policies and takes
+ *    `Retry-After` from the signer's.
  * 3. Only after the KV commit that stores the intent or records the approval
  *    or rejection succeeded: `signer.spendAll(keys)`. A forged signature never
  *    reaches step 2, and an idempotent replay (200), a 409, a 429
