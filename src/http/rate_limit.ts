@@ -1,0 +1,364 @@
+/**
+ * Per-process token buckets for the rate limits of CONTRACT §12, and the
+ * `RateLimit-Policy`, `RateLimit` and `Retry-After` headers that report them
+ * (draft-ietf-httpapi-ratelimit-headers-10).
+ *
+ * ## How the routes use it
+ *
+ * One limiter per policy, built once from `readLimitSettings`:
+ *
+ * ```ts
+ * const address = new RateLimiter({ policy: "address", ratePerSecond: limits.ratePerAddress });
+ * const signer = new RateLimiter({ policy: "signer", ratePerSecond: limits.ratePerSigner });
+ * ```
+ *
+ * On `POST /intents`, `POST /intents/{id}/approvals` and `.../rejections`:
+ *
+ * 1. Before anything else (§4's order, so before the content type and the
+ *    body are looked at): `const a = address.take(clientAddress(...).bucketKey)`.
+ *    The three endpoints share one bucket per address. A request let in
+ *    spends one token whatever answer it then gets; a refused one spends
+ *    nothing. When `!a.allowed`, answer 429 `{"message", "code": "rate_limited"}`
+ *    with `rateLimitHeaders([a])` (it carries `Retry-After`). Every other
+ *    answer of these endpoints, 2xx or error, carries `rateLimitHeaders([a])`.
+ * 2. After the body parsed and the signature verified, before the template or
+ *    policy lookup: `const s = signer.checkAll(keys)` for the keys that signed
+ *    the submission, approval or rejection (a multisig counts against each
+ *    signer; an `Unsigned` submission has none, and `checkAll([])` allows).
+ *    Key the buckets by one canonical form (a P-256 key compressed), or one
+ *    key gets two budgets. When `!s.allowed`: 429 `rate_limited` with
+ *    `rateLimitHeaders([a, s])`, which names both policies and takes
+ *    `Retry-After` from the signer's.
+ * 3. Only after the KV commit that stores the intent or records the approval
+ *    or rejection succeeded: `signer.spendAll(keys)`. A forged signature never
+ *    reaches step 2, and an idempotent replay (200), a 409, a 429
+ *    `too_many_pending` or a failed commit never reaches step 3, so none of
+ *    them spends a key's budget: others replaying its bodies cannot starve it.
+ *
+ * `rate_limited` and `too_many_pending` are to be added to `ERROR_CODES`
+ * (status 429); the 429 body is the usual `{message, code}`.
+ *
+ * ## Check, then spend
+ *
+ * Step 2 only looks; step 3 spends. Between them, concurrent requests of one
+ * key can all pass the check on the same last token and all spend it: the
+ * bucket then goes into debt (below empty) and the key is refused until the
+ * debt is repaid by refill. So the long-run rate holds exactly, and a burst can
+ * exceed the capacity by the number of that key's requests in flight between
+ * check and commit. A reservation taken at step 2 and refunded on failure
+ * would close that gap, but replays of a key's bodies sent by others would
+ * then hold its tokens while they are in flight, which §12 rules out.
+ *
+ * ## Decisions
+ *
+ * - A rate of 0 turns a limiter off: every request is allowed and no header
+ *   names its policy, since `q=0` would announce that nothing is allowed.
+ * - `t` of `RateLimit` is, as §12 pins it, the seconds until the bucket is
+ *   full again, rounded up; `r` the whole tokens left after this request.
+ * - `Retry-After` is the earliest whole second at which the refused request
+ *   would be allowed (at least 1). It is often less than `t` (the draft's
+ *   advice that it not be earlier than `t` presumes `t` means "until some
+ *   quota returns"; here `t` means "until the bucket is full").
+ * - Buckets are per process and at most `maxBuckets` of them are kept; the
+ *   least recently used go first. A bucket evicted while not full comes back
+ *   full: the bound trades that free refill for bounded memory.
+ * @module
+ */
+
+/** The window `w` of both policies: a full bucket lasts two seconds at the full rate. */
+export const RATE_LIMIT_WINDOW_S = 2;
+
+/** The buckets a limiter keeps at most, unless told otherwise (CONTRACT §12). */
+export const DEFAULT_MAX_BUCKETS = 100_000;
+
+/** A token is this many units: whole-number arithmetic keeps rounding exact. */
+const UNITS_PER_TOKEN = 1000;
+
+/** The outcome of a check, take or spend on one bucket. */
+export interface RateLimitDecision {
+  /** The policy name the headers show (`"address"`, `"signer"`). */
+  readonly policy: string;
+  /** False when the limiter is off (rate 0): always allowed, and no headers. */
+  readonly limited: boolean;
+  /** The bucket's capacity, `q` of `RateLimit-Policy`: twice the rate. */
+  readonly quota: number;
+  /** Whether the request is within the budget. */
+  readonly allowed: boolean;
+  /** Whole tokens left after this decision, at least 0 (`r`); `Infinity` when not limited. */
+  readonly remaining: number;
+  /** Seconds until the bucket is full, rounded up (`t`). */
+  readonly resetS: number;
+  /** When refused, whole seconds (at least 1) until the request would be allowed; else 0. */
+  readonly retryAfterS: number;
+}
+
+/** How a {@link RateLimiter} is built. */
+export interface RateLimiterOptions {
+  /** The name the headers give this limit; printable ASCII. */
+  policy: string;
+  /** Tokens refilled per second, a whole number; bursts up to twice that. 0: no limit. */
+  ratePerSecond: number;
+  /** Buckets kept at most; the least recently used go first. Default 100,000. */
+  maxBuckets?: number;
+  /** A monotonic clock in milliseconds; default `performance.now`. */
+  now?: () => number;
+}
+
+function checkCost(cost: number): void {
+  if (!Number.isSafeInteger(cost) || cost < 1) {
+    throw new RangeError(`Cannot spend tokens: cost must be a positive integer`);
+  }
+}
+
+/**
+ * Token buckets keyed by string: each holds up to `2 × ratePerSecond` tokens
+ * and refills at `ratePerSecond`. A bucket that is full is not stored, so
+ * looking at a key that spent nothing lately costs no memory.
+ *
+ * Each stored bucket is one number, the time (in token units of refill) at
+ * which it is full again; the map's insertion order is its recency order.
+ * The clock is read in whole milliseconds from construction, so refill and
+ * rounding are exact integer sums; past 2^53 units (at 1,000,000 tokens per
+ * second, after more than 100 days) the time is off by a few thousandths of a
+ * token.
+ *
+ * @example
+ * ```ts
+ * const limiter = new RateLimiter({ policy: "address", ratePerSecond: 50 });
+ * const decision = limiter.take("192.0.2.1");
+ * if (!decision.allowed) return tooMany(rateLimitHeaders([decision]));
+ * ```
+ */
+export class RateLimiter {
+  /** The name the headers give this limit. */
+  readonly policy: string;
+  /** Tokens refilled per second; 0 when off. */
+  readonly ratePerSecond: number;
+  /** Tokens a full bucket holds: twice the rate. */
+  readonly capacity: number;
+  /** Buckets kept at most. */
+  readonly maxBuckets: number;
+  readonly #now: () => number;
+  readonly #origin: number;
+  readonly #capacityUnits: number;
+  /** Key → the refill time (token units since origin) at which the bucket is full. */
+  readonly #fullAt = new Map<string, number>();
+  readonly #unlimited: RateLimitDecision;
+
+  /** @throws {RangeError} for a rate or bound that is not a suitable whole number. */
+  constructor(options: RateLimiterOptions) {
+    const { policy, ratePerSecond, maxBuckets = DEFAULT_MAX_BUCKETS } = options;
+    if (!/^[\x20-\x7e]+$/.test(policy)) {
+      throw new RangeError(`Cannot create RateLimiter: policy must be printable ASCII`);
+    }
+    if (!Number.isSafeInteger(ratePerSecond) || ratePerSecond < 0) {
+      throw new RangeError(`Cannot create RateLimiter: ratePerSecond must be a whole number`);
+    }
+    if (!Number.isSafeInteger(maxBuckets) || maxBuckets < 1) {
+      throw new RangeError(`Cannot create RateLimiter: maxBuckets must be a positive integer`);
+    }
+    this.policy = policy;
+    this.ratePerSecond = ratePerSecond;
+    this.capacity = ratePerSecond * RATE_LIMIT_WINDOW_S;
+    this.maxBuckets = maxBuckets;
+    this.#now = options.now ?? (() => performance.now());
+    this.#origin = Math.floor(this.#now());
+    this.#capacityUnits = this.capacity * UNITS_PER_TOKEN;
+    this.#unlimited = Object.freeze({
+      policy,
+      limited: false,
+      quota: 0,
+      allowed: true,
+      remaining: Infinity,
+      resetS: 0,
+      retryAfterS: 0,
+    });
+  }
+
+  /** Whether the limiter limits anything (its rate is not 0). */
+  get enabled(): boolean {
+    return this.ratePerSecond > 0;
+  }
+
+  /**
+   * Buckets currently stored: those that spent lately. One that has refilled
+   * since is dropped when next checked, or evicted in its turn.
+   */
+  get size(): number {
+    return this.#fullAt.size;
+  }
+
+  /**
+   * Spends `cost` tokens from `key`'s bucket when it holds them; a refused
+   * request spends nothing.
+   *
+   * @throws {RangeError} when `cost` is not a positive integer or exceeds the capacity.
+   */
+  take(key: string, cost = 1): RateLimitDecision {
+    if (!this.enabled) return this.#unlimited;
+    const costUnits = this.#costUnits(cost);
+    const now = this.#nowUnits();
+    const missing = this.#missing(key, now);
+    if (missing + costUnits > this.#capacityUnits) {
+      this.#touch(key);
+      return this.#decision(missing, costUnits, false);
+    }
+    this.#store(key, now + missing + costUnits);
+    return this.#decision(missing + costUnits, costUnits, true);
+  }
+
+  /**
+   * Whether `key` could spend `cost` tokens now, without spending them; the
+   * decision reports what {@link take} would. Pair with {@link spend} once the
+   * request has done what the budget counts (see the module's notes on the
+   * race this admits).
+   *
+   * @throws {RangeError} when `cost` is not a positive integer or exceeds the capacity.
+   */
+  check(key: string, cost = 1): RateLimitDecision {
+    if (!this.enabled) return this.#unlimited;
+    const costUnits = this.#costUnits(cost);
+    const missing = this.#missing(key, this.#nowUnits());
+    // A bucket found full again needs no entry; one still refilling is in use.
+    if (missing === 0) this.#fullAt.delete(key);
+    else this.#touch(key);
+    const allowed = missing + costUnits <= this.#capacityUnits;
+    return this.#decision(allowed ? missing + costUnits : missing, costUnits, allowed);
+  }
+
+  /**
+   * Spends `cost` tokens from `key`'s bucket unconditionally: the work they pay
+   * for is done. The bucket may go below empty (when concurrent requests passed
+   * {@link check} on the same tokens); the key is then refused until refill
+   * repays the debt. `allowed` says whether the tokens were there.
+   *
+   * @throws {RangeError} when `cost` is not a positive integer.
+   */
+  spend(key: string, cost = 1): RateLimitDecision {
+    if (!this.enabled) return this.#unlimited;
+    checkCost(cost);
+    const costUnits = cost * UNITS_PER_TOKEN;
+    const now = this.#nowUnits();
+    const missing = this.#missing(key, now) + costUnits;
+    this.#store(key, now + missing);
+    return this.#decision(missing, costUnits, missing <= this.#capacityUnits);
+  }
+
+  /**
+   * {@link check} for each of `keys` (the signers of one request): the
+   * refused decision with the longest wait, or when all are allowed the one
+   * with the fewest tokens left. With no keys, an allowed decision for a full bucket.
+   */
+  checkAll(keys: Iterable<string>, cost = 1): RateLimitDecision {
+    let worst: RateLimitDecision | undefined;
+    for (const key of keys) {
+      const decision = this.check(key, cost);
+      if (worst === undefined || worse(decision, worst)) worst = decision;
+    }
+    return worst ??
+      (this.enabled ? this.#decision(this.#costUnits(cost), 0, true) : this.#unlimited);
+  }
+
+  /** {@link spend} for each of `keys`, once the request they signed has been stored. */
+  spendAll(keys: Iterable<string>, cost = 1): void {
+    for (const key of keys) this.spend(key, cost);
+  }
+
+  #costUnits(cost: number): number {
+    checkCost(cost);
+    if (cost > this.capacity) {
+      throw new RangeError(`Cannot spend tokens: cost exceeds the capacity of ${this.capacity}`);
+    }
+    return cost * UNITS_PER_TOKEN;
+  }
+
+  /** Refill since construction, in token units: the rate in units per millisecond. */
+  #nowUnits(): number {
+    return (Math.floor(this.#now()) - this.#origin) * this.ratePerSecond;
+  }
+
+  /** Units missing from a full bucket at `now`; more than the capacity when in debt. */
+  #missing(key: string, now: number): number {
+    const fullAt = this.#fullAt.get(key);
+    return fullAt === undefined || fullAt <= now ? 0 : fullAt - now;
+  }
+
+  /** Moves `key` to the most recently used end. */
+  #touch(key: string): void {
+    const fullAt = this.#fullAt.get(key);
+    if (fullAt === undefined) return;
+    this.#fullAt.delete(key);
+    this.#fullAt.set(key, fullAt);
+  }
+
+  #store(key: string, fullAt: number): void {
+    this.#fullAt.delete(key);
+    this.#fullAt.set(key, fullAt);
+    if (this.#fullAt.size > this.maxBuckets) {
+      // A Map iterates in insertion order: the first key is the least recently used.
+      this.#fullAt.delete(this.#fullAt.keys().next().value!);
+    }
+  }
+
+  /** The decision once `missing` units are missing from the bucket. */
+  #decision(missing: number, costUnits: number, allowed: boolean): RateLimitDecision {
+    const unitsPerSecond = this.ratePerSecond * UNITS_PER_TOKEN;
+    return {
+      policy: this.policy,
+      limited: true,
+      quota: this.capacity,
+      allowed,
+      remaining: Math.max(0, Math.floor((this.#capacityUnits - missing) / UNITS_PER_TOKEN)),
+      resetS: Math.ceil(missing / unitsPerSecond),
+      retryAfterS: allowed
+        ? 0
+        : Math.max(1, Math.ceil((missing + costUnits - this.#capacityUnits) / unitsPerSecond)),
+    };
+  }
+}
+
+/** Whether `a` is more constraining than `b`. */
+function worse(a: RateLimitDecision, b: RateLimitDecision): boolean {
+  if (a.allowed !== b.allowed) return !a.allowed;
+  return a.allowed ? a.remaining < b.remaining : a.retryAfterS > b.retryAfterS;
+}
+
+/** A String of RFC 9651 §3.3.3, as the draft requires policy names to be. */
+function sfString(text: string): string {
+  return `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * The `RateLimit-Policy` and `RateLimit` headers for the given decisions, in
+ * their order (one List member per limited policy, joined by `", "` as RFC 9651
+ * §4.1.1 serializes a List), and `Retry-After` when one of them refused: the
+ * longest wait among the refusals. Decisions of a limiter that is off add
+ * nothing; with none limited the result is empty.
+ *
+ * Keys are lower case, as `Headers` stores them.
+ *
+ * @example
+ * ```ts
+ * rateLimitHeaders([addressDecision]);
+ * // { "ratelimit-policy": '"address";q=100;w=2', ratelimit: '"address";r=99;t=1' }
+ * ```
+ */
+export function rateLimitHeaders(decisions: readonly RateLimitDecision[]): Record<string, string> {
+  const policies: string[] = [];
+  const limits: string[] = [];
+  let retryAfterS = 0;
+  for (const d of decisions) {
+    if (!d.limited) continue;
+    const name = sfString(d.policy);
+    policies.push(`${name};q=${d.quota};w=${RATE_LIMIT_WINDOW_S}`);
+    limits.push(`${name};r=${d.remaining};t=${d.resetS}`);
+    if (!d.allowed) retryAfterS = Math.max(retryAfterS, d.retryAfterS, 1);
+  }
+  if (policies.length === 0) return {};
+  const headers: Record<string, string> = {
+    "ratelimit-policy": policies.join(", "),
+    "ratelimit": limits.join(", "),
+  };
+  if (retryAfterS > 0) headers["retry-after"] = String(retryAfterS);
+  return headers;
+}
