@@ -27,8 +27,6 @@ export const SIGNATURE_VERSION = "v1";
 const MIN_KEY_BYTES = 24;
 const MAX_KEY_BYTES = 64;
 
-const encoder = new TextEncoder();
-
 /**
  * Makes a new secret: `whsec_` + padded base64 of 32 bytes from the
  * platform's cryptographic random source (56 characters after the prefix).
@@ -103,6 +101,8 @@ export function signedContent(
   ) {
     throw new RangeError("a webhook timestamp is whole Unix seconds, written in decimal");
   }
+  // No module-level encoder: the browser bundle, which imports this module, keeps no leftovers.
+  const encoder = new TextEncoder();
   const head = encoder.encode(`${msgId}.${seconds}.`);
   const tail = typeof body === "string" ? encoder.encode(body) : body;
   const content = new Uint8Array(head.length + tail.length);
