@@ -46,11 +46,13 @@ export interface WebhookUrlOptions {
  * ```ts
  * const options = { allowHttp: false, allowPrivate: false };
  * checkWebhookUrl("https://hooks.example/in?team=7", options); // null
- * checkWebhookUrl("http://hooks.example/", options); // "must start with https:// ..."
+ * checkWebhookUrl("http://hooks.example/", options);
+ * // "must be an absolute URL starting with https:// (plain http:// is not allowed)"
  * checkWebhookUrl("https://HOOKS.example/", options);
  * // "is not in its normal form; write it as https://hooks.example/"
  * checkWebhookUrl("https://[::ffff:10.0.0.1]/", options);
- * // "must not name an address that is not globally reachable: [::ffff:a00:1] is Private-Use (...)"
+ * // "must not name an address that is not globally reachable:
+ * //  [::ffff:a00:1] is Private-Use (10.0.0.1 embedded by IPv4-mapped Address)"
  * ```
  */
 export function checkWebhookUrl(url: string, options: WebhookUrlOptions): string | null {
