@@ -58,6 +58,7 @@ export {
   type WebAuthnSignerOptions,
 } from "./passkey.ts";
 export { passkeyChallenge, passkeyChallengeBytes, signedBytes } from "./signed.ts";
+export * from "./webhooks.ts";
 export type * from "./types.ts";
 import type {
   ApprovalsView,

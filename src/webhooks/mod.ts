@@ -1,0 +1,49 @@
+/**
+ * The parts of webhook delivery (CONTRACT §11) that need no storage: each
+ * is pure or does one attempt, and the caller (the endpoint store, the
+ * lease holder's loop, the admin routes) decides what to keep.
+ *
+ * - `checkWebhookUrl(url, { allowHttp, allowPrivate })`: at `POST` and
+ *   `PATCH /webhooks`; a string is the message of a 400 `invalid_webhook_url`.
+ * - `newWebhookSecret()`: at creation and at `POST /webhooks/{id}/secret`.
+ * - `deliveryHeaders({ secrets, id, timestampS, body })` then
+ *   `deliverOnce({ url, headers, body, timeoutMs, allowPrivate })`: one attempt.
+ *   Its `status` and `error` are the attempt's record; a 2xx acknowledges the
+ *   event, a 410 disables the endpoint (`gone`), anything else is retried on
+ *   the schedule of §11, with `retryAfterS` (when present) replacing the next
+ *   delay.
+ * - `judgeAddress` / `isGloballyReachable`: the registries' verdict on one
+ *   address, for anything else that must not reach inside.
+ *
+ * Consumers verify deliveries with `verifyWebhook` from `client/webhooks.ts`.
+ * @module
+ */
+
+export {
+  type AddressVerdict,
+  describeVerdict,
+  isGloballyReachable,
+  judgeAddress,
+} from "./addresses.ts";
+export {
+  type Connector,
+  deliverOnce,
+  type DeliverOptions,
+  type DeliveryError,
+  type DeliveryResult,
+  MAX_RESPONSE_BYTES,
+  resolveHost,
+  type Resolver,
+} from "./deliver.ts";
+export { formatIpv4, type IpAddress, isIpAddress, parseIpAddress } from "./ip.ts";
+export { MAX_RETRY_AFTER_S, parseRetryAfter } from "./retry_after.ts";
+export {
+  deliveryHeaders,
+  type DeliveryHeadersOptions,
+  newWebhookSecret,
+  signatureHeader,
+  WEBHOOK_SECRET_BYTES,
+  WEBHOOK_SECRET_PREFIX,
+  webhookSecretKey,
+} from "./signing.ts";
+export { checkWebhookUrl, MAX_WEBHOOK_URL_LENGTH, type WebhookUrlOptions } from "./url.ts";

@@ -1,0 +1,118 @@
+/**
+ * The rule that decides whether a webhook endpoint URL may be registered
+ * (CONTRACT §11), for `POST /webhooks` and `PATCH /webhooks/{id}`.
+ * @module
+ */
+
+import { describeVerdict, judgeAddress } from "./addresses.ts";
+import { isIpAddress } from "./ip.ts";
+
+/** Longest accepted webhook URL, in characters. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+/** The settings {@link checkWebhookUrl} depends on (CONTRACT §2). */
+export interface WebhookUrlOptions {
+  /** `WEBHOOKS_ALLOW_HTTP`: whether plain `http:` is accepted besides `https:`. */
+  allowHttp: boolean;
+  /**
+   * `WEBHOOKS_ALLOW_PRIVATE`: whether a host given as an IP address that is
+   * not globally reachable (loopback, private, link-local, ...) is accepted.
+   */
+  allowPrivate: boolean;
+}
+
+/**
+ * Checks a webhook endpoint URL: absolute, scheme `https` (or `http` when
+ * `allowHttp`), with a host, no user info, no fragment, no white space, at
+ * most 2048 characters, and written in its normal form as CONTRACT §6
+ * defines it: the URL standard's serialization (`new URL(url).href`) equals
+ * it, or equals it with the `/` of an empty path added (`https://x.example`,
+ * `https://x.example?a=1`). Unlike §6, a query is allowed.
+ *
+ * Unless `allowPrivate`, a host written as an IP address is judged by the
+ * IANA special-purpose registries (see `judgeAddress`), after the URL parser
+ * has read it, so `https://0x7f.1/` is refused as loopback rather than only
+ * as not normal. A host name is not resolved here: each delivery attempt
+ * resolves it and checks every address it gets.
+ *
+ * @param url the candidate URL.
+ * @param options the operator's settings.
+ * @returns `null` when valid, else the reason, phrased to follow the field's
+ *   name (`url must ...`) for a 400 `invalid_webhook_url`. It never repeats the
+ *   input; it names the normal form (ASCII as the URL parser writes it) or the
+ *   refused address as the parser reads it.
+ *
+ * @example
+ * ```ts
+ * const options = { allowHttp: false, allowPrivate: false };
+ * checkWebhookUrl("https://hooks.example/in?team=7", options); // null
+ * checkWebhookUrl("http://hooks.example/", options);
+ * // "must be an absolute URL starting with https:// (plain http:// is not allowed)"
+ * checkWebhookUrl("https://HOOKS.example/", options);
+ * // "is not in its normal form; write it as https://hooks.example/"
+ * checkWebhookUrl("https://[::ffff:10.0.0.1]/", options);
+ * // "must not name an address that is not globally reachable:
+ * //  [::ffff:a00:1] is Private-Use (10.0.0.1 embedded by IPv4-mapped Address)"
+ * ```
+ */
+export function checkWebhookUrl(url: string, options: WebhookUrlOptions): string | null {
+  if (url.length > MAX_WEBHOOK_URL_LENGTH) {
+    return `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
+  }
+  // White space, controls and backslashes are silently rewritten or dropped by URL parsers.
+  if (/[\s\p{Cc}\\]/u.test(url)) {
+    return "must not contain white space, control characters or backslashes";
+  }
+  const scheme = /^(https?):\/\//i.exec(url);
+  if (!scheme || (scheme[1].toLowerCase() === "http" && !options.allowHttp)) {
+    return options.allowHttp
+      ? "must be an absolute URL starting with https:// or http://"
+      : "must be an absolute URL starting with https:// (plain http:// is not allowed)";
+  }
+  if (url.includes("#")) return "must not have a fragment";
+  const rest = url.slice(scheme[0].length);
+  const authorityEnd = rest.search(/[/?]|$/);
+  const authority = rest.slice(0, authorityEnd);
+  if (authority.includes("@")) return "must not contain user info";
+  // WHATWG parsing skips extra slashes ("https:///x" gets host "x"); RFC 3986 sees no host.
+  if (authority === "") return "must have a host";
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "is not a valid URL";
+  }
+  if (parsed.hostname === "") return "must have a host";
+  if (!options.allowPrivate && isIpAddress(parsed.hostname)) {
+    const verdict = judgeAddress(parsed.hostname);
+    if (!verdict.globallyReachable) {
+      return `must not name an address that is not globally reachable: ${parsed.hostname} is ${
+        describeVerdict(verdict)
+      }`;
+    }
+  }
+  const normal = parsed.href;
+  if (normal === url) return null;
+  // The one difference the rule forgives: the "/" of an empty path, before any query.
+  const at = scheme[0].length + authorityEnd;
+  if (
+    parsed.pathname === "/" && url[at] !== "/" && normal === `${url.slice(0, at)}/${url.slice(at)}`
+  ) {
+    return null;
+  }
+  return notNormal(normal);
+}
+
+/**
+ * The reason for a URL that is not in its normal form. The serialization is
+ * printable ASCII (hosts are ASCII after IDNA, everything else outside ASCII
+ * is percent-encoded), but it is checked again before it goes into a
+ * message, and it may be longer than the input it came from.
+ */
+function notNormal(normal: string): string {
+  if (normal.length > MAX_WEBHOOK_URL_LENGTH) {
+    return `is not in its normal form, which is longer than ${MAX_WEBHOOK_URL_LENGTH} characters`;
+  }
+  if (!/^[\x21-\x7e]+$/.test(normal)) return "is not in its normal form";
+  return `is not in its normal form; write it as ${normal}`;
+}
