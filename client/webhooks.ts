@@ -5,7 +5,7 @@
  * only: it runs in Deno, Node and browsers (and workers).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { verifyWebhook, WebhookVerificationError } from "./client/webhooks.ts";
  * Deno.serve(async (request) => {
  *   const body = await request.text(); // the raw body: never re-serialize before verifying

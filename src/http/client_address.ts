@@ -118,7 +118,7 @@ function peerAddress(remoteAddr: Deno.Addr): IpAddress | string {
  * @returns the client's canonical address and bucket key; never throws.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const { bucketKey } = clientAddress({
  *   remoteAddr: info.remoteAddr,
  *   headers: request.headers,

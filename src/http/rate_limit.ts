@@ -7,7 +7,7 @@
  *
  * One limiter per policy, built once from `readLimitSettings`:
  *
- * ```ts
+ * ```ts ignore
  * const address = new RateLimiter({ policy: "address", ratePerSecond: limits.ratePerAddress });
  * const signer = new RateLimiter({ policy: "signer", ratePerSecond: limits.ratePerSigner });
  * ```
@@ -123,7 +123,7 @@ function checkCost(cost: number): void {
  * token.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const limiter = new RateLimiter({ policy: "address", ratePerSecond: 50 });
  * const decision = limiter.take("192.0.2.1");
  * if (!decision.allowed) return tooMany(rateLimitHeaders([decision]));
@@ -338,7 +338,7 @@ function sfString(text: string): string {
  * Keys are lower case, as `Headers` stores them.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * rateLimitHeaders([addressDecision]);
  * // { "ratelimit-policy": '"address";q=100;w=2', ratelimit: '"address";r=99;t=1' }
  * ```

@@ -101,7 +101,7 @@ const encoder = new TextEncoder();
  * @throws the reason of `options.signal` when it aborts the attempt.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const body = JSON.stringify(event);
  * const headers = await deliveryHeaders({ secrets, id: event.id, timestampS, body });
  * const result = await deliverOnce({ url, headers, body, timeoutMs: 15000, allowPrivate: false });

@@ -189,7 +189,7 @@ export interface DeliveryHeadersOptions {
  * @throws {RangeError | TypeError} as {@link signatureHeader} does.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const body = JSON.stringify(event);
  * const headers = await deliveryHeaders({
  *   secrets, id: event.id, timestampS: Math.floor(Date.now() / 1000), body,
