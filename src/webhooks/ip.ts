@@ -34,8 +34,9 @@ const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/;
  * ```ts
  * parseIpAddress("192.0.2.1"); // { version: 4, bytes: [192, 0, 2, 1] }
  * parseIpAddress("[::ffff:127.0.0.1]").version; // 6
- * parseIpAddress("0x7f.1"); // throws SyntaxError
  * ```
+ *
+ * `parseIpAddress("0x7f.1")` throws a `SyntaxError`.
  */
 export function parseIpAddress(text: string): IpAddress {
   const v4 = parseIpv4(text);
