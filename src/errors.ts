@@ -31,6 +31,11 @@ export const ERROR_CODES = [
   "quorum_mismatch",
   "not_pending",
   "already_approved",
+  "already_rejected",
+  "invalid_webhook_url",
+  "too_many_webhooks",
+  "rate_limited",
+  "too_many_pending",
 ] as const;
 
 /** A stable error code of the public interface. */
