@@ -218,3 +218,45 @@ export function cidrContains(range: ParsedCidr, address: IpAddress): boolean {
   }
   return true;
 }
+
+/**
+ * Parses an IP address literal as it is written, for judging where a
+ * connection would go (CONTRACT §11's webhook URLs and DNS answers): the same
+ * strict forms as {@link parseIpAddress}, but an IPv4-mapped IPv6 address stays
+ * the IPv6 address it is (the special-purpose registries list the mapped block
+ * apart), and an IPv6 address may be written in a URL host's brackets
+ * (`[::1]`; an IPv4 address may not).
+ *
+ * @param text the literal, as a URL's host or a resolver's answer gives it.
+ * @returns the address, or `undefined` when `text` is not one.
+ *
+ * @example
+ * ```ts
+ * parseIpLiteral("[::ffff:127.0.0.1]")?.version; // 6
+ * parseIpAddress("::ffff:127.0.0.1")?.version; // 4
+ * parseIpLiteral("127.1"); // undefined
+ * ```
+ */
+export function parseIpLiteral(text: string): IpAddress | undefined {
+  if (text.startsWith("[") && text.endsWith("]")) {
+    const inner = text.slice(1, -1);
+    if (!inner.includes(":")) return undefined;
+    text = inner;
+  }
+  if (!text.includes(":")) return parseIpAddress(text);
+  const bytes = parseIpv6Bytes(text);
+  return bytes === undefined ? undefined : { version: 6, bytes };
+}
+
+/**
+ * Whether `text` is an IP address literal {@link parseIpLiteral} reads.
+ *
+ * @example
+ * ```ts
+ * isIpLiteral("[2001:db8::1]"); // true
+ * isIpLiteral("hooks.example"); // false
+ * ```
+ */
+export function isIpLiteral(text: string): boolean {
+  return parseIpLiteral(text) !== undefined;
+}

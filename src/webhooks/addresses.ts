@@ -23,7 +23,7 @@
  * @module
  */
 
-import { formatIpv4, type IpAddress, parseIpAddress } from "./ip.ts";
+import { formatIpAddress, type IpAddress, parseIpLiteral } from "../ip_address.ts";
 
 /** What {@link judgeAddress} found. */
 export interface AddressVerdict {
@@ -141,8 +141,8 @@ interface Block {
 function compile(entries: Entry[], version: 4 | 6): Block[] {
   return entries.map(({ prefix, name, global }) => {
     const [address, length] = prefix.split("/");
-    const parsed = parseIpAddress(address);
-    if (parsed.version !== version) throw new Error(`table entry ${prefix} is not IPv${version}`);
+    const parsed = parseIpLiteral(address);
+    if (parsed?.version !== version) throw new Error(`table entry ${prefix} is not IPv${version}`);
     return { bytes: parsed.bytes, length: Number(length), name, global };
   }).sort((a, b) => b.length - a.length);
 }
@@ -167,8 +167,9 @@ function lookup(bytes: Uint8Array, blocks: Block[]): Block | undefined {
 /**
  * Judges an IP address by the special-purpose registries.
  *
- * @param address an IPv4 or IPv6 literal, as {@link parseIpAddress} accepts
- *   it (brackets allowed, zone ids refused), or an already parsed address.
+ * @param address an IPv4 or IPv6 literal, as `parseIpLiteral` reads it
+ *   (brackets allowed, zone ids refused; an IPv4-mapped address stays IPv6),
+ *   or an already parsed address.
  * @returns the verdict and the registry entry that gave it.
  * @throws {SyntaxError} when `address` is not an IP literal.
  *
@@ -182,7 +183,8 @@ function lookup(bytes: Uint8Array, blocks: Block[]): Block | undefined {
  * ```
  */
 export function judgeAddress(address: string | IpAddress): AddressVerdict {
-  const ip = typeof address === "string" ? parseIpAddress(address) : address;
+  const ip = typeof address === "string" ? parseIpLiteral(address) : address;
+  if (ip === undefined) throw new SyntaxError("Cannot judge address: not an IPv4 or IPv6 literal");
   if (ip.version === 4) return judgeIpv4(ip.bytes);
   const block = lookup(ip.bytes, IPV6_BLOCKS);
   if (!block) return { globallyReachable: true, entry: null };
@@ -190,7 +192,10 @@ export function judgeAddress(address: string | IpAddress): AddressVerdict {
     return { globallyReachable: block.global, entry: block.name };
   }
   const ipv4 = embeddedIpv4(ip.bytes, block.global);
-  return { ...judgeIpv4(ipv4), embedded: { via: block.name, ipv4: formatIpv4(ipv4) } };
+  return {
+    ...judgeIpv4(ipv4),
+    embedded: { via: block.name, ipv4: formatIpAddress({ version: 4, bytes: ipv4 }) },
+  };
 }
 
 /**

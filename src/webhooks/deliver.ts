@@ -15,7 +15,7 @@
 
 import { judgeAddress } from "./addresses.ts";
 import { bodyComplete, headEnd, parseHead, type ResponseHead } from "./_response_head.ts";
-import { isIpAddress } from "./ip.ts";
+import { isIpLiteral } from "../ip_address.ts";
 import { MAX_RETRY_AFTER_S, parseRetryAfter } from "./retry_after.ts";
 
 /** How an attempt failed before or instead of an answer (the `error` of CONTRACT §11's attempts). */
@@ -124,12 +124,12 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
   try {
     // Brackets off an IPv6 host: the socket and TLS want the bare address.
     const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
-    const addresses = isIpAddress(host)
+    const addresses = isIpLiteral(host)
       ? [host]
       : await deadline.race((options.resolve ?? resolveHost)(host, { signal: deadline.signal }));
     if (addresses.length === 0) return { status: null, error: "connection", durationMs: elapsed() };
     if (!options.allowPrivate) {
-      const refused = addresses.find((a) => !isIpAddress(a) || !judgeAddress(a).globallyReachable);
+      const refused = addresses.find((a) => !isIpLiteral(a) || !judgeAddress(a).globallyReachable);
       if (refused !== undefined) {
         return { status: null, error: "refused_address", durationMs: elapsed(), address: refused };
       }

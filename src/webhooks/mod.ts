@@ -35,7 +35,7 @@ export {
   resolveHost,
   type Resolver,
 } from "./deliver.ts";
-export { formatIpv4, type IpAddress, isIpAddress, parseIpAddress } from "./ip.ts";
+export { type IpAddress, isIpLiteral, parseIpLiteral } from "../ip_address.ts";
 export { MAX_RETRY_AFTER_S, parseRetryAfter } from "./retry_after.ts";
 export {
   deliveryHeaders,

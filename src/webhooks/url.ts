@@ -5,7 +5,7 @@
  */
 
 import { describeVerdict, judgeAddress } from "./addresses.ts";
-import { isIpAddress } from "./ip.ts";
+import { isIpLiteral } from "../ip_address.ts";
 
 /** Longest accepted webhook URL, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -83,7 +83,7 @@ export function checkWebhookUrl(url: string, options: WebhookUrlOptions): string
     return "is not a valid URL";
   }
   if (parsed.hostname === "") return "must have a host";
-  if (!options.allowPrivate && isIpAddress(parsed.hostname)) {
+  if (!options.allowPrivate && isIpLiteral(parsed.hostname)) {
     const verdict = judgeAddress(parsed.hostname);
     if (!verdict.globallyReachable) {
       return `must not name an address that is not globally reachable: ${parsed.hostname} is ${

@@ -1,6 +1,7 @@
 /**
- * Unit tests of the IP literal parser and of the special-purpose registry
- * verdicts webhook URLs and DNS answers are judged by (CONTRACT §11).
+ * Unit tests of the IP literals webhook URLs and DNS answers are read as
+ * (`parseIpLiteral` of the shared `src/ip_address.ts`) and of the
+ * special-purpose registry verdicts they are judged by (CONTRACT §11).
  */
 
 import assert from "node:assert/strict";
@@ -10,7 +11,7 @@ import {
   isGloballyReachable,
   judgeAddress,
 } from "../../src/webhooks/addresses.ts";
-import { isIpAddress, parseIpAddress } from "../../src/webhooks/ip.ts";
+import { isIpLiteral, parseIpAddress, parseIpLiteral } from "../../src/ip_address.ts";
 
 /** Literal → its 16-bit groups (IPv6) or octets (IPv4), as parsed. */
 const PARSED: [string, number[]][] = [
@@ -78,9 +79,10 @@ const NOT_LITERALS = [
   "fe80::1%1",
 ];
 
-Deno.test("parseIpAddress reads IPv4 and IPv6 literals in every text form RFC 4291 allows", () => {
+Deno.test("parseIpLiteral reads IPv4 and IPv6 literals in every text form RFC 4291 allows", () => {
   for (const [text, expected] of PARSED) {
-    const ip = parseIpAddress(text);
+    const ip = parseIpLiteral(text);
+    assert.ok(ip, text);
     const got = ip.version === 4
       ? Array.from(ip.bytes)
       : Array.from({ length: 8 }, (_, i) => (ip.bytes[2 * i] << 8) | ip.bytes[2 * i + 1]);
@@ -89,12 +91,20 @@ Deno.test("parseIpAddress reads IPv4 and IPv6 literals in every text form RFC 42
   }
 });
 
-Deno.test("parseIpAddress refuses everything else, zone ids and lenient IPv4 forms included", () => {
+Deno.test("parseIpLiteral refuses everything else, zone ids and lenient IPv4 forms included", () => {
   for (const text of NOT_LITERALS) {
-    assert.throws(() => parseIpAddress(text), SyntaxError, JSON.stringify(text));
-    assert.equal(isIpAddress(text), false, JSON.stringify(text));
+    assert.equal(parseIpLiteral(text), undefined, JSON.stringify(text));
+    assert.equal(isIpLiteral(text), false, JSON.stringify(text));
   }
-  assert.throws(() => parseIpAddress("fe80::1%eth0"), /zone/);
+});
+
+Deno.test("parseIpLiteral keeps an IPv4-mapped address IPv6, where parseIpAddress counts it as IPv4", () => {
+  for (const text of ["::ffff:127.0.0.1", "[::ffff:7f00:1]", "0:0:0:0:0:ffff:127.0.0.1"]) {
+    assert.equal(parseIpLiteral(text)?.version, 6, text);
+    assert.equal(judgeAddress(text).entry, "Loopback", text);
+    assert.equal(judgeAddress(text).embedded?.via, "IPv4-mapped Address", text);
+  }
+  assert.equal(parseIpAddress("::ffff:127.0.0.1")?.version, 4);
 });
 
 /** Address → the registry entry that refuses it. */
@@ -266,7 +276,7 @@ Deno.test("judgeAddress lets through addresses no entry refuses, and exceptions 
 });
 
 Deno.test("judgeAddress takes parsed addresses and throws SyntaxError on what is not a literal", () => {
-  assert.equal(judgeAddress(parseIpAddress("10.0.0.1")).entry, "Private-Use");
+  assert.equal(judgeAddress(parseIpLiteral("10.0.0.1")!).entry, "Private-Use");
   for (const text of ["localhost", "0x7f.1", "fe80::1%eth0", "127.1", ""]) {
     assert.throws(() => judgeAddress(text), SyntaxError, text);
     assert.throws(() => isGloballyReachable(text), SyntaxError, text);
@@ -303,7 +313,7 @@ function ipv6Text(
   return `${groups.slice(0, from).join(":")}::${groups.slice(to).join(":")}`;
 }
 
-Deno.test("parseIpAddress agrees with the URL standard's IPv6 parser on generated text forms", () => {
+Deno.test("parseIpLiteral agrees with the URL standard's IPv6 parser on generated text forms", () => {
   fc.assert(
     fc.property(
       fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffff })), {
@@ -325,10 +335,10 @@ Deno.test("parseIpAddress agrees with the URL standard's IPv6 parser on generate
         } catch {
           expected = null;
         }
-        const ours = isIpAddress(text) ? parseIpAddress(text) : null;
+        const ours = parseIpLiteral(text) ?? null;
         assert.equal(ours !== null, expected !== null, text);
         if (ours && expected) {
-          assert.deepEqual(parseIpAddress(expected).bytes, ours.bytes, text);
+          assert.deepEqual(parseIpLiteral(expected)?.bytes, ours.bytes, text);
         }
       },
     ),
@@ -336,7 +346,7 @@ Deno.test("parseIpAddress agrees with the URL standard's IPv6 parser on generate
   );
 });
 
-Deno.test("parseIpAddress refuses the IPv6 forms the URL standard refuses", () => {
+Deno.test("parseIpLiteral refuses the IPv6 forms the URL standard refuses", () => {
   for (const text of NOT_LITERALS.filter((t) => t.includes(":") && !/[[\]%]/.test(t))) {
     assert.throws(() => new URL(`http://[${text}]/`), TypeError, text);
   }
