@@ -37,6 +37,18 @@ export interface Settings {
   shutdownTimeoutMs: number;
   /** Worker threads parsing and verifying submissions; 0: the serving thread does it. */
   verifyWorkers: number;
+  /** `WEBHOOKS_ALLOW_HTTP`: webhook URLs may be plain `http:` (CONTRACT §11). */
+  webhooksAllowHttp: boolean;
+  /** `WEBHOOKS_ALLOW_PRIVATE`: webhook URLs and their names' addresses may be inside (§11). */
+  webhooksAllowPrivate: boolean;
+  /** `WEBHOOK_TIMEOUT_MS`: the most one delivery attempt may take. */
+  webhookTimeoutMs: number;
+  /**
+   * `WEBHOOK_RETRY_SCHEDULE_MS`: the delays before each retry of a failed
+   * delivery; default §11's (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). An
+   * internal setting, for tests: production keeps the contract's schedule.
+   */
+  webhookRetryScheduleMs: readonly number[];
 }
 
 /** Thrown for a malformed setting; the message is one line naming the variable. */
@@ -87,6 +99,37 @@ function parseToken(env: Env, name: string): string | undefined {
     throw new SettingsError(`${name} must be at least 16 printable ASCII characters`);
   }
   return raw;
+}
+
+/** §11's retry schedule: the delays before the 1st to 7th retry of a failed delivery. */
+export const WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = [
+  5_000,
+  300_000,
+  1_800_000,
+  7_200_000,
+  18_000_000,
+  36_000_000,
+  36_000_000,
+];
+
+/** Longest delay `WEBHOOK_RETRY_SCHEDULE_MS` may name: a day. */
+const MAX_RETRY_DELAY_MS = 86_400_000;
+/** Most retries `WEBHOOK_RETRY_SCHEDULE_MS` may name. */
+const MAX_RETRIES = 20;
+
+function parseSchedule(env: Env, name: string, fallback: readonly number[]): readonly number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const items = raw.split(",").map((s) => s.trim());
+  const message =
+    `${name} must be 1 to ${MAX_RETRIES} comma-separated whole numbers of milliseconds, each at most ${MAX_RETRY_DELAY_MS}`;
+  if (items.length > MAX_RETRIES) throw new SettingsError(message);
+  return items.map((item) => {
+    if (!/^[0-9]{1,9}$/.test(item) || Number(item) > MAX_RETRY_DELAY_MS) {
+      throw new SettingsError(message);
+    }
+    return Number(item);
+  });
 }
 
 function randomToken(): string {
@@ -170,5 +213,13 @@ export function readSettings(
       600_000,
     ),
     verifyWorkers: parseIntSetting(env, "VERIFY_WORKERS", defaultVerifyWorkers(cpus), 0, 8),
+    webhooksAllowHttp: parseBool(env, "WEBHOOKS_ALLOW_HTTP", false),
+    webhooksAllowPrivate: parseBool(env, "WEBHOOKS_ALLOW_PRIVATE", false),
+    webhookTimeoutMs: parseIntSetting(env, "WEBHOOK_TIMEOUT_MS", 15_000, 100, 120_000),
+    webhookRetryScheduleMs: parseSchedule(
+      env,
+      "WEBHOOK_RETRY_SCHEDULE_MS",
+      WEBHOOK_RETRY_SCHEDULE_MS,
+    ),
   };
 }

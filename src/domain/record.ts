@@ -6,7 +6,7 @@
  */
 
 import { approvalWeight, stateAt } from "./governance.ts";
-import type { ApprovalState, StoredIntent } from "./intent.ts";
+import type { ApprovalState, IntentEvent, StoredIntent } from "./intent.ts";
 
 const utf8 = new TextDecoder();
 
@@ -54,6 +54,15 @@ export function renderIntent(record: StoredIntent, options: RenderOptions = {}):
   if (record.approval) head.approval = renderApproval(record.approval);
   const json = JSON.stringify(head);
   return `${json.slice(0, -1)},"request":${text}}`;
+}
+
+/**
+ * One feed event as JSON text on one line: `{"id", "type", "record"}`, the id
+ * its position in decimal. The pull form of `GET /events` and every webhook
+ * delivery's body (docs/interface.md §9, §11).
+ */
+export function renderEvent(event: IntentEvent): string {
+  return `{"id":"${event.position}","type":"${event.type}","record":${renderIntent(event.intent)}}`;
 }
 
 /** The object every signer signs: `payload` (Variant A) or `intent` (Variant B). */

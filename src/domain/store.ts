@@ -15,6 +15,7 @@ import type {
   StoredDocument,
   StoredIntent,
 } from "./intent.ts";
+import type { WebhookStore } from "../webhooks/store.ts";
 
 /** An intent to store, with the template or policy read that its commit checks. */
 export interface PendingIntent {
@@ -219,4 +220,7 @@ export interface Store {
    * Kept in memory as commits happen: asking costs no storage access.
    */
   lastCommit(): CommitAttempt | null;
+
+  /** Webhook endpoints, their leases and attempts (CONTRACT §11), on the same storage. */
+  readonly webhooks: WebhookStore;
 }

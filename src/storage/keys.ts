@@ -28,6 +28,22 @@
  * - `["health"]`: never written; readiness reads it.
  * - `["intent_batches", ms, seq, writer]`: blocks of the layout before the
  *   feed, moved into the feed when a server starts (`upgrade.ts`).
+ * - `["webhooks", id]` → UTF-8 JSON of a webhook endpoint
+ *   `{"id","url","events","description","status","disabledReason","createdAt",
+ *   "secrets":[{"secret","expiresAt"}],"position","retrying","failures",
+ *   "retryAt","attempts","lastAttempt"}` (`Endpoint` in
+ *   `src/webhooks/endpoint.ts`): its cursor over the feed and its retry state
+ *   included. Ids sort by creation time.
+ * - `["webhooks_count"]` → KvU64: how many endpoints exist; checked and moved
+ *   by the commits that add or remove one, so there are never more than 100.
+ * - `["webhook_changes"]` → KvU64: grows by one with every admin change of an
+ *   endpoint; deliverers of other processes read it to notice changes.
+ * - `["webhook_leases", id]` → UTF-8 JSON `{"holder","until"}`: the process
+ *   that delivers to the endpoint, until `until` (Unix ms) unless it renews.
+ *   Its due work `["due", "webhook", until, id]` moves with it.
+ * - `["webhook_attempts", id, n]` → UTF-8 JSON `{"eventId","attempt","at",
+ *   "status","error","durationMs"}`: the endpoint's n-th attempt; the commit
+ *   that writes one removes the one 100 before it.
  * @module
  */
 
@@ -53,4 +69,11 @@ export const keys = {
   storeLayout: ["store_layout"] as Deno.KvKey,
   health: ["health"] as Deno.KvKey,
   earlierBlocksPrefix: ["intent_batches"] as Deno.KvKey,
+  webhook: (id: string): Deno.KvKey => ["webhooks", id],
+  webhooksPrefix: ["webhooks"] as Deno.KvKey,
+  webhooksCount: ["webhooks_count"] as Deno.KvKey,
+  webhookChanges: ["webhook_changes"] as Deno.KvKey,
+  webhookLease: (id: string): Deno.KvKey => ["webhook_leases", id],
+  webhookAttempt: (id: string, n: number): Deno.KvKey => ["webhook_attempts", id, n],
+  webhookAttemptsPrefix: (id: string): Deno.KvKey => ["webhook_attempts", id],
 };

@@ -36,6 +36,7 @@ import { getIntentEntry, listIntents } from "./read_intents.ts";
 import { CommitLog } from "./commits.ts";
 import { ReadAhead } from "./read_ahead.ts";
 import { moveEarlierBlocks } from "./upgrade.ts";
+import { KvWebhookStore } from "./webhooks.ts";
 
 /** Template/policy references remembered (a few hundred bytes each). */
 const DOCUMENT_REFS_CACHED = 1024;
@@ -67,6 +68,8 @@ export class KvStore implements Store {
   /** Every write goes through it: retries, storage failures, the latest outcome. */
   readonly #commits: CommitLog;
   readonly #ahead: ReadAhead;
+  /** Webhook endpoints, leases and attempts on the same KV, written through the same commit log. */
+  readonly webhooks: KvWebhookStore;
 
   /** @param kv an open KV handle; the caller closes it. */
   constructor(kv: Deno.Kv, options: KvStoreOptions = {}) {
@@ -75,6 +78,11 @@ export class KvStore implements Store {
     this.#feed = new Feed(kv);
     this.#commits = new CommitLog(this.#now);
     this.#ahead = new ReadAhead(options.readKv ?? kv);
+    this.webhooks = new KvWebhookStore(kv, {
+      feed: this.#feed,
+      commit: this.#commit,
+      now: this.#now,
+    });
   }
 
   /**

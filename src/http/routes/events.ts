@@ -11,7 +11,7 @@
 
 import { ServiceError } from "../../errors.ts";
 import type { IntentEvent } from "../../domain/intent.ts";
-import { renderIntent } from "../../domain/record.ts";
+import { renderEvent, renderIntent } from "../../domain/record.ts";
 import { requireBearer } from "../auth.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
@@ -50,11 +50,6 @@ async function startAfter(app: AppContext, id: string | null, name: string): Pro
   return position;
 }
 
-/** One event as JSON text: `{"id", "type", "record"}`. */
-function eventJson(event: IntentEvent): string {
-  return `{"id":"${event.position}","type":"${event.type}","record":${renderIntent(event.intent)}}`;
-}
-
 /** `GET /events` (admin token or `EVENTS_TOKEN`). */
 export async function getEvents(request: Request, { app }: RequestContext): Promise<Response> {
   requireBearer(request, [app.settings.adminToken, app.settings.eventsToken]);
@@ -83,7 +78,7 @@ export async function getEvents(request: Request, { app }: RequestContext): Prom
   const next = last ? String(last.position) : given;
   return json(
     200,
-    `{"events":[${events.map(eventJson).join(",")}],"next":${JSON.stringify(next)}}`,
+    `{"events":[${events.map(renderEvent).join(",")}],"next":${JSON.stringify(next)}}`,
   );
 }
 

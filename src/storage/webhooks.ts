@@ -1,0 +1,314 @@
+/**
+ * The webhook storage port (`src/webhooks/store.ts`) on Deno KV: endpoints,
+ * their leases and their attempts logs, under the keys `keys.ts` lists.
+ *
+ * Every commit checks what it builds on: an admin change the endpoint as it
+ * was read (and the count, for a creation or removal); a delivery's write the
+ * endpoint as the attempt read it and the lease as its holder last wrote it;
+ * a lease's take, renewal and release the lease as it was read. Each is a
+ * handful of keys, far within denokv's limits; a removal, the largest, is
+ * counted (`REMOVAL_COST`).
+ * @module
+ */
+
+import type { AttemptRecord, Endpoint } from "../webhooks/endpoint.ts";
+import {
+  ATTEMPTS_KEPT,
+  type CreateRefusal,
+  type DeliveryCheck,
+  type EndpointEntry,
+  type Lease,
+  WEBHOOK_WORK,
+  type WebhookStore,
+} from "../webhooks/store.ts";
+import { NO_DATA } from "./codec.ts";
+import type { Feed } from "./feed.ts";
+import { keys } from "./keys.ts";
+import { cost, keyBytes, plus, SMALL_VALUE_BYTES, within } from "./layout.ts";
+import {
+  decodeAttempt,
+  decodeCount,
+  decodeEndpoint,
+  decodeLease,
+  encodeAttempt,
+  encodeEndpoint,
+  encodeLease,
+} from "./webhook_codec.ts";
+
+/** Reads and commits again this often when other writers keep coming first. */
+const CONFLICT_ATTEMPTS = 64;
+
+/** An endpoint id as the longest key part it can be (see `isEndpointId`), for cost estimates. */
+const ID_BYTES = keyBytes(["wh_00000000000000000000000000000000"]);
+
+/**
+ * What the largest commit, a removal, costs from above: checks of the
+ * endpoint and the count; removal of the endpoint, its lease, its lease's
+ * due work and {@link ATTEMPTS_KEPT} attempts; the count and the change
+ * counter written.
+ */
+export const REMOVAL_COST = plus(
+  cost.check(ID_BYTES + 16),
+  cost.check(keyBytes(keys.webhooksCount)),
+  cost.remove(ID_BYTES + 16),
+  cost.remove(ID_BYTES + 32),
+  cost.remove(ID_BYTES + 32),
+  ...Array.from({ length: ATTEMPTS_KEPT }, () => cost.remove(ID_BYTES + 40)),
+  cost.set(keyBytes(keys.webhooksCount), SMALL_VALUE_BYTES),
+  cost.set(keyBytes(keys.webhookChanges), SMALL_VALUE_BYTES),
+);
+if (!within(REMOVAL_COST)) throw new Error("a webhook removal would pass denokv's limits");
+
+/** Options of {@link KvWebhookStore}. */
+export interface KvWebhookStoreOptions {
+  /** The feed of the same store (its head). */
+  feed: Feed;
+  /** Runs one write (the store's commit log: retries while locked, storage failures). */
+  commit: <T>(write: () => Promise<T>) => Promise<T>;
+  /** The clock of due work written for now. */
+  now: () => Date;
+}
+
+/** Webhook endpoints, leases and attempts on one `Deno.Kv`. */
+export class KvWebhookStore implements WebhookStore {
+  readonly #kv: Deno.Kv;
+  readonly #feed: Feed;
+  readonly #commit: <T>(write: () => Promise<T>) => Promise<T>;
+  readonly #now: () => Date;
+  readonly #listeners = new Set<(id: string) => void>();
+
+  /** @param kv an open KV handle; the caller closes it. */
+  constructor(kv: Deno.Kv, options: KvWebhookStoreOptions) {
+    this.#kv = kv;
+    this.#feed = options.feed;
+    this.#commit = options.commit;
+    this.#now = options.now;
+  }
+
+  async feedHead(): Promise<number> {
+    return (await this.#feed.freshHead()).position;
+  }
+
+  async createEndpoint(
+    make: (head: number) => Endpoint,
+    limit: number,
+  ): Promise<Endpoint | CreateRefusal> {
+    for (let attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
+      const count = await this.#kv.get<unknown>(keys.webhooksCount);
+      const existing = decodeCount(count.value);
+      if (existing >= limit) return "too_many";
+      const endpoint = make(await this.feedHead());
+      const result = await this.#commit(() =>
+        this.#kv.atomic()
+          .check(count)
+          .check({ key: keys.webhook(endpoint.id), versionstamp: null })
+          .set(keys.webhook(endpoint.id), encodeEndpoint(endpoint))
+          .set(keys.webhooksCount, new Deno.KvU64(BigInt(existing + 1)))
+          .sum(keys.webhookChanges, 1n)
+          .set(keys.due(WEBHOOK_WORK, this.#now().getTime(), endpoint.id), NO_DATA)
+          .commit()
+      );
+      if (result.ok) {
+        this.#changed(endpoint.id);
+        return endpoint;
+      }
+    }
+    throw new Error("webhook endpoints: other writers kept coming first");
+  }
+
+  async listEndpoints(): Promise<EndpointEntry[]> {
+    const entries: EndpointEntry[] = [];
+    for await (const entry of this.#kv.list<unknown>({ prefix: keys.webhooksPrefix })) {
+      entries.push({ endpoint: decodeEndpoint(entry.value), version: entry.versionstamp });
+    }
+    return entries;
+  }
+
+  async getEndpoint(id: string): Promise<EndpointEntry | null> {
+    const entry = await this.#kv.get<unknown>(keys.webhook(id));
+    if (entry.versionstamp === null) return null;
+    return { endpoint: decodeEndpoint(entry.value), version: entry.versionstamp };
+  }
+
+  async changeEndpoint(
+    id: string,
+    change: (endpoint: Endpoint) => Endpoint,
+  ): Promise<Endpoint | null> {
+    for (let attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
+      const entry = await this.#kv.get<unknown>(keys.webhook(id));
+      if (entry.versionstamp === null) return null;
+      const before = decodeEndpoint(entry.value);
+      const after = change(before);
+      const resumed = after.status === "active" && before.status !== "active";
+      const at = this.#now().getTime();
+      const result = await this.#commit(() => {
+        const op = this.#kv.atomic()
+          .check(entry)
+          .set(keys.webhook(id), encodeEndpoint(after))
+          .sum(keys.webhookChanges, 1n);
+        // Resumed: some process takes its lease at once (a held lease is left to its holder).
+        if (resumed) op.set(keys.due(WEBHOOK_WORK, at, id), NO_DATA);
+        return op.commit();
+      });
+      if (result.ok) {
+        this.#changed(id);
+        return after;
+      }
+    }
+    throw new Error("webhook endpoints: other writers kept coming first");
+  }
+
+  async deleteEndpoint(id: string): Promise<boolean> {
+    for (let attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
+      const [entry, count, lease] = await this.#kv.getMany<unknown[]>([
+        keys.webhook(id),
+        keys.webhooksCount,
+        keys.webhookLease(id),
+      ]);
+      if (entry.versionstamp === null) return false;
+      const remove: Deno.KvKey[] = [keys.webhook(id)];
+      // The holder's next write finds its lease gone; its due work left behind finds no endpoint.
+      if (lease.versionstamp !== null) {
+        remove.push(
+          keys.webhookLease(id),
+          keys.due(WEBHOOK_WORK, decodeLease(lease.value).until, id),
+        );
+      }
+      // Every attempt write changes the endpoint, which this commit checks: none is missed.
+      for await (const attempt of this.#kv.list({ prefix: keys.webhookAttemptsPrefix(id) })) {
+        remove.push(attempt.key);
+      }
+      const left = new Deno.KvU64(BigInt(Math.max(0, decodeCount(count.value) - 1)));
+      const result = await this.#commit(() => {
+        const op = this.#kv.atomic()
+          .check(entry)
+          .check(count)
+          .set(keys.webhooksCount, left)
+          .sum(keys.webhookChanges, 1n);
+        for (const key of remove) op.delete(key);
+        return op.commit();
+      });
+      if (result.ok) {
+        this.#changed(id);
+        return true;
+      }
+    }
+    throw new Error("webhook endpoints: other writers kept coming first");
+  }
+
+  async listAttempts(id: string, limit: number): Promise<AttemptRecord[]> {
+    const attempts: AttemptRecord[] = [];
+    const listed = this.#kv.list<unknown>(
+      { prefix: keys.webhookAttemptsPrefix(id) },
+      { reverse: true, limit, batchSize: Math.min(limit, 100) },
+    );
+    for await (const entry of listed) attempts.push(decodeAttempt(entry.value));
+    return attempts;
+  }
+
+  async recordAttempt(
+    check: DeliveryCheck,
+    after: Endpoint,
+    attempt: AttemptRecord,
+  ): Promise<string | null> {
+    const id = after.id;
+    const result = await this.#commit(() => {
+      const op = this.#checked(check)
+        .set(keys.webhook(id), encodeEndpoint(after))
+        .set(keys.webhookAttempt(id, after.attempts), encodeAttempt(attempt));
+      if (after.attempts > ATTEMPTS_KEPT) {
+        op.delete(keys.webhookAttempt(id, after.attempts - ATTEMPTS_KEPT));
+      }
+      return op.commit();
+    });
+    return result.ok ? result.versionstamp : null;
+  }
+
+  async moveEndpoint(check: DeliveryCheck, after: Endpoint): Promise<string | null> {
+    const result = await this.#commit(() =>
+      this.#checked(check).set(keys.webhook(after.id), encodeEndpoint(after)).commit()
+    );
+    return result.ok ? result.versionstamp : null;
+  }
+
+  async getLease(id: string): Promise<Lease | null> {
+    const entry = await this.#kv.get<unknown>(keys.webhookLease(id));
+    if (entry.versionstamp === null) return null;
+    return { id, ...decodeLease(entry.value), version: entry.versionstamp };
+  }
+
+  async takeLease(options: {
+    id: string;
+    holder: string;
+    now: number;
+    until: number;
+    handled?: { at: number };
+  }): Promise<Lease | null> {
+    const { id, holder, until } = options;
+    const entry = await this.#kv.get<unknown>(keys.webhookLease(id));
+    const stale: Deno.KvKey[] = [];
+    if (entry.versionstamp !== null) {
+      const held = decodeLease(entry.value);
+      if (held.holder !== holder && held.until > options.now) return null;
+      stale.push(keys.due(WEBHOOK_WORK, held.until, id));
+    }
+    if (options.handled) stale.push(keys.due(WEBHOOK_WORK, options.handled.at, id));
+    const result = await this.#commit(() => {
+      const op = this.#kv.atomic().check(entry);
+      for (const key of stale) op.delete(key);
+      return op
+        .set(keys.webhookLease(id), encodeLease({ holder, until }))
+        .set(keys.due(WEBHOOK_WORK, until, id), NO_DATA)
+        .commit();
+    });
+    return result.ok ? { id, holder, until, version: result.versionstamp } : null;
+  }
+
+  async renewLease(lease: Lease, until: number): Promise<Lease | null> {
+    const key = keys.webhookLease(lease.id);
+    const result = await this.#commit(() =>
+      this.#kv.atomic()
+        .check({ key, versionstamp: lease.version })
+        .set(key, encodeLease({ holder: lease.holder, until }))
+        .delete(keys.due(WEBHOOK_WORK, lease.until, lease.id))
+        .set(keys.due(WEBHOOK_WORK, until, lease.id), NO_DATA)
+        .commit()
+    );
+    return result.ok ? { ...lease, until, version: result.versionstamp } : null;
+  }
+
+  async releaseLease(lease: Lease, options: { wake: boolean; now: number }): Promise<boolean> {
+    const key = keys.webhookLease(lease.id);
+    const result = await this.#commit(() => {
+      const op = this.#kv.atomic()
+        .check({ key, versionstamp: lease.version })
+        .delete(key)
+        .delete(keys.due(WEBHOOK_WORK, lease.until, lease.id));
+      if (options.wake) op.set(keys.due(WEBHOOK_WORK, options.now, lease.id), NO_DATA);
+      return op.commit();
+    });
+    return result.ok;
+  }
+
+  async changeCount(): Promise<bigint> {
+    const entry = await this.#kv.get<unknown>(keys.webhookChanges);
+    return BigInt(decodeCount(entry.value));
+  }
+
+  onChange(listener: (id: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** A commit that checks the endpoint as the attempt read it and the lease as its holder holds it. */
+  #checked(check: DeliveryCheck): Deno.AtomicOperation {
+    const id = check.before.endpoint.id;
+    return this.#kv.atomic()
+      .check({ key: keys.webhook(id), versionstamp: check.before.version })
+      .check({ key: keys.webhookLease(id), versionstamp: check.leaseVersion });
+  }
+
+  #changed(id: string): void {
+    for (const listener of this.#listeners) listener(id);
+  }
+}
