@@ -10,7 +10,6 @@
  */
 
 import { ServiceError } from "../../errors.ts";
-import type { IntentEvent } from "../../domain/intent.ts";
 import { renderEvent, renderIntent } from "../../domain/record.ts";
 import { requireBearer } from "../auth.ts";
 import type { AppContext, RequestContext } from "../context.ts";
