@@ -20,6 +20,9 @@ import { KvStore } from "./src/storage/kv_store.ts";
 import { DeadlineSweeper } from "./src/http/deadlines.ts";
 import { DueWorkScheduler } from "./src/scheduler/due_work.ts";
 import { dueWorkHandlers } from "./src/scheduler/handlers.ts";
+import { WebhookDeliveries } from "./src/delivery/deliveries.ts";
+import { WebhookMetrics } from "./src/delivery/metrics.ts";
+import { WEBHOOK_WORK } from "./src/webhooks/store.ts";
 import { InFlightRequests, stopServing } from "./src/http/shutdown.ts";
 import { inlineVerifier, type Verifier, VerifyPool } from "./src/workers/verify_pool.ts";
 import type { VerifyContext } from "./src/domain/authorship.ts";
@@ -136,12 +139,26 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     deadlines,
     stopping: stopping.signal,
   });
-  // Due work (a pending intent's expiry) is done by whichever process finds it due.
+  // Webhook endpoints whose leases this process takes are delivered to from here.
+  const webhookMetrics = new WebhookMetrics();
+  app.metrics.include(webhookMetrics.render);
+  const deliveries = new WebhookDeliveries({
+    store,
+    settings,
+    metrics: webhookMetrics,
+    lookSoon: () => dueWork.lookSoon(),
+  });
+  // Due work (a pending intent's expiry, a webhook lease to take) is done by whichever process
+  // finds it due.
   const dueWork = new DueWorkScheduler({
     store,
     now,
-    handlers: dueWorkHandlers({ store, now, expired: () => app.metrics.intentExpired() }),
+    handlers: {
+      ...dueWorkHandlers({ store, now, expired: () => app.metrics.intentExpired() }),
+      [WEBHOOK_WORK]: deliveries.claim,
+    },
   });
+  deliveries.start();
   dueWork.start();
   scheduler.resolve(dueWork);
   const inFlight = new InFlightRequests();
@@ -159,9 +176,12 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     if (shuttingDown) return;
     shuttingDown = true;
     const timeoutMs = settings.shutdownTimeoutMs;
+    const stopBy = performance.now() + timeoutMs;
     console.error(`intents: ${signal}: stopping; requests in flight get up to ${timeoutMs} ms`);
     // No new look for due work; one under way ends with its commit (or is cut below).
     const dueWorkStopped = dueWork.stop();
+    // Webhook attempts in flight get a moment to end; then the leases are released for others.
+    const deliveriesStopped = deliveries.stop({ graceMs: Math.min(1_000, timeoutMs / 4) });
     const { drained, unanswered } = await stopServing({
       server,
       inFlight,
@@ -171,6 +191,10 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     });
     deadlines.stop();
     await Promise.race([dueWorkStopped, new Promise((resolve) => setTimeout(resolve, 250))]);
+    await Promise.race([
+      deliveriesStopped,
+      new Promise((resolve) => setTimeout(resolve, Math.max(0, stopBy - performance.now()))),
+    ]);
     app.context.verifier.close();
     requestLog.flush();
     // A commit still waiting on another process's lock would hold close() until

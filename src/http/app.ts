@@ -17,6 +17,7 @@ import { getDocument, postDocument } from "./routes/documents.ts";
 import { getConfig, putConfig } from "./routes/config.ts";
 import { getPage, getStatic } from "./routes/static.ts";
 import { healthz, metrics, readyz } from "./routes/operations.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 import { openApiHandler } from "./openapi/handler.ts";
 import { MetricsRegistry, type RequestObserver } from "./metrics.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
@@ -86,6 +87,7 @@ export function buildRoutes(): Route[] {
     { name: "/", pattern: /^\/$/, methods: { GET: getPage } },
     { name: "/static/{name}", pattern: /^\/static\/([^/]+)$/, methods: { GET: getStatic } },
     { name: "/metrics", pattern: /^\/metrics$/, methods: { GET: metrics } },
+    ...webhookRoutes(),
   ];
   // The document describes the table it is served from.
   routes.push({

@@ -59,18 +59,19 @@ function escapeLabel(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
-function labelText(names: readonly string[], values: readonly string[]): string {
+export function labelText(names: readonly string[], values: readonly string[]): string {
   if (names.length === 0) return "";
   return `{${names.map((n, i) => `${n}="${escapeLabel(values[i])}"`).join(",")}}`;
 }
 
 /** Renders a float the way Prometheus parses it. */
-function number(value: number): string {
+export function number(value: number): string {
   if (value === Infinity) return "+Inf";
   return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(15)));
 }
 
-class Counter {
+/** A counter by labels. */
+export class Counter {
   readonly #values = new Map<string, { labels: string[]; value: number }>();
   constructor(readonly name: string, readonly help: string, readonly labelNames: string[]) {}
 
@@ -111,7 +112,8 @@ class Gauge {
   }
 }
 
-class Histogram {
+/** A histogram by labels. */
+export class Histogram {
   readonly #series = new Map<string, { labels: string[]; counts: number[]; sum: number }>();
   constructor(
     readonly name: string,
@@ -211,10 +213,18 @@ export class MetricsRegistry {
     "Server-Sent Events streams of the feed open now.",
   );
 
+  /** Metrics kept elsewhere (webhook deliveries), rendered after these. */
+  readonly #more: (() => string[])[] = [];
+
   readonly #verifyWorkers = new Gauge(
     "intents_verify_workers",
     "Worker threads parsing and verifying submissions now (VERIFY_WORKERS, fewer if one could not start).",
   );
+
+  /** Renders `render()`'s lines after the registry's own, in every scrape. */
+  include(render: () => string[]): void {
+    this.#more.push(render);
+  }
 
   /** Sets how many worker threads verify submissions now. */
   verifyWorkers(threads: number): void {
@@ -267,6 +277,7 @@ export class MetricsRegistry {
       ...this.#eventsSent.render(),
       ...this.#streamsOpen.render(),
       ...this.#verifyWorkers.render(),
+      ...this.#more.flatMap((render) => render()),
     ].join("\n") + "\n";
   }
 }

@@ -78,6 +78,14 @@ export class DueWorkScheduler {
   }
 
   /**
+   * Looks at once, as at start, then keeps looking as before: for work just
+   * made due (a webhook endpoint created or resumed, here or elsewhere).
+   */
+  lookSoon(): void {
+    if (this.#started && !this.#stopped) this.#arm(0);
+  }
+
+  /**
    * Does all the work due now, page after page, and resolves when none is
    * left (or only work that failed or asked to wait): what the cron job runs.
    *

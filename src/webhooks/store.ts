@@ -59,7 +59,10 @@ export interface WebhookStore {
    * `limit` endpoints exist; due work is written so that a process takes its
    * lease at once.
    */
-  createEndpoint(make: (head: number) => Endpoint, limit: number): Promise<Endpoint | CreateRefusal>;
+  createEndpoint(
+    make: (head: number) => Endpoint,
+    limit: number,
+  ): Promise<Endpoint | CreateRefusal>;
   /** Every endpoint, oldest first. */
   listEndpoints(): Promise<EndpointEntry[]>;
   getEndpoint(id: string): Promise<EndpointEntry | null>;

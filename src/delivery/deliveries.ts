@@ -1,0 +1,232 @@
+/**
+ * Webhook delivery in one process (CONTRACT §11): the endpoints whose leases
+ * it holds, each with its deliverer (`worker.ts`).
+ *
+ * A process takes an endpoint's lease when the scheduler finds the
+ * endpoint's due work ({@link WebhookDeliveries.claim}, the handler of kind
+ * `webhook`): due work is written when an endpoint is created or resumed,
+ * at the end of every lease (moved along by each renewal) and when a lease
+ * is released. So a lease whose holder died is taken over once it runs
+ * out — {@link LEASE_MS} after its last renewal, plus the scheduler's look
+ * (at most 2 s) — by any process that runs, or at the next start or cron
+ * run where none does. The scheduler only wakes a process to take a free
+ * lease: the holder does the delivering, retries waiting for their time
+ * included.
+ *
+ * The holder renews its leases every {@link RENEW_MS}, notices changes made
+ * by admin calls at once in this process and within {@link CHANGES_POLL_MS}
+ * in others, and on {@link WebhookDeliveries.stop} lets attempts in flight
+ * end (within a bound), then releases its leases so that another process
+ * takes them over at once.
+ * @module
+ */
+
+import type { DueEntry, Store } from "../domain/store.ts";
+import type { DueVerdict } from "../scheduler/due_work.ts";
+import type { EndpointStatus } from "../webhooks/endpoint.ts";
+import { HeldLease } from "./lease.ts";
+import type { WebhookMetrics } from "./metrics.ts";
+import { EndpointWorker } from "./worker.ts";
+
+/** How long a lease lasts without renewal. */
+export const LEASE_MS = 15_000;
+/** How often a holder renews its leases: three chances before one runs out. */
+export const RENEW_MS = 4_000;
+/** How often a process looks for admin changes made by other processes. */
+export const CHANGES_POLL_MS = 1_000;
+/** How often the endpoints-by-status metric is read again besides after changes. */
+const STATUS_REFRESH_MS = 15_000;
+
+/** Options of {@link WebhookDeliveries}. */
+export interface DeliveriesOptions {
+  store: Pick<Store, "readEvents" | "waitForEvents" | "webhooks">;
+  settings: {
+    webhookTimeoutMs: number;
+    webhooksAllowPrivate: boolean;
+    webhookRetryScheduleMs: readonly number[];
+  };
+  /** Unix ms; default `Date.now`. */
+  now?: () => number;
+  metrics?: WebhookMetrics;
+  /** Asks the scheduler to look for due work now (an endpoint was created or resumed). */
+  lookSoon?: () => void;
+  /** Where operators' lines go; default standard error. */
+  report?: (line: string) => void;
+  /** This process's name in leases; default a random UUID. */
+  holder?: string;
+}
+
+/** The webhook deliverers of one process. */
+export class WebhookDeliveries {
+  /** This process's name in the leases it holds. */
+  readonly holder: string;
+  readonly #options: DeliveriesOptions;
+  readonly #now: () => number;
+  readonly #report: (line: string) => void;
+  readonly #workers = new Map<string, EndpointWorker>();
+  #timers: ReturnType<typeof setInterval>[] = [];
+  #unsubscribe: (() => void) | undefined;
+  #changes: bigint | undefined;
+  #stopped = false;
+
+  /** @param options the store, the settings, and what to report to. */
+  constructor(options: DeliveriesOptions) {
+    this.#options = options;
+    this.holder = options.holder ?? crypto.randomUUID();
+    this.#now = options.now ?? Date.now;
+    this.#report = options.report ?? ((line) => console.error(line));
+  }
+
+  /** The endpoints this process delivers to now. */
+  get held(): string[] {
+    return [...this.#workers.keys()];
+  }
+
+  /** Starts renewing, watching for changes and keeping the metrics. */
+  start(): void {
+    if (this.#timers.length > 0 || this.#stopped) return;
+    const { webhooks } = this.#options.store;
+    this.#unsubscribe = webhooks.onChange((id) => {
+      this.#workers.get(id)?.notify();
+      this.#options.lookSoon?.();
+      void this.#countStatuses();
+    });
+    this.#timers = [
+      setInterval(() => void this.#renewAll(), RENEW_MS),
+      setInterval(() => void this.#pollChanges(), CHANGES_POLL_MS),
+      setInterval(() => void this.#countStatuses(), STATUS_REFRESH_MS),
+    ];
+    void this.#countStatuses();
+  }
+
+  /**
+   * The due-work handler of kind `webhook`: takes the endpoint's lease when
+   * it is free (or expired) and the endpoint active, and starts delivering.
+   */
+  readonly claim = async (work: DueEntry): Promise<DueVerdict> => {
+    if (this.#stopped) return "later";
+    const held = this.#workers.get(work.id);
+    if (held) {
+      // Ours already (its renewals lagged): renewing moves its due work.
+      await held.lease.renew(this.#now() + LEASE_MS);
+      return "drop";
+    }
+    const { webhooks } = this.#options.store;
+    const entry = await webhooks.getEndpoint(work.id);
+    if (entry === null || entry.endpoint.status !== "active") return "drop";
+    const now = this.#now();
+    const lease = await webhooks.takeLease({
+      id: work.id,
+      holder: this.holder,
+      now,
+      until: now + LEASE_MS,
+      handled: { at: work.at },
+    });
+    // Another process holds it: the entry was left from before its take.
+    if (lease === null) return "drop";
+    if (this.#stopped) {
+      await webhooks.releaseLease(lease, { wake: true, now: this.#now() });
+      return "done";
+    }
+    this.#startWorker(new HeldLease(lease, webhooks, this.#now));
+    return "done";
+  };
+
+  /**
+   * Stops delivering: attempts in flight get `graceMs` to end and be
+   * recorded, then are cut off (their events are sent again by the next
+   * holder); every lease is released so that another process takes it over
+   * at once.
+   */
+  async stop(options: { graceMs?: number } = {}): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#unsubscribe?.();
+    const workers = [...this.#workers.values()];
+    for (const worker of workers) worker.stop();
+    const ended = Promise.all(workers.map((w) => w.done));
+    const grace = new Promise((resolve) => setTimeout(resolve, options.graceMs ?? 1_000));
+    await Promise.race([ended, grace]);
+    for (const worker of workers) worker.abort();
+    await ended;
+    await Promise.all(workers.map((w) => w.lease.held ? w.lease.release(true) : undefined));
+  }
+
+  #startWorker(lease: HeldLease): void {
+    const { settings, store, metrics } = this.#options;
+    const worker = new EndpointWorker({
+      store,
+      timeoutMs: settings.webhookTimeoutMs,
+      allowPrivate: settings.webhooksAllowPrivate,
+      schedule: settings.webhookRetryScheduleMs,
+      now: this.#now,
+      metrics,
+      report: this.#report,
+    }, lease);
+    this.#workers.set(lease.id, worker);
+    metrics?.held(this.#workers.size);
+    void worker.done.then(() => {
+      if (this.#workers.get(lease.id) === worker) this.#workers.delete(lease.id);
+      metrics?.held(this.#workers.size);
+      metrics?.lag(lease.id, null);
+      // Ended while still holding it (not by stop()): let the scheduler decide again.
+      if (!this.#stopped && lease.held) void lease.release(true);
+    });
+  }
+
+  /** Renews every lease held; a lost one ends its deliverer. Also updates the lag metric. */
+  async #renewAll(): Promise<void> {
+    const until = this.#now() + LEASE_MS;
+    await Promise.all([...this.#workers.values()].map(async (worker) => {
+      try {
+        await worker.lease.renew(until);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+        this.#report(`intents: webhook ${worker.lease.id}: cannot renew its lease: ${reason}`);
+      }
+    }));
+    const metrics = this.#options.metrics;
+    if (metrics && this.#workers.size > 0) {
+      try {
+        const head = await this.#options.store.webhooks.feedHead();
+        for (const [id, worker] of this.#workers) {
+          metrics.lag(id, Math.max(0, head - worker.position));
+        }
+      } catch {
+        // The lag stays as it was; the next renewal tries again.
+      }
+    }
+  }
+
+  /** Notices admin changes made by other processes: deliverers read their endpoints again. */
+  async #pollChanges(): Promise<void> {
+    let count: bigint;
+    try {
+      count = await this.#options.store.webhooks.changeCount();
+    } catch {
+      return;
+    }
+    if (this.#changes !== undefined && count !== this.#changes) {
+      for (const worker of this.#workers.values()) worker.notify();
+      this.#options.lookSoon?.();
+      void this.#countStatuses();
+    }
+    this.#changes = count;
+  }
+
+  /** Reads the endpoints by status for the metrics. */
+  async #countStatuses(): Promise<void> {
+    const metrics = this.#options.metrics;
+    if (!metrics || this.#stopped) return;
+    try {
+      const counts: Record<EndpointStatus, number> = { active: 0, paused: 0, disabled: 0 };
+      for (const { endpoint } of await this.#options.store.webhooks.listEndpoints()) {
+        counts[endpoint.status]++;
+      }
+      metrics.endpoints(counts);
+    } catch {
+      // Kept as last read; the next refresh tries again.
+    }
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * The deliverer of one endpoint, run by the process that holds its lease:
+ * the endpoint's events, in the feed's order, one at a time (CONTRACT §11).
+ *
+ * Each turn reads the endpoint as it stands, then either waits (for its
+ * retry time, or, caught up, for the feed's next event), moves it past
+ * events not of its types, or makes one attempt of the first event it
+ * receives and records it. Every write is checked against the endpoint as
+ * that turn read it and the lease as held, so a replay or an update made
+ * meanwhile is never overwritten: the turn's write fails and the next turn
+ * reads what the change left. An event is attempted again until
+ * acknowledged; only an acknowledgement moves the endpoint past it.
+ * @module
+ */
+
+import type { IntentEvent } from "../domain/intent.ts";
+import { renderEvent } from "../domain/record.ts";
+import type { Store } from "../domain/store.ts";
+import { deliverOnce, type DeliveryResult } from "../webhooks/deliver.ts";
+import {
+  afterAttempt,
+  attemptNumber,
+  type AttemptRecord,
+  secretsInForce,
+  skipTo,
+  wants,
+} from "../webhooks/endpoint.ts";
+import { deliveryHeaders } from "../webhooks/signing.ts";
+import type { EndpointEntry } from "../webhooks/store.ts";
+import type { HeldLease } from "./lease.ts";
+import type { WebhookMetrics } from "./metrics.ts";
+
+/** Events read per page, at most, and the bytes of their bodies. */
+const PAGE = 100;
+const PAGE_BYTES = 1 << 20;
+/** A caught-up deliverer reads its endpoint again this often, whatever else happens. */
+const IDLE_MS = 10_000;
+/** After a storage failure, the next turn waits this long. */
+const FAILURE_PAUSE_MS = 1_000;
+
+/** What a deliverer needs. */
+export interface WorkerDeps {
+  store: Pick<Store, "readEvents" | "waitForEvents" | "webhooks">;
+  /** `WEBHOOK_TIMEOUT_MS`. */
+  timeoutMs: number;
+  /** `WEBHOOKS_ALLOW_PRIVATE`. */
+  allowPrivate: boolean;
+  /** The delays before each retry. */
+  schedule: readonly number[];
+  /** Unix ms. */
+  now: () => number;
+  metrics?: WebhookMetrics;
+  /** One line for operators: an endpoint disabled, a storage failure. */
+  report: (line: string) => void;
+}
+
+/** Delivers to one endpoint while this process holds its lease. */
+export class EndpointWorker {
+  readonly #deps: WorkerDeps;
+  readonly #lease: HeldLease;
+  /** Ends a wait: the endpoint changed, or the deliverer stops. */
+  #wake = new AbortController();
+  /** Ends the attempt in flight. */
+  readonly #abort = new AbortController();
+  #stopping = false;
+  /** Consecutive events read last (events never change: they serve the next turns). */
+  #buffer: IntentEvent[] = [];
+  /** The endpoint's position as last read: its lag is counted from it. */
+  position = 0;
+  /** Resolves when the deliverer has ended, its lease released or lost. */
+  readonly done: Promise<void>;
+
+  /** Starts delivering at once. */
+  constructor(deps: WorkerDeps, lease: HeldLease) {
+    this.#deps = deps;
+    this.#lease = lease;
+    this.done = this.#run();
+  }
+
+  /** The lease it holds. */
+  get lease(): HeldLease {
+    return this.#lease;
+  }
+
+  /** The endpoint changed: the next turn reads it again (a wait ends at once). */
+  notify(): void {
+    this.#wake.abort();
+  }
+
+  /** Starts no other attempt; one in flight ends and is recorded. */
+  stop(): void {
+    this.#stopping = true;
+    this.#wake.abort();
+  }
+
+  /** Ends the attempt in flight too; it is not recorded, and its event is sent again later. */
+  abort(): void {
+    this.stop();
+    this.#abort.abort();
+  }
+
+  async #run(): Promise<void> {
+    const { webhooks } = this.#deps.store;
+    while (!this.#stopping && this.#lease.held) {
+      this.#wake = new AbortController();
+      try {
+        const entry = await webhooks.getEndpoint(this.#lease.id);
+        if (entry === null || entry.endpoint.status !== "active") {
+          // Removed, paused or disabled: nothing to deliver until resumed (which writes due work).
+          await this.#lease.release(false);
+          return;
+        }
+        await this.#turn(entry);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+        this.#deps.report(`intents: webhook ${this.#lease.id}: ${reason}`);
+        await this.#pause(FAILURE_PAUSE_MS);
+      }
+    }
+  }
+
+  /** One turn on the endpoint as read. */
+  async #turn(entry: EndpointEntry): Promise<void> {
+    const endpoint = entry.endpoint;
+    this.position = endpoint.position;
+    const now = this.#deps.now();
+    if (endpoint.retryAt !== null && endpoint.retryAt > now) {
+      await this.#pause(endpoint.retryAt - now);
+      return;
+    }
+    const events = await this.#eventsAfter(endpoint.position);
+    const next = events.find((event) => wants(endpoint, event.type));
+    if (next) return await this.#attempt(entry, next);
+    if (events.length > 0) {
+      const after = skipTo(endpoint, events[events.length - 1].position);
+      await this.#lease.run((leaseVersion) =>
+        this.#deps.store.webhooks.moveEndpoint({ before: entry, leaseVersion }, after)
+      );
+      return;
+    }
+    // Caught up: the feed's own wake-ups (this process's commits, the head's watch and polls).
+    await this.#deps.store.waitForEvents(endpoint.position, {
+      timeoutMs: IDLE_MS,
+      signal: AbortSignal.any([this.#wake.signal, this.#lease.signal]),
+    });
+  }
+
+  /** Makes one attempt of `event` and records it with what it makes of the endpoint. */
+  async #attempt(entry: EndpointEntry, event: IntentEvent): Promise<void> {
+    const endpoint = entry.endpoint;
+    const { timeoutMs, allowPrivate } = this.#deps;
+    const started = this.#deps.now();
+    const id = String(event.position);
+    const body = renderEvent(event);
+    const headers = await deliveryHeaders({
+      secrets: secretsInForce(endpoint, started),
+      id,
+      timestampS: Math.floor(started / 1000),
+      body,
+    });
+    const signal = AbortSignal.any([this.#abort.signal, this.#lease.signal]);
+    let result: DeliveryResult;
+    try {
+      result = await deliverOnce({
+        url: endpoint.url,
+        headers,
+        body,
+        timeoutMs,
+        allowPrivate,
+        signal,
+      });
+    } catch (error) {
+      // Stopped, or the lease lost: nothing to record; the holder after this one sends it again.
+      if (signal.aborted) return;
+      // A URL or header deliverOnce cannot send (the URL rule keeps such out): a failure all the same.
+      this.#deps.report(`intents: webhook ${endpoint.id}: ${(error as Error).message}`);
+      result = { status: null, error: "connection", durationMs: this.#deps.now() - started };
+    }
+    const record: AttemptRecord = {
+      eventId: id,
+      attempt: attemptNumber(endpoint, event.position),
+      at: new Date(started).toISOString(),
+      status: result.status,
+      error: result.error,
+      durationMs: result.durationMs,
+    };
+    const after = afterAttempt(endpoint, {
+      position: event.position,
+      record,
+      retryAfterS: result.retryAfterS,
+      endedAt: this.#deps.now(),
+      schedule: this.#deps.schedule,
+    });
+    this.#deps.metrics?.attempt(result);
+    const version = await this.#lease.run((leaseVersion) =>
+      this.#deps.store.webhooks.recordAttempt({ before: entry, leaseVersion }, after, record)
+    );
+    if (version !== null && after.status === "disabled") {
+      this.#deps.report(
+        `intents: webhook ${endpoint.id} disabled (${after.disabledReason}) after attempt ${record.attempt} of event ${id}`,
+      );
+    }
+  }
+
+  /** The events after `position`, from the last page read when it holds them. */
+  async #eventsAfter(position: number): Promise<IntentEvent[]> {
+    const buffer = this.#buffer;
+    if (buffer.length > 0) {
+      const first = buffer[0].position;
+      const from = position + 1 - first;
+      if (from >= 0 && from < buffer.length) return buffer.slice(from);
+    }
+    this.#buffer = await this.#deps.store.readEvents({
+      after: position,
+      limit: PAGE,
+      maxBytes: PAGE_BYTES,
+    });
+    return this.#buffer;
+  }
+
+  /** Waits `ms`, or less when woken or the lease goes. */
+  #pause(ms: number): Promise<void> {
+    const signal = AbortSignal.any([this.#wake.signal, this.#lease.signal]);
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+}

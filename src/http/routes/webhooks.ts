@@ -1,0 +1,255 @@
+/**
+ * The webhook admin API (docs/interface.md §11): endpoints, their secrets,
+ * replays and attempts logs. Every operation takes the admin token. What is
+ * delivered, and how, is `src/delivery/`'s.
+ * @module
+ */
+
+import { ServiceError } from "../../errors.ts";
+import { validate } from "../../domain/validate.ts";
+import {
+  type Endpoint,
+  isEndpointId,
+  MAX_WEBHOOKS,
+  newEndpoint,
+  newEndpointId,
+  renderAttempt,
+  renderEndpoint,
+  replayEndpoint,
+  rotateSecret,
+  updateEndpoint,
+  wants,
+} from "../../webhooks/endpoint.ts";
+import {
+  WebhookCreateSchema,
+  WebhookReplaySchema,
+  WebhookUpdateSchema,
+} from "../../webhooks/schemas.ts";
+import { newWebhookSecret } from "../../webhooks/signing.ts";
+import { checkWebhookUrl } from "../../webhooks/url.ts";
+import type { Route } from "../app.ts";
+import { requireBearer } from "../auth.ts";
+import { type AppContext, readJsonBody, type RequestContext } from "../context.ts";
+import { json } from "../respond.ts";
+import { readPosition } from "./positions.ts";
+import { readQuery, wholeNumber } from "./query.ts";
+
+/** The query parameters of `GET /webhooks/{id}/attempts`, and the bounds of `limit`. */
+export const ATTEMPTS_QUERY = ["limit"] as const;
+export const ATTEMPTS_LIMIT = { min: 1, max: 100, fallback: 20 } as const;
+
+/**
+ * How far `next_event` is looked for past the endpoint's position: pages of
+ * events read, and events and bytes per page. An endpoint that delivers moves
+ * past events not of its types as it goes; only a paused or disabled one with
+ * a long run of other types ahead can hide its next event past this (its
+ * `next_event` is then null while `lag` says events follow).
+ */
+const NEXT_EVENT_PAGES = 4;
+const NEXT_EVENT_PAGE = 256;
+const NEXT_EVENT_PAGE_BYTES = 256 << 10;
+
+/** The endpoint id of a path, or 404 without a read when it cannot be one. */
+function endpointId(params: readonly string[]): string {
+  const id = params[0];
+  if (id === undefined || !isEndpointId(id)) throw notFound();
+  return id;
+}
+
+function notFound(): ServiceError {
+  return new ServiceError("not_found", "no such webhook endpoint");
+}
+
+/** 400 `invalid_webhook_url` unless the URL rule of §11 accepts `url` under the settings. */
+function checkUrl(app: AppContext, url: string): void {
+  const reason = checkWebhookUrl(url, {
+    allowHttp: app.settings.webhooksAllowHttp,
+    allowPrivate: app.settings.webhooksAllowPrivate,
+  });
+  if (reason !== null) throw new ServiceError("invalid_webhook_url", `url: ${reason}`);
+}
+
+/** The position of the event the endpoint waits to deliver, or null. */
+async function nextEventOf(app: AppContext, endpoint: Endpoint): Promise<number | null> {
+  if (endpoint.retrying !== null) return endpoint.retrying;
+  let after = endpoint.position;
+  for (let page = 0; page < NEXT_EVENT_PAGES; page++) {
+    const events = await app.store.readEvents({
+      after,
+      limit: NEXT_EVENT_PAGE,
+      maxBytes: NEXT_EVENT_PAGE_BYTES,
+    });
+    const found = events.find((event) => wants(endpoint, event.type));
+    if (found) return found.position;
+    if (events.length === 0) return null;
+    after = events[events.length - 1].position;
+  }
+  return null;
+}
+
+/** The endpoint as the API shows it, with its next event and lag as they stand. */
+async function render(app: AppContext, endpoint: Endpoint, head?: number) {
+  const [feedHead, nextEvent] = await Promise.all([
+    head ?? app.store.webhooks.feedHead(),
+    nextEventOf(app, endpoint),
+  ]);
+  return renderEndpoint(endpoint, { head: feedHead, nextEvent });
+}
+
+/** `POST /webhooks`: 201 with the endpoint and its secret, shown here and at rotation only. */
+export async function postWebhook(request: Request, { app }: RequestContext): Promise<Response> {
+  requireBearer(request, [app.settings.adminToken]);
+  const { value } = await readJsonBody(request, app);
+  const body = validate(WebhookCreateSchema, value, "");
+  checkUrl(app, body.url);
+  const secret = newWebhookSecret();
+  const created = await app.store.webhooks.createEndpoint((head) =>
+    newEndpoint({
+      id: newEndpointId(app.now().getTime()),
+      url: body.url,
+      events: body.events ?? null,
+      description: body.description ?? "",
+      secret,
+      head,
+      now: app.now(),
+    }), MAX_WEBHOOKS);
+  if (created === "too_many") {
+    throw new ServiceError(
+      "too_many_webhooks",
+      `at most ${MAX_WEBHOOKS} webhook endpoints; remove one first`,
+    );
+  }
+  return json(201, {
+    ...renderEndpoint(created, { head: created.position, nextEvent: null }),
+    secret,
+  }, {
+    location: `/webhooks/${created.id}`,
+  });
+}
+
+/** `GET /webhooks`: every endpoint, oldest first, without secrets. */
+export async function listWebhooks(request: Request, { app }: RequestContext): Promise<Response> {
+  requireBearer(request, [app.settings.adminToken]);
+  readQuery(request, []);
+  const [entries, head] = await Promise.all([
+    app.store.webhooks.listEndpoints(),
+    app.store.webhooks.feedHead(),
+  ]);
+  const items = await Promise.all(entries.map((e) => render(app, e.endpoint, head)));
+  return json(200, { items });
+}
+
+/** `GET /webhooks/{id}`: the endpoint with its status, next event, lag and last attempt. */
+export async function getWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireBearer(request, [app.settings.adminToken]);
+  const id = endpointId(ctx.params);
+  const entry = await app.store.webhooks.getEndpoint(id);
+  if (entry === null) throw notFound();
+  return json(200, await render(app, entry.endpoint));
+}
+
+/** `PATCH /webhooks/{id}`: url, events, description, status (pause and resume). */
+export async function patchWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireBearer(request, [app.settings.adminToken]);
+  const id = endpointId(ctx.params);
+  const { value } = await readJsonBody(request, app);
+  const patch = validate(WebhookUpdateSchema, value, "");
+  if (patch.url !== undefined) checkUrl(app, patch.url);
+  const changed = await app.store.webhooks.changeEndpoint(id, (e) => updateEndpoint(e, patch));
+  if (changed === null) throw notFound();
+  return json(200, await render(app, changed));
+}
+
+/** `DELETE /webhooks/{id}`: 204; its deliveries stop, its log goes. */
+export async function deleteWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireBearer(request, [app.settings.adminToken]);
+  const id = endpointId(ctx.params);
+  if (!await app.store.webhooks.deleteEndpoint(id)) throw notFound();
+  return new Response(null, {
+    status: 204,
+    headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" },
+  });
+}
+
+/** `POST /webhooks/{id}/secret`: a new secret; the one it replaces signs too for 24 h. */
+export async function rotateWebhookSecret(
+  request: Request,
+  ctx: RequestContext,
+): Promise<Response> {
+  const { app } = ctx;
+  requireBearer(request, [app.settings.adminToken]);
+  const id = endpointId(ctx.params);
+  const secret = newWebhookSecret();
+  const now = app.now().getTime();
+  const changed = await app.store.webhooks.changeEndpoint(id, (e) => rotateSecret(e, secret, now));
+  if (changed === null) throw notFound();
+  return json(200, { secret });
+}
+
+/** `POST /webhooks/{id}/replay`: deliveries start again after `after` (null: the beginning). */
+export async function replayWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireBearer(request, [app.settings.adminToken]);
+  const id = endpointId(ctx.params);
+  const { value } = await readJsonBody(request, app);
+  const body = validate(WebhookReplaySchema, value, "");
+  let after = 0;
+  if (body.after !== null) {
+    const position = await readPosition(app.store, body.after);
+    if (position === null) {
+      throw new ServiceError("invalid_body", "after: is not an event id this service handed out");
+    }
+    after = position;
+  }
+  const changed = await app.store.webhooks.changeEndpoint(id, (e) => replayEndpoint(e, after));
+  if (changed === null) throw notFound();
+  return json(200, await render(app, changed));
+}
+
+/** `GET /webhooks/{id}/attempts?limit=`: the latest attempts, newest first. */
+export async function listWebhookAttempts(
+  request: Request,
+  ctx: RequestContext,
+): Promise<Response> {
+  const { app } = ctx;
+  requireBearer(request, [app.settings.adminToken]);
+  const id = endpointId(ctx.params);
+  const limit = wholeNumber(readQuery(request, ATTEMPTS_QUERY), "limit", ATTEMPTS_LIMIT);
+  if (await app.store.webhooks.getEndpoint(id) === null) throw notFound();
+  const attempts = await app.store.webhooks.listAttempts(id, limit);
+  return json(200, { items: attempts.map(renderAttempt) });
+}
+
+/** The routes of the webhook admin API, in match order. */
+export function webhookRoutes(): Route[] {
+  return [
+    {
+      name: "/webhooks",
+      pattern: /^\/webhooks$/,
+      methods: { POST: postWebhook, GET: listWebhooks },
+    },
+    {
+      name: "/webhooks/{id}",
+      pattern: /^\/webhooks\/([^/]+)$/,
+      methods: { GET: getWebhook, PATCH: patchWebhook, DELETE: deleteWebhook },
+    },
+    {
+      name: "/webhooks/{id}/secret",
+      pattern: /^\/webhooks\/([^/]+)\/secret$/,
+      methods: { POST: rotateWebhookSecret },
+    },
+    {
+      name: "/webhooks/{id}/replay",
+      pattern: /^\/webhooks\/([^/]+)\/replay$/,
+      methods: { POST: replayWebhook },
+    },
+    {
+      name: "/webhooks/{id}/attempts",
+      pattern: /^\/webhooks\/([^/]+)\/attempts$/,
+      methods: { GET: listWebhookAttempts },
+    },
+  ];
+}
