@@ -32,6 +32,7 @@ function ajvFor(document: Json): Ajv2020 {
       "servers",
       "tags",
       "paths",
+      "webhooks",
       "components",
     ]
   ) {

@@ -10,6 +10,8 @@ import { openApiExamples } from "./examples.ts";
 import { intentPaths } from "./intent_paths.ts";
 import type { Obj } from "./responses.ts";
 import { configPaths, documentPaths, operationPaths, pagePaths } from "./service_paths.ts";
+import { webhookComponentSchemas } from "./webhook_components.ts";
+import { webhookDeliveries, webhookPaths } from "./webhook_paths.ts";
 
 /** Route names and methods, as `buildRoutes()` lists them. */
 export interface RouteShape {
@@ -32,6 +34,7 @@ export function buildOpenApiDocument(routes: readonly RouteShape[] = []): Obj {
     ...configPaths(),
     ...operationPaths(),
     ...pagePaths(),
+    ...webhookPaths(),
   };
   const served = new Set(routes.map((route) => route.name));
   const paths: Obj = {};
@@ -63,10 +66,12 @@ export function buildOpenApiDocument(routes: readonly RouteShape[] = []): Obj {
       { name: "policies" },
       { name: "config" },
       { name: "operations" },
+      { name: "webhooks" },
     ],
     paths,
+    webhooks: webhookDeliveries(examples.intents.variant_a_ed25519.record),
     components: {
-      schemas: componentSchemas(),
+      schemas: { ...componentSchemas(), ...webhookComponentSchemas() },
       securitySchemes: {
         adminBearer: {
           type: "http",

@@ -1,0 +1,150 @@
+/**
+ * The `components.schemas` of the webhook admin API: its request schemas
+ * are the valibot schemas that validate requests (`src/webhooks/schemas.ts`),
+ * its answers are declared here in valibot as well, and all are converted to
+ * JSON Schema as `components.ts` converts the others.
+ * @module
+ */
+
+import * as v from "valibot";
+import { type JsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
+import { WEBHOOK_EVENT_TYPES } from "../../webhooks/endpoint.ts";
+import {
+  WebhookCreateSchema,
+  WebhookReplaySchema,
+  WebhookUpdateSchema,
+} from "../../webhooks/schemas.ts";
+
+const opaqueId = v.pipe(v.string(), v.minLength(1), v.maxLength(128), v.regex(/^[\x21-\x7e]+$/));
+const time = v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time."));
+
+/** One attempt of the log. */
+export const WebhookAttemptSchema = v.object({
+  event_id: v.pipe(opaqueId, v.description("The event's id: its `webhook-id`.")),
+  attempt: v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(1),
+    v.description("1 for the event's first attempt, then 2, 3, …"),
+  ),
+  at: time,
+  status: v.pipe(
+    v.nullable(v.pipe(v.number(), v.integer())),
+    v.description("The answer's HTTP status; null when none came."),
+  ),
+  error: v.pipe(
+    v.nullable(v.picklist(["timeout", "connection", "redirect", "refused_address"])),
+    v.description(
+      "null when an answer came that is not a redirect; else how the attempt failed.",
+    ),
+  ),
+  duration_ms: v.pipe(v.number(), v.integer(), v.minValue(0)),
+});
+
+/** An endpoint as the API shows it. */
+export const WebhookSchema = v.object({
+  id: v.pipe(v.string(), v.description("The endpoint's id.")),
+  url: v.string(),
+  events: v.pipe(
+    v.nullable(v.array(v.picklist(WEBHOOK_EVENT_TYPES))),
+    v.description("The types it receives; null: every type."),
+  ),
+  description: v.string(),
+  status: v.picklist(["active", "paused", "disabled"]),
+  disabled_reason: v.optional(
+    v.pipe(
+      v.picklist(["gone", "failing"]),
+      v.description(
+        "While disabled: `gone` (it answered 410) or `failing` (the last retry failed).",
+      ),
+    ),
+  ),
+  created_at: time,
+  after: v.pipe(
+    v.nullable(opaqueId),
+    v.description(
+      "Deliveries go on after this event id: every event up to it was acknowledged or is not " +
+        "of its types (null: from the feed's beginning). At creation, the feed's head.",
+    ),
+  ),
+  next_event: v.pipe(
+    v.nullable(opaqueId),
+    v.description("The id of the event it waits to deliver; null when there is none."),
+  ),
+  lag: v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(0),
+    v.description("How many events of the feed, of any type, follow `after`."),
+  ),
+  last_attempt: v.nullable(WebhookAttemptSchema),
+});
+
+const secret = v.pipe(
+  v.string(),
+  v.regex(/^whsec_[A-Za-z0-9+/]{43}=$/),
+  v.description("`whsec_` + base64 (RFC 4648 §4, padded) of 32 random bytes."),
+);
+
+/** What `POST /webhooks` answers: the endpoint and its secret. */
+export const WebhookCreatedSchema = v.object({ ...WebhookSchema.entries, secret });
+
+const DEFINITIONS = {
+  WebhookCreate: WebhookCreateSchema,
+  WebhookUpdate: WebhookUpdateSchema,
+  WebhookReplay: WebhookReplaySchema,
+  Webhook: WebhookSchema,
+  WebhookCreated: WebhookCreatedSchema,
+  WebhookList: v.object({ items: v.array(WebhookSchema) }),
+  WebhookSecret: v.object({ secret }),
+  WebhookAttempt: WebhookAttemptSchema,
+  WebhookAttemptList: v.object({
+    items: v.pipe(v.array(WebhookAttemptSchema), v.description("Newest first.")),
+  }),
+};
+
+/** A webhook component's name. */
+export type WebhookComponentName = keyof typeof DEFINITIONS;
+
+const DESCRIPTIONS: Record<WebhookComponentName, string> = {
+  WebhookCreate: "A new webhook endpoint.",
+  WebhookUpdate: "Changes to a webhook endpoint: any of its members.",
+  WebhookReplay: "Where deliveries start again.",
+  Webhook: "A webhook endpoint: a server-held cursor over the feed, delivered in order.",
+  WebhookCreated: "A new webhook endpoint and its secret, shown here and at rotation only.",
+  WebhookList: "Every webhook endpoint, oldest first.",
+  WebhookSecret: "A new secret; the one it replaces stays in force for 24 hours.",
+  WebhookAttempt: "One delivery attempt.",
+  WebhookAttemptList: "The latest attempts of an endpoint (the last 100 are kept).",
+};
+
+/** A reference to a webhook component. */
+export function webhookRef(name: WebhookComponentName): JsonSchema {
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+/**
+ * The webhook components as JSON Schema 2020-12: lengths in code points are
+ * `maxLength` (which counts code points), "no type twice" is `uniqueItems`.
+ */
+export function webhookComponentSchemas(): Record<string, JsonSchema> {
+  const converted = toJsonSchemaDefs(DEFINITIONS, {
+    target: "draft-2020-12",
+    typeMode: "output",
+    errorMode: "throw",
+    overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+    overrideAction: ({ valibotAction, jsonSchema }) => {
+      const action = valibotAction as unknown as { type: string; requirement?: unknown };
+      if (action.type === "max_code_points") {
+        return { ...jsonSchema, maxLength: action.requirement as number };
+      }
+      if (action.type === "check") return { ...jsonSchema, uniqueItems: true };
+      return undefined;
+    },
+  }) as Record<WebhookComponentName, JsonSchema>;
+  const out: Record<string, JsonSchema> = {};
+  for (const name of Object.keys(DEFINITIONS) as WebhookComponentName[]) {
+    out[name] = { description: DESCRIPTIONS[name], ...converted[name] };
+  }
+  return out;
+}
