@@ -6,6 +6,7 @@
 
 import { approvalRequest, type ApprovalSigner } from "./approvals.ts";
 import { IntentsError } from "./errors.ts";
+import { WebhooksApi } from "./webhook_admin.ts";
 import type {
   ApprovalsView,
   IntentEvent,
@@ -70,6 +71,20 @@ export class IntentsClient {
   readonly #base: string;
   readonly #token?: string;
   readonly #fetch: typeof fetch;
+
+  /**
+   * The webhook admin calls (CONTRACT §11), with this client's token:
+   * `client.webhooks.add({ url })`, `list()`, `get(id)`, `update(id, …)`,
+   * `pause(id)`, `resume(id)`, `remove(id)`, `rotateSecret(id)`,
+   * `replay(id, after)`, `attempts(id)`.
+   */
+  readonly webhooks: WebhooksApi = new WebhooksApi((method, path, options = {}) =>
+    this.#call(method, options.query ? `${path}?${options.query}` : path, {
+      body: options.body,
+      type: options.body === undefined ? undefined : "application/json",
+      admin: true,
+    })
+  );
 
   constructor(options: ClientOptions) {
     this.#base = options.url.replace(/\/+$/, "");

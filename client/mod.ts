@@ -59,6 +59,7 @@ export {
 } from "./passkey.ts";
 export { passkeyChallenge, passkeyChallengeBytes, signedBytes } from "./signed.ts";
 export * from "./webhooks.ts";
+export * from "./webhook_admin.ts";
 export type * from "./types.ts";
 import type {
   ApprovalsView,

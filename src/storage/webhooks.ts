@@ -38,21 +38,24 @@ import {
 /** Reads and commits again this often when other writers keep coming first. */
 const CONFLICT_ATTEMPTS = 64;
 
+/** Due work entries of an endpoint a removal takes with it, at most. */
+const DUE_REMOVED = 8;
+
 /** An endpoint id as the longest key part it can be (see `isEndpointId`), for cost estimates. */
 const ID_BYTES = keyBytes(["wh_00000000000000000000000000000000"]);
 
 /**
  * What the largest commit, a removal, costs from above: checks of the
- * endpoint and the count; removal of the endpoint, its lease, its lease's
- * due work and {@link ATTEMPTS_KEPT} attempts; the count and the change
- * counter written.
+ * endpoint and the count; removal of the endpoint, its lease, up to
+ * {@link DUE_REMOVED} entries of its due work and {@link ATTEMPTS_KEPT}
+ * attempts; the count and the change counter written.
  */
 export const REMOVAL_COST = plus(
   cost.check(ID_BYTES + 16),
   cost.check(keyBytes(keys.webhooksCount)),
   cost.remove(ID_BYTES + 16),
   cost.remove(ID_BYTES + 32),
-  cost.remove(ID_BYTES + 32),
+  ...Array.from({ length: DUE_REMOVED }, () => cost.remove(ID_BYTES + 48)),
   ...Array.from({ length: ATTEMPTS_KEPT }, () => cost.remove(ID_BYTES + 40)),
   cost.set(keyBytes(keys.webhooksCount), SMALL_VALUE_BYTES),
   cost.set(keyBytes(keys.webhookChanges), SMALL_VALUE_BYTES),
@@ -167,12 +170,11 @@ export class KvWebhookStore implements WebhookStore {
       ]);
       if (entry.versionstamp === null) return false;
       const remove: Deno.KvKey[] = [keys.webhook(id)];
-      // The holder's next write finds its lease gone; its due work left behind finds no endpoint.
-      if (lease.versionstamp !== null) {
-        remove.push(
-          keys.webhookLease(id),
-          keys.due(WEBHOOK_WORK, decodeLease(lease.value).until, id),
-        );
+      // The holder's next write finds its lease gone.
+      if (lease.versionstamp !== null) remove.push(keys.webhookLease(id));
+      // Its due work too (any left behind later finds no endpoint and is dropped).
+      for await (const due of this.#kv.list({ prefix: keys.duePrefix(WEBHOOK_WORK) })) {
+        if (due.key[3] === id && remove.length < 1 + DUE_REMOVED) remove.push(due.key);
       }
       // Every attempt write changes the endpoint, which this commit checks: none is missed.
       for await (const attempt of this.#kv.list({ prefix: keys.webhookAttemptsPrefix(id) })) {
