@@ -21,6 +21,8 @@ import {
 } from "./mod.ts";
 import { UUID_PATTERN } from "../src/domain/intent.ts";
 import { DEFAULT_URL, HELP } from "./cli_help.ts";
+import { WEBHOOK_COMMANDS } from "./cli_webhooks.ts";
+import { WEBHOOK_HELP } from "./cli_webhooks_help.ts";
 import { documentMediaType } from "./cli_media_type.ts";
 import {
   approveHint,
@@ -232,9 +234,10 @@ const COMMANDS: Record<string, (ctx: Ctx) => Promise<void>> = {
   approve,
   "config get": (ctx) => config("get", ctx),
   "config set": (ctx) => config("set", ctx),
+  ...WEBHOOK_COMMANDS,
 };
 
-const GROUPS = new Set(["template", "policy", "config"]);
+const GROUPS = new Set(["template", "policy", "config", "webhooks"]);
 
 /**
  * Runs the CLI.
@@ -262,7 +265,7 @@ export async function runCli(argv: string[], io: CliIo = denoIo): Promise<number
   if (name !== undefined && GROUPS.has(name)) {
     const sub = positionals.shift();
     if (sub === undefined) {
-      io.stdout(`${HELP.main}\n`);
+      io.stdout(`${name === "webhooks" ? WEBHOOK_HELP.webhooks : HELP.main}\n`);
       return values.help ? 0 : 2;
     }
     name = `${name} ${sub}`;
@@ -274,7 +277,7 @@ export async function runCli(argv: string[], io: CliIo = denoIo): Promise<number
   const command = COMMANDS[name];
   if (!command) return fail(`unknown command "${name}"; see --help`, "usage", 2);
   if (values.help) {
-    io.stdout(`${HELP[name]}\n`);
+    io.stdout(`${HELP[name] ?? WEBHOOK_HELP[name]}\n`);
     return 0;
   }
   const url = values.url ?? io.env("INTENTS_URL") ?? DEFAULT_URL;

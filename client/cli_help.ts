@@ -45,6 +45,9 @@ Commands:
   events           print the feed of intents' lives, in order (admin or events token)
   config get       show the runtime configuration (admin)
   config set       set the evidence extractor URL (admin)
+  webhooks …       push the feed to HTTPS endpoints: add, list, get, pause,
+                   resume, remove, rotate, replay, attempts (admin); listen
+                   (a local receiver); see "webhooks --help"
 
 Run "deno task cli COMMAND --help" for a command's options.
 Exit codes: 0 success, 1 refused by the service or unreachable, 2 usage error.

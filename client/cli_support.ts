@@ -32,6 +32,10 @@ export const OPTIONS = {
   "if-match": { type: "string" },
   after: { type: "string" },
   follow: { type: "boolean" },
+  events: { type: "string" },
+  description: { type: "string" },
+  port: { type: "string" },
+  secret: { type: "string" },
 } as const;
 
 /** The parsed options. */

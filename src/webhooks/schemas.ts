@@ -14,12 +14,11 @@ import { MAX_WEBHOOK_URL_LENGTH } from "./url.ts";
 /** The longest `description`, in characters (code points). */
 export const MAX_DESCRIPTION_LENGTH = 200;
 
+/** The URL's shape; its rule (length included) is `checkWebhookUrl`'s, with its own code. */
 const url = v.pipe(
   v.string("expected a string"),
-  v.minLength(1, "must not be empty"),
-  v.maxCodePoints(MAX_WEBHOOK_URL_LENGTH, `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`),
   v.description(
-    "An absolute https: URL (http: with WEBHOOKS_ALLOW_HTTP=true) with a host, no user info, " +
+    `An absolute https: URL (http: with WEBHOOKS_ALLOW_HTTP=true), at most ${MAX_WEBHOOK_URL_LENGTH} characters, with a host, no user info, ` +
       "no fragment, in its normal form; unless WEBHOOKS_ALLOW_PRIVATE=true, a host given as an " +
       "address must be globally reachable (else 400 `invalid_webhook_url`).",
   ),

@@ -14,6 +14,7 @@ import {
   WebhookReplaySchema,
   WebhookUpdateSchema,
 } from "../../webhooks/schemas.ts";
+import { MAX_WEBHOOK_URL_LENGTH } from "../../webhooks/url.ts";
 
 const opaqueId = v.pipe(v.string(), v.minLength(1), v.maxLength(128), v.regex(/^[\x21-\x7e]+$/));
 const time = v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time."));
@@ -142,6 +143,11 @@ export function webhookComponentSchemas(): Record<string, JsonSchema> {
       return undefined;
     },
   }) as Record<WebhookComponentName, JsonSchema>;
+  // The URL rule is checked after the shape, with its own code; its length JSON Schema can state.
+  for (const name of ["WebhookCreate", "WebhookUpdate"] as const) {
+    const properties = converted[name].properties as Record<string, JsonSchema>;
+    properties.url = { ...properties.url, maxLength: MAX_WEBHOOK_URL_LENGTH };
+  }
   const out: Record<string, JsonSchema> = {};
   for (const name of Object.keys(DEFINITIONS) as WebhookComponentName[]) {
     out[name] = { description: DESCRIPTIONS[name], ...converted[name] };
