@@ -58,11 +58,10 @@ async function submitMixed(
   const policy = await addGoverned(h, "policy", authorizationOf([e1, e2], 2));
   const key = generateEd25519Key();
   const bodies: unknown[] = [];
-  for (let i = 0; i < options.plain + options.pending; i++) {
-    if (
-      i % Math.ceil((options.plain + options.pending) / options.pending) === 0 &&
-      bodies.length < 10_000
-    ) {
+  const total = options.plain + options.pending;
+  for (let i = 0; i < total; i++) {
+    // Every so often a governed intent, stored pending: the feed mixes types.
+    if (i % Math.ceil(total / options.pending) === 0) {
       const signed = newSigned("policy", policy);
       bodies.push(bodyOf(signed, await e1.sign(signed)));
     } else {
