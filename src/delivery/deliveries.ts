@@ -170,6 +170,8 @@ export class WebhookDeliveries {
       if (this.#workers.get(lease.id) === worker) this.#workers.delete(lease.id);
       metrics?.held(this.#workers.size);
       metrics?.lag(lease.id, null);
+      // It ends when its endpoint stopped being active (disabled, paused, removed).
+      void this.#countStatuses();
       // Ended while still holding it (not by stop()): let the scheduler decide again.
       if (!this.#stopped && lease.held) void lease.release(true);
     });
