@@ -37,6 +37,13 @@ const PAGE_BYTES = 1 << 20;
 const IDLE_MS = 10_000;
 /** After a storage failure, the next turn waits this long. */
 const FAILURE_PAUSE_MS = 1_000;
+/**
+ * How long the endpoint as this deliverer last wrote it stands for the
+ * endpoint without a read: admin changes made in this process notify at once,
+ * those of other processes within a second (`CHANGES_POLL_MS`), and every
+ * write is checked against the version anyway.
+ */
+const KNOWN_MS = 1_000;
 
 /** What a deliverer needs. */
 export interface WorkerDeps {
@@ -63,6 +70,10 @@ export class EndpointWorker {
   /** Ends the attempt in flight. */
   readonly #abort = new AbortController();
   #stopping = false;
+  /** The endpoint as this deliverer's last write left it, and when (Unix ms). */
+  #known: { entry: EndpointEntry; at: number } | undefined;
+  /** Counts notifications: a write made across one does not stand for the endpoint. */
+  #changes = 0;
   /** Consecutive events read last (events never change: they serve the next turns). */
   #buffer: IntentEvent[] = [];
   /** The endpoint's position as last read: its lag is counted from it. */
@@ -84,6 +95,8 @@ export class EndpointWorker {
 
   /** The endpoint changed: the next turn reads it again (a wait ends at once). */
   notify(): void {
+    this.#changes++;
+    this.#known = undefined;
     this.#wake.abort();
   }
 
@@ -104,13 +117,17 @@ export class EndpointWorker {
     while (!this.#stopping && this.#lease.held) {
       this.#wake = new AbortController();
       try {
-        const entry = await webhooks.getEndpoint(this.#lease.id);
+        const known = this.#known;
+        const fresh = known !== undefined && this.#deps.now() - known.at < KNOWN_MS;
+        this.#known = undefined;
+        const changes = this.#changes;
+        const entry = fresh ? known.entry : await webhooks.getEndpoint(this.#lease.id);
         if (entry === null || entry.endpoint.status !== "active") {
           // Removed, paused or disabled: nothing to deliver until resumed (which writes due work).
           await this.#lease.release(false);
           return;
         }
-        await this.#turn(entry);
+        await this.#turn(entry, changes);
       } catch (error) {
         const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
         this.#deps.report(`intents: webhook ${this.#lease.id}: ${reason}`);
@@ -119,8 +136,8 @@ export class EndpointWorker {
     }
   }
 
-  /** One turn on the endpoint as read. */
-  async #turn(entry: EndpointEntry): Promise<void> {
+  /** One turn on the endpoint as read (after `changes` notifications). */
+  async #turn(entry: EndpointEntry, changes: number): Promise<void> {
     const endpoint = entry.endpoint;
     this.position = endpoint.position;
     const now = this.#deps.now();
@@ -130,12 +147,13 @@ export class EndpointWorker {
     }
     const events = await this.#eventsAfter(endpoint.position);
     const next = events.find((event) => wants(endpoint, event.type));
-    if (next) return await this.#attempt(entry, next);
+    if (next) return await this.#attempt(entry, next, changes);
     if (events.length > 0) {
       const after = skipTo(endpoint, events[events.length - 1].position);
-      await this.#lease.run((leaseVersion) =>
+      const version = await this.#lease.run((leaseVersion) =>
         this.#deps.store.webhooks.moveEndpoint({ before: entry, leaseVersion }, after)
       );
+      this.#wrote(after, version, changes);
       return;
     }
     // Caught up: the feed's own wake-ups (this process's commits, the head's watch and polls).
@@ -146,7 +164,7 @@ export class EndpointWorker {
   }
 
   /** Makes one attempt of `event` and records it with what it makes of the endpoint. */
-  async #attempt(entry: EndpointEntry, event: IntentEvent): Promise<void> {
+  async #attempt(entry: EndpointEntry, event: IntentEvent, changes: number): Promise<void> {
     const endpoint = entry.endpoint;
     const { timeoutMs, allowPrivate } = this.#deps;
     const started = this.#deps.now();
@@ -195,11 +213,21 @@ export class EndpointWorker {
     const version = await this.#lease.run((leaseVersion) =>
       this.#deps.store.webhooks.recordAttempt({ before: entry, leaseVersion }, after, record)
     );
+    this.#wrote(after, version, changes);
     if (version !== null && after.status === "disabled") {
       this.#deps.report(
         `intents: webhook ${endpoint.id} disabled (${after.disabledReason}) after attempt ${record.attempt} of event ${id}`,
       );
     }
+  }
+
+  /**
+   * Keeps the endpoint as written, when the write succeeded and no change was
+   * notified since the turn began: the next turn needs no read.
+   */
+  #wrote(endpoint: EndpointEntry["endpoint"], version: string | null, changes: number): void {
+    if (version === null || changes !== this.#changes) return;
+    this.#known = { entry: { endpoint, version }, at: this.#deps.now() };
   }
 
   /** The events after `position`, from the last page read when it holds them. */

@@ -130,3 +130,31 @@ storeTest(
     }
   },
 );
+
+storeTest("a pause and a replay made through another process reach the holder", async (store) => {
+  const receiver = startReceiver();
+  const a = await startProcess({ store, env: LOCAL_WEBHOOKS });
+  const b = await startProcess({ store, env: LOCAL_WEBHOOKS });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  try {
+    const endpoint = await a.client.webhooks.add({ url: receiver.url });
+    const template = await a.newTemplate();
+    await submit(a, template, 3);
+    await receiver.until((d) => acknowledged(d).length === 3, 10_000, "three events");
+    const [holder, other] = await held(a) === 1 ? [a, b] : [b, a];
+    // Changed where the lease is not held: the holder notices within a second.
+    await other.client.webhooks.pause(endpoint.id);
+    await sleep(1_200);
+    await submit(holder, template, 2);
+    await sleep(800);
+    assert.equal(receiver.deliveries.length, 3, "the holder delivered to a paused endpoint");
+    await other.client.webhooks.replay(endpoint.id, "1");
+    await other.client.webhooks.resume(endpoint.id);
+    await receiver.until((d) => d.length === 7, 5_000, "events 2 to 5 again");
+    assert.deepEqual(receiver.deliveries.map((d) => Number(d.id)), [1, 2, 3, 2, 3, 4, 5]);
+  } finally {
+    await a.server.stop({ kill: true });
+    await b.server.stop({ kill: true });
+    await receiver.close();
+  }
+});
