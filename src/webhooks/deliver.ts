@@ -138,9 +138,13 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
     const connect = options.connect ?? connectTcp;
     for (const candidate of addresses) {
       try {
-        conn = await deadline.settle(
+        const tcp = await deadline.settle(
           connect({ hostname: candidate, port, signal: deadline.signal }),
         );
+        // Nagle's algorithm would hold the TLS handshake's last flight for the peer's delayed
+        // ACK (40 ms on Linux): every message here is complete when written.
+        tcp.setNoDelay(true);
+        conn = tcp;
         address = candidate;
         break;
       } catch (error) {

@@ -28,7 +28,7 @@ import {
   HAS_OPENSSL,
   independentSignature,
   LOCAL_WEBHOOKS,
-  localCertificates,
+  makeCertificates,
   startReceiver,
 } from "../support/webhooks.ts";
 
@@ -176,7 +176,7 @@ Deno.test({
     "an HTTPS receiver reached by name gets deliveries signed with both secrets after a rotation",
   ignore: !HAS_OPENSSL,
   async fn() {
-    const certs = await localCertificates();
+    const certs = await makeCertificates("localhost");
     const receiver = startReceiver({ tls: { cert: certs.cert, key: certs.key } });
     // The service trusts the test authority the way an operator adds one: DENO_CERT.
     const env = { ...LOCAL_WEBHOOKS, WEBHOOKS_ALLOW_HTTP: "false", DENO_CERT: certs.caFile };

@@ -3,7 +3,7 @@
  * 127.0.0.1 that record every delivery as it arrived (headers, the body's
  * exact bytes, when), answer as a test tells them, and count how many
  * deliveries to them are in flight at once. Also the environment a server
- * needs to deliver to them, and a certificate authority made with openssl.
+ * needs to deliver to them (certificates: `testing/certificates.ts`).
  * @module
  */
 
@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { base64 } from "@scure/base";
 import type { IntentEvent } from "../../client/mod.ts";
+
+export { HAS_OPENSSL, makeCertificates } from "../../testing/certificates.ts";
 
 /** What a server needs to deliver to receivers on 127.0.0.1 over plain HTTP, quickly retried. */
 export const LOCAL_WEBHOOKS = {
@@ -148,70 +150,4 @@ export function independentSignature(secret: string, d: Delivery): string {
   const key = base64.decode(secret.slice("whsec_".length));
   const mac = createHmac("sha256", key).update(`${d.id}.${d.timestamp}.${d.body}`).digest();
   return `v1,${base64.encode(new Uint8Array(mac))}`;
-}
-
-/** Whether openssl can make the test certificates on this machine. */
-export const HAS_OPENSSL = await new Deno.Command("openssl", { args: ["version"], stdout: "null" })
-  .output().then((o) => o.success, () => false);
-
-/**
- * A throwaway certificate authority (its PEM in a file, for `DENO_CERT`) and
- * a certificate it issued for `localhost` (P-256, valid one day), made with
- * openssl in a temporary directory the caller removes.
- */
-export async function localCertificates(): Promise<
-  { dir: string; caFile: string; cert: string; key: string }
-> {
-  const dir = await Deno.makeTempDir({ prefix: "webhook-tls-" });
-  const run = async (...args: string[]) => {
-    const { success, stderr } = await new Deno.Command("openssl", {
-      args,
-      cwd: dir,
-      stdout: "null",
-    })
-      .output();
-    if (!success) throw new Error(`openssl ${args[0]}: ${new TextDecoder().decode(stderr)}`);
-  };
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-  await run(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=Webhook Test CA",
-  );
-  await run("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost");
-  await Deno.writeTextFile(
-    `${dir}/server.ext`,
-    "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-  );
-  await run(
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "server.pem",
-    "-days",
-    "1",
-    "-extfile",
-    "server.ext",
-  );
-  return {
-    dir,
-    caFile: `${dir}/ca.pem`,
-    cert: await Deno.readTextFile(`${dir}/server.pem`),
-    key: await Deno.readTextFile(`${dir}/server.key`),
-  };
 }

@@ -12,6 +12,7 @@ import {
   type Resolver,
 } from "../../src/webhooks/deliver.ts";
 import { deliveryHeaders, newWebhookSecret } from "../../src/webhooks/signing.ts";
+import { HAS_OPENSSL, makeCertificates } from "../../testing/certificates.ts";
 
 const BODY = JSON.stringify({ id: "00000000000000000001", type: "intent.accepted", record: {} });
 const HEADERS = await deliveryHeaders({
@@ -141,79 +142,14 @@ Deno.test("deliverOnce connects to the checked address, not the name, and tries 
   assert.deepEqual(calls, ["93.184.216.34", "93.184.216.35"]);
 });
 
-/** Whether `openssl` can make the test certificates on this machine. */
-const HAS_OPENSSL = await new Deno.Command("openssl", { args: ["version"], stdout: "null" })
-  .output().then((o) => o.success, () => false);
-
-/**
- * A throwaway certificate authority and a server certificate it issued for
- * `name` (P-256, valid one day), made with openssl in a temporary directory.
- */
-async function makeCertificates(name: string): Promise<{ ca: string; cert: string; key: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "webhook-tls-" });
-  const run = async (...args: string[]) => {
-    const { success, stderr } = await new Deno.Command("openssl", {
-      args,
-      cwd: dir,
-      stdout: "null",
-    })
-      .output();
-    if (!success) throw new Error(`openssl ${args[0]}: ${new TextDecoder().decode(stderr)}`);
-  };
-  try {
-    const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-    await run(
-      "req",
-      "-x509",
-      ...ec,
-      "-keyout",
-      "ca.key",
-      "-out",
-      "ca.pem",
-      "-days",
-      "1",
-      "-subj",
-      "/CN=Webhook Test CA",
-    );
-    await run("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", `/CN=${name}`);
-    await Deno.writeTextFile(
-      `${dir}/server.ext`,
-      `subjectAltName=DNS:${name}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
-    );
-    await run(
-      "x509",
-      "-req",
-      "-in",
-      "server.csr",
-      "-CA",
-      "ca.pem",
-      "-CAkey",
-      "ca.key",
-      "-CAcreateserial",
-      "-out",
-      "server.pem",
-      "-days",
-      "1",
-      "-extfile",
-      "server.ext",
-    );
-    const read = (file: string) => Deno.readTextFile(`${dir}/${file}`);
-    return {
-      ca: await read("ca.pem"),
-      cert: await read("server.pem"),
-      key: await read("server.key"),
-    };
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 Deno.test({
   name:
     "deliverOnce speaks TLS to the checked address and checks the certificate against the URL's name",
   ignore: !HAS_OPENSSL,
   async fn() {
-    const { ca, cert, key } = await makeCertificates("hooks.test");
+    const certs = await makeCertificates("hooks.test");
+    await Deno.remove(certs.dir, { recursive: true });
+    const { ca, cert, key } = certs;
     const seen: string[] = [];
     await using server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, cert, key, onListen() {} },

@@ -4,8 +4,17 @@
  * addresses allowed) to a receiver in this process that answers 204 at once.
  *
  * ```sh
- * deno task webhooks-load -- [--backlog 5000] [--rate 200] [--seconds 20] [--json]
+ * deno task webhooks-load -- [--backlog 5000] [--rate 200] [--seconds 20] [--https] [--json]
  * ```
+ *
+ * With `--https` the receiver speaks TLS with a certificate for `localhost`
+ * from a throwaway authority the server trusts through `DENO_CERT`; it is a
+ * Node process (`_https_receiver.mjs`, `node` on PATH), because Node's https
+ * server sets TCP_NODELAY as production servers do, and Deno.serve's TLS
+ * connections do not (a fresh connection's answer would then wait for a
+ * delayed ACK, 40 ms, on most deliveries, and the tool would measure that).
+ * Times are epoch milliseconds (`performance.timeOrigin + performance.now()`)
+ * in both processes.
  *
  * Throughput: the endpoint is paused while `--backlog N` intents are stored
  * (64 submissions at a time, grouped into commits), then resumed; the figure
@@ -17,11 +26,14 @@
  * @module
  */
 
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { generateEd25519Key, IntentsClient, newIntentId, signVariantA } from "../../client/mod.ts";
 import { commitOf, projectRoot, spawnLoadServer } from "../load/spawn.ts";
+import { makeCertificates, type TestCertificates } from "../../testing/certificates.ts";
 
-const USAGE = "usage: deno task webhooks-load -- [--backlog N] [--rate R] [--seconds S] [--json]";
+const USAGE =
+  "usage: deno task webhooks-load -- [--backlog N] [--rate R] [--seconds S] [--https] [--json]";
 
 function fail(message: string): never {
   console.error(`webhooks-load: ${message}`);
@@ -46,6 +58,7 @@ function readOptions(args: string[]) {
         backlog: { type: "string" },
         rate: { type: "string" },
         seconds: { type: "string" },
+        https: { type: "boolean" },
         json: { type: "boolean" },
       },
       strict: true,
@@ -57,19 +70,68 @@ function readOptions(args: string[]) {
     backlog: intOption(values.backlog, "backlog", 5_000, 1_000_000),
     rate: intOption(values.rate, "rate", 200, 10_000),
     seconds: intOption(values.seconds, "seconds", 20, 3_600),
+    https: values.https === true,
     json: values.json === true,
   };
 }
 
-/** The receiver: when each event arrived, by event id, and which intent it carried. */
-function receiver() {
-  const arrived: { id: number; intent: string; at: number }[] = [];
+/** When each event arrived, by event id, and which intent it carried. */
+interface Arrival {
+  id: number;
+  intent: string;
+  at: number;
+}
+
+/** High-resolution epoch milliseconds, comparable across processes. */
+const now = () => performance.timeOrigin + performance.now();
+
+/** A plain HTTP receiver in this process, answering 204 at once. */
+function httpReceiver() {
+  const arrived: Arrival[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
     const body = await request.json();
-    arrived.push({ id: Number(body.id), intent: body.record.id, at: performance.now() });
+    arrived.push({ id: Number(body.id), intent: body.record.id, at: now() });
     return new Response(null, { status: 204 });
   });
-  return { arrived, server, url: `http://127.0.0.1:${server.addr.port}/hook` };
+  return {
+    arrived,
+    url: `http://127.0.0.1:${server.addr.port}/hook`,
+    close: () => server.shutdown(),
+  };
+}
+
+/** The HTTPS receiver: a Node process (see the module documentation), its lines read here. */
+async function httpsReceiver(tls: TestCertificates) {
+  const script = join(projectRoot, "tools/webhook_load/_https_receiver.mjs");
+  const child = new Deno.Command("node", {
+    args: [script, `${tls.dir}/server.pem`, `${tls.dir}/server.key`],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const arrived: Arrival[] = [];
+  const port = Promise.withResolvers<number>();
+  void (async () => {
+    let rest = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      const lines = (rest + chunk).split("\n");
+      rest = lines.pop()!;
+      for (const line of lines) {
+        const listening = /^listening (\d+)$/.exec(line);
+        if (listening) port.resolve(Number(listening[1]));
+        const [id, intent, at] = line.split(" ");
+        if (!listening) arrived.push({ id: Number(id), intent, at: Number(at) });
+      }
+    }
+    port.reject(new Error("the https receiver ended before listening (is node on PATH?)"));
+  })();
+  return {
+    arrived,
+    url: `https://localhost:${await port.promise}/hook`,
+    async close() {
+      child.kill();
+      await child.status;
+    },
+  };
 }
 
 async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -96,12 +158,17 @@ const round = (ms: number) => Math.round(ms * 100) / 100;
 
 async function main(): Promise<void> {
   const options = readOptions(Deno.args);
+  const tls = options.https ? await makeCertificates("localhost") : undefined;
   const server = await spawnLoadServer({
     script: "main.ts",
     batchMax: 32,
-    env: { WEBHOOKS_ALLOW_HTTP: "true", WEBHOOKS_ALLOW_PRIVATE: "true" },
+    env: {
+      WEBHOOKS_ALLOW_HTTP: String(!tls),
+      WEBHOOKS_ALLOW_PRIVATE: "true",
+      ...(tls ? { DENO_CERT: tls.caFile } : {}),
+    },
   });
-  const sink = receiver();
+  const sink = tls ? await httpsReceiver(tls) : httpReceiver();
   try {
     const client = new IntentsClient({ url: server.url, token: server.token });
     const { id: template } = await client.addTemplate(JSON.stringify({ load: newIntentId() }));
@@ -117,7 +184,7 @@ async function main(): Promise<void> {
 
     // Throughput: a backlog, delivered from the resumption on.
     await pool(options.backlog, 64, async () => void await submit());
-    const resumed = performance.now();
+    const resumed = now();
     await client.webhooks.resume(endpoint.id);
     await until(() => sink.arrived.length >= options.backlog, 600_000, "the backlog");
     const drained = sink.arrived[options.backlog - 1].at - resumed;
@@ -130,7 +197,7 @@ async function main(): Promise<void> {
     await pool(total, 32, async (i) => {
       const wait = started + (i * 1000) / options.rate - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      answered.set(await submit(), performance.now());
+      answered.set(await submit(), now());
     });
     const achieved = total / ((performance.now() - started) / 1000);
     await until(() => sink.arrived.length >= options.backlog + total, 60_000, "the rate run");
@@ -143,6 +210,7 @@ async function main(): Promise<void> {
       backlog: options.backlog,
       backlog_seconds: round(drained / 1000),
       events_per_second: Math.round(options.backlog / (drained / 1000)),
+      https: options.https,
       rate: options.rate,
       achieved_rate: Math.round(achieved),
       latency_events: delays.length,
@@ -157,7 +225,8 @@ async function main(): Promise<void> {
       console.log(JSON.stringify(figures));
     } else {
       console.log(
-        `backlog of ${figures.backlog}: ${figures.events_per_second} events/s ` +
+        `${options.https ? "HTTPS" : "HTTP"}, backlog of ${figures.backlog}: ` +
+          `${figures.events_per_second} events/s ` +
           `(${figures.backlog_seconds} s)\n` +
           `at ${figures.achieved_rate} submissions/s, 201 → delivery: p50 ${figures.p50_ms} ms, ` +
           `p95 ${figures.p95_ms} ms, p99 ${figures.p99_ms} ms, max ${figures.max_ms} ms\n` +
@@ -166,8 +235,9 @@ async function main(): Promise<void> {
     }
     if (!allInOrder) Deno.exitCode = 1;
   } finally {
-    await sink.server.shutdown();
+    await sink.close();
     await server.stop();
+    if (tls) await Deno.remove(tls.dir, { recursive: true });
   }
 }
 
