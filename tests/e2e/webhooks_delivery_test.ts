@@ -5,10 +5,12 @@
  * arrive concurrently; bodies exactly as the pull form gives them; the
  * Standard Webhooks headers, checked by the client's `verifyWebhook` and by
  * an independent HMAC; an HTTPS receiver reached by name, its certificate
- * checked; both secrets signing after a rotation, newest first.
+ * checked; both secrets signing after a rotation, newest first, each
+ * accepted by the Standard Webhooks reference library too.
  */
 
 import assert from "node:assert/strict";
+import { Webhook } from "standardwebhooks";
 import { generateEd25519Key, signVariantA, verifyWebhook } from "../../client/mod.ts";
 import { newPayload } from "../support/fixtures.ts";
 import {
@@ -211,7 +213,16 @@ Deno.test({
         for (const secret of [newer, endpoint.secret]) {
           const verified = await verifyWebhook(secret, headersOf(second), second.body);
           assert.equal(verified.payload.id, second.id);
+          // The specification's own library takes the secret as the service gave it.
+          const library = new Webhook(secret).verify(second.body, headersOf(second));
+          assert.deepEqual(library, JSON.parse(second.body));
         }
+        assert.throws(() =>
+          new Webhook("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").verify(
+            second.body,
+            headersOf(second),
+          )
+        );
         await assert.rejects(
           verifyWebhook("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", headersOf(second), second.body),
           { code: "no_matching_signature" },
