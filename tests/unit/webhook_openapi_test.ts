@@ -1,0 +1,93 @@
+/**
+ * The webhook parts of the OpenAPI document (CONTRACT §11): every operation
+ * admin-only with its operationId, the delivery as a `webhooks` entry with the
+ * Standard Webhooks headers, and request schemas that refuse what the
+ * server's valibot schemas refuse.
+ */
+
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import { buildRoutes } from "../../src/http/app.ts";
+import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
+import {
+  WebhookCreateSchema,
+  WebhookReplaySchema,
+  WebhookUpdateSchema,
+} from "../../src/webhooks/schemas.ts";
+import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
+
+const doc = buildOpenApiDocument(buildRoutes()) as Record<string, Record<string, never>>;
+const ajv = ajvFor(doc);
+
+const OPERATIONS: [string, string, string][] = [
+  ["post", "/webhooks", "webhooks_add"],
+  ["get", "/webhooks", "webhooks_list"],
+  ["get", "/webhooks/{id}", "webhooks_get"],
+  ["patch", "/webhooks/{id}", "webhooks_update"],
+  ["delete", "/webhooks/{id}", "webhooks_delete"],
+  ["post", "/webhooks/{id}/secret", "webhooks_secret_rotate"],
+  ["post", "/webhooks/{id}/replay", "webhooks_replay"],
+  ["get", "/webhooks/{id}/attempts", "webhooks_attempts_list"],
+];
+
+Deno.test("every webhook operation is admin-only, with §11's operationId", () => {
+  for (const [method, path, id] of OPERATIONS) {
+    const operation = doc.paths[path]?.[method] as Record<string, unknown> | undefined;
+    assert.ok(operation, `${method} ${path}`);
+    assert.equal(operation.operationId, id);
+    assert.deepEqual(operation.security, [{ adminBearer: [] }]);
+    assert.ok((operation.responses as Record<string, unknown>)["401"], id);
+  }
+});
+
+Deno.test("the delivery is a webhooks entry: the event as its body, the three signed headers", () => {
+  const delivery = (doc.webhooks as Record<string, { post: Record<string, never> }>).intentEvent
+    .post;
+  const headers = (delivery.parameters as { name: string; in: string; required: boolean }[])
+    .map((p) => [p.name, p.in, p.required]);
+  assert.deepEqual(headers, [
+    ["webhook-id", "header", true],
+    ["webhook-timestamp", "header", true],
+    ["webhook-signature", "header", true],
+  ]);
+  const body = (delivery.requestBody as Record<string, never>).content["application/json"];
+  assert.deepEqual((body as { schema: unknown }).schema, { $ref: "#/components/schemas/Event" });
+  assert.ok((delivery.responses as Record<string, unknown>)["2XX"]);
+  assert.ok((delivery.responses as Record<string, unknown>)["410"]);
+});
+
+const CASES: [string, v.GenericSchema, unknown, boolean][] = [
+  ["WebhookCreate", WebhookCreateSchema, { url: "https://h.example/" }, true],
+  ["WebhookCreate", WebhookCreateSchema, { url: "https://h.example/", events: null }, true],
+  ["WebhookCreate", WebhookCreateSchema, { url: "https://h.example/", events: [] }, false],
+  [
+    "WebhookCreate",
+    WebhookCreateSchema,
+    { url: "https://h.example/", events: ["intent.accepted", "intent.accepted"] },
+    false,
+  ],
+  ["WebhookCreate", WebhookCreateSchema, { url: "https://h.example/", events: ["x"] }, false],
+  ["WebhookCreate", WebhookCreateSchema, { url: "x", description: "😀".repeat(200) }, true],
+  ["WebhookCreate", WebhookCreateSchema, { url: "x", description: "😀".repeat(201) }, false],
+  ["WebhookCreate", WebhookCreateSchema, { url: "x", other: 1 }, false],
+  ["WebhookCreate", WebhookCreateSchema, {}, false],
+  ["WebhookUpdate", WebhookUpdateSchema, {}, true],
+  ["WebhookUpdate", WebhookUpdateSchema, { status: "paused" }, true],
+  ["WebhookUpdate", WebhookUpdateSchema, { status: "disabled" }, false],
+  ["WebhookReplay", WebhookReplaySchema, { after: null }, true],
+  ["WebhookReplay", WebhookReplaySchema, { after: "17" }, true],
+  ["WebhookReplay", WebhookReplaySchema, { after: "a b" }, false],
+  ["WebhookReplay", WebhookReplaySchema, {}, false],
+];
+
+Deno.test("the published webhook request schemas accept and refuse what the server's do", () => {
+  for (const [name, schema, value, valid] of CASES) {
+    const published = ajv.getSchema(`${DOC_ID}#/components/schemas/${name}`);
+    assert.ok(published, name);
+    assert.equal(published(value), valid, `${name} ${JSON.stringify(value)} (published)`);
+    assert.equal(v.is(schema, value), valid, `${name} ${JSON.stringify(value)} (server)`);
+  }
+  // The URL rule is the server's, after the shape; only its length is published.
+  const url = ajv.getSchema(`${DOC_ID}#/components/schemas/WebhookCreate`)!;
+  assert.equal(url({ url: `https://h.example/${"a".repeat(2031)}` }), false);
+});
