@@ -106,11 +106,14 @@ export class WebhookDeliveries {
   readonly claim = async (work: DueEntry): Promise<DueVerdict> => {
     if (this.#stopped) return "later";
     const held = this.#workers.get(work.id);
-    if (held) {
-      // Ours already (its renewals lagged): renewing moves its due work.
+    if (held?.lease.held) {
+      // Ours already (its renewals lagged): renewing moves its due work; if another process
+      // took it meanwhile, that one's due work stands.
       await held.lease.renew(this.#now() + LEASE_MS);
       return "drop";
     }
+    // A deliverer here whose lease ran out is ending: the lease is taken again below, as by
+    // any process.
     const { webhooks } = this.#options.store;
     const entry = await webhooks.getEndpoint(work.id);
     if (entry === null || entry.endpoint.status !== "active") return "drop";
