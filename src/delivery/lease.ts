@@ -89,15 +89,19 @@ export class HeldLease {
    *   until it expires, and the next renewal tries again.
    */
   async renew(until: number): Promise<boolean> {
-    const renewed = await this.run((version) =>
-      this.#store.renewLease({ ...this.#lease, version }, until)
-    );
+    const renewed = await this.run(async (version) => {
+      const next = await this.#store.renewLease({ ...this.#lease, version }, until);
+      // Within the turn: the write after it runs with this version.
+      if (next !== null) {
+        this.#lease = next;
+        this.#arm();
+      }
+      return next;
+    });
     if (renewed === null) {
       this.lose("taken over or removed");
       return false;
     }
-    this.#lease = renewed;
-    this.#arm();
     return true;
   }
 
