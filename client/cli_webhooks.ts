@@ -49,10 +49,11 @@ async function add({ values, args, client, print, io }: Ctx): Promise<void> {
 
 async function list({ client, print }: Ctx): Promise<void> {
   const items = await client().webhooks.list();
-  const lines = items.map((e) =>
-    `${e.id}  ${(e.disabled_reason ?? e.status).padEnd(8)}  lag ${e.lag}  ${e.url}` +
-    `${e.description ? `  (${e.description})` : ""}\n`
-  );
+  const lines = items.map((e) => {
+    const status = e.disabled_reason ? `disabled (${e.disabled_reason})` : e.status;
+    return `${e.id}  ${status.padEnd(8)}  lag ${e.lag}  ${e.url}` +
+      `${e.description ? `  (${e.description})` : ""}\n`;
+  });
   print(lines.length > 0 ? lines.join("") : "no webhook endpoints\n", { items });
 }
 
