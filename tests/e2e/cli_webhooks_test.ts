@@ -9,7 +9,7 @@ import { generateEd25519Key, signVariantA } from "../../client/mod.ts";
 import { cli, parseJson } from "../support/cli.ts";
 import { newPayload } from "../support/fixtures.ts";
 import { type ProcessHarness, withProcess } from "../support/process.ts";
-import { LOCAL_WEBHOOKS } from "../support/webhooks.ts";
+import { LOCAL_WEBHOOKS, settled } from "../support/webhooks.ts";
 
 /** A port nothing listens on now. */
 function freePort(): number {
@@ -80,6 +80,7 @@ Deno.test("the webhooks commands manage an endpoint, and listen verifies and pri
       const first = await submit(h, template);
       await receiver.until(() => receiver.out.stdout.includes(first), "the delivery is printed");
       assert.match(receiver.out.stdout, /^1 .* intent\.accepted .* accepted /m);
+      await settled(h.client, id, (e) => e.after === "1");
 
       const human = await cli(["webhooks", "get", id], { env });
       assert.equal(human.code, 0, human.stderr);
@@ -139,8 +140,13 @@ Deno.test("webhooks listen refuses a delivery that does not verify, and the serv
         "the refusal is reported",
       );
       assert.equal(receiver.out.stdout, "");
-      const attempts = await h.client.webhooks.attempts(endpoint.id);
-      assert.equal(attempts[attempts.length - 1].status, 400);
+      // Recorded as a failure, once the service has written the attempt down.
+      const first = () => h.client.webhooks.attempts(endpoint.id).then((a) => a.at(-1));
+      for (let i = 0; (await first()) === undefined; i++) {
+        assert.ok(i < 40, "the refused attempt is not recorded within 2 s");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal((await first())?.status, 400);
     } finally {
       await receiver.stop();
     }

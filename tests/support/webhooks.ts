@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { base64 } from "@scure/base";
-import type { IntentEvent } from "../../client/mod.ts";
+import type { IntentEvent, IntentsClient, WebhookEndpoint } from "../../client/mod.ts";
 
 export { HAS_OPENSSL, makeCertificates } from "../../testing/certificates.ts";
 
@@ -150,4 +150,22 @@ export function independentSignature(secret: string, d: Delivery): string {
   const key = base64.decode(secret.slice("whsec_".length));
   const mac = createHmac("sha256", key).update(`${d.id}.${d.timestamp}.${d.body}`).digest();
   return `v1,${base64.encode(new Uint8Array(mac))}`;
+}
+
+/**
+ * The endpoint once `done` holds of it, read every 50 ms for up to 2 s: a
+ * delivery is recorded just after its receiver answered, so what the receiver
+ * saw is in the endpoint's state a moment later.
+ */
+export async function settled(
+  client: IntentsClient,
+  id: string,
+  done: (endpoint: WebhookEndpoint) => boolean,
+): Promise<WebhookEndpoint> {
+  for (let i = 0;; i++) {
+    const endpoint = await client.webhooks.get(id);
+    if (done(endpoint)) return endpoint;
+    assert.ok(i < 40, `endpoint ${id} not settled within 2 s: ${JSON.stringify(endpoint)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
