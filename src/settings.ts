@@ -7,6 +7,7 @@
 import { hex } from "@scure/base";
 import { checkExtractorUrl } from "./domain/extractor_url.ts";
 import { MAX_STORED_BODY_BYTES } from "./domain/intent.ts";
+import { type LimitSettings, readLimitSettings } from "./limits_settings.ts";
 
 /** The validated settings the service runs with. */
 export interface Settings {
@@ -37,6 +38,8 @@ export interface Settings {
   shutdownTimeoutMs: number;
   /** Worker threads parsing and verifying submissions; 0: the serving thread does it. */
   verifyWorkers: number;
+  /** The abuse-control limits (docs/interface.md §12). */
+  limits: LimitSettings;
 }
 
 /** Thrown for a malformed setting; the message is one line naming the variable. */
@@ -170,5 +173,6 @@ export function readSettings(
       600_000,
     ),
     verifyWorkers: parseIntSetting(env, "VERIFY_WORKERS", defaultVerifyWorkers(cpus), 0, 8),
+    limits: readLimitSettings(env),
   };
 }

@@ -192,6 +192,18 @@ function dueCost(id: string): CommitCost {
   return cost.set(keyBytes(keys.due(EXPIRY_WORK, 0, id)), 0);
 }
 
+/**
+ * What a pending intent's counts cost (`pending_counts.ts`): a KvU64 set for
+ * each key that signed its submission, counted apart even where intents of
+ * one commit share a key (from above).
+ */
+function countsCost(intent: NewIntent): CommitCost[] {
+  const kind = intent.variant === "A" ? "template" : "policy";
+  return (intent.approvals ?? []).map((a) =>
+    cost.set(keyBytes(keys.pendingBySigner(kind, intent.refId, a.key)), SMALL_VALUE_BYTES)
+  );
+}
+
 /** One intent to place in a commit, and the document read its commit checks, if any. */
 export interface Placement {
   intent: NewIntent;
@@ -214,7 +226,7 @@ export interface CommitPlan {
 /**
  * Plans the next commit: the longest prefix of `placements` that stays within
  * `limits` — each intent's pointer (and room for a check of its id), event
- * and (pending) due work, each distinct document's check once, each block's
+ * and (pending) due work and counts, each distinct document's check once, each block's
  * key, and the feed head's check and value, counted as {@link cost} says —
  * and the blocks its events go in. How many ids the commit checks is decided
  * later, from the checks left (see `taken_ids.ts`). The first placement is
@@ -244,7 +256,7 @@ export function planCommit(
     ];
     if (newBlock) parts.push(cost.set(BLOCK_KEY_BYTES, BLOCK_HEADER_BYTES));
     if (newRef) parts.push(cost.check(keyBytes(keys.document(ref!.kind, ref!.id))));
-    if (intent.state === "pending") parts.push(dueCost(intent.id));
+    if (intent.state === "pending") parts.push(dueCost(intent.id), ...countsCost(intent));
     const next = plus(total, ...parts);
     if (blockOf.length > 0 && !within(next, limits)) break;
     total = next;

@@ -5,6 +5,7 @@ import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
 import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
+import { generateEd25519Key, signVariantA, signVariantB } from "../../client/mod.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -81,15 +82,28 @@ Deno.test("every example request in the document is accepted with 201", async ()
       assert.deepEqual(rest, expected, name);
     }
 
-    // The same request again: 409, with an error body the document describes for 409.
+    // The same request again: a replay (200), as the document describes it.
     const first = (Object.values(examples)[0] as Json).value;
     const again = await h.fetch(`/intents`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(first),
     });
-    assert.equal(again.status, 409);
-    const error = await again.json();
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get("idempotent-replayed"), "true");
+    assertMatches(responseSchema("/intents", "post", 200), await again.json(), "200");
+    // The id signed by another key: 409, with an error body the document describes for 409.
+    const key = generateEd25519Key();
+    const other = first.payload
+      ? signVariantA(first.payload, key)
+      : signVariantB(first.intent, key);
+    const taken = await h.fetch(`/intents`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(other),
+    });
+    const error = await taken.json();
+    assert.equal(taken.status, 409, JSON.stringify(error));
     assertMatches(responseSchema("/intents", "post", 409), error, "409");
     assert.equal(error.code, "intent_exists");
   });

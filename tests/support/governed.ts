@@ -173,6 +173,8 @@ export interface ExpectedApproval {
   signers: Record<string, number>;
   /** Who approved, in order: the document's key text and the kind. */
   approvals: { key: string; kind: string }[];
+  /** Who rejected, in order (default none). */
+  rejections?: { key: string; kind: string }[];
   /** Seconds from `received_at` to `expires_at`. */
   windowS: number;
   receivedAt: string;
@@ -192,6 +194,7 @@ export function expectApproval(
   assert.deepEqual(Object.keys(a).sort(), [
     "approvals",
     "expires_at",
+    "rejections",
     "signers",
     "threshold",
     "weight",
@@ -201,6 +204,15 @@ export function expectApproval(
   const weight = expected.approvals.reduce((sum, x) => sum + expected.signers[x.key], 0);
   assert.equal(a.weight, weight);
   assert.deepEqual(a.approvals.map(({ key, kind }) => ({ key, kind })), expected.approvals);
+  const rejections = a.rejections as Json[];
+  assert.deepEqual(
+    rejections.map(({ key, kind }) => ({ key, kind })),
+    expected.rejections ?? [],
+  );
+  for (const entry of rejections) {
+    assert.deepEqual(Object.keys(entry).sort(), ["at", "key", "kind"]);
+    assert.ok(Date.parse(entry.at as string) >= Date.parse(expected.receivedAt));
+  }
   let last = Date.parse(expected.receivedAt);
   a.approvals.forEach((entry, i) => {
     assert.deepEqual(Object.keys(entry).sort(), ["at", "key", "kind"]);
