@@ -193,7 +193,7 @@ Deno.test("POST /intents under a governed 2-of-3 document", async (t) => {
       }
     });
 
-    await t.step("one signature: 202 pending with Location; the id is taken (409)", async () => {
+    await t.step("one signature: 202 pending with Location; the id is taken (200, 409)", async () => {
       for (const kind of kinds) {
         for (const signer of [e, p2]) {
           const signed = newSigned(kind, q.docs[kind], { attrs: { fields: { n: [1, "two"] } } });
@@ -213,15 +213,18 @@ Deno.test("POST /intents under a governed 2-of-3 document", async (t) => {
             },
           });
           assert.equal((record.approval as { weight: number }).weight, 1);
-          // A later submission of the id, however complete, is 409.
+          // The same body again replays it, still pending; another submission of the id,
+          // however complete, is 409.
+          const replayed = await h.submit(body);
+          assert.equal(replayed.status, 200);
+          assert.equal(replayed.headers.get("idempotent-replayed"), "true");
+          assert.deepEqual(await replayed.json(), record);
           const complete = multisigSignature({
             signers: q.signers,
             threshold: 2,
             signatures: [await e.sign(signed), await p1.sign(signed)],
           });
-          for (
-            const again of [body, bodyOf(signed, await p1.sign(signed)), bodyOf(signed, complete)]
-          ) {
+          for (const again of [bodyOf(signed, await p1.sign(signed)), bodyOf(signed, complete)]) {
             await expectError(await h.submit(again), 409, "intent_exists");
           }
         }
