@@ -211,7 +211,12 @@ export async function insertIntents(
       counts = await PendingCounts.read(kv, countKeys);
       const { refused, carry } = admitPending(batch, members, counts);
       if (refused.length > 0) {
-        for (const i of refused) results[i] = { outcome: "too_many_pending" };
+        // The id comes first (docs/interface.md §4): one the commit was to check is read now.
+        const unread = refused.filter((i) => states[members.indexOf(i)] === "check");
+        const found = await readMany(kv, unread.map((i) => keys.intent(batch[i].intent.id)));
+        const taken = unread.filter((_, u) => found[u].versionstamp !== null);
+        await settleTaken(ctx, batch, taken, results);
+        for (const i of refused) results[i] ??= { outcome: "too_many_pending" };
         open = open.filter((i) => results[i] === undefined);
         continue;
       }

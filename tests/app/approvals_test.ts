@@ -22,7 +22,6 @@ import {
   authorizationOf,
   bodyOf,
   challengeOf,
-  rejectChallengeOf,
   type DocKind,
   ed25519Signer,
   expectApproval,
@@ -31,6 +30,7 @@ import {
   newSigned,
   passkeySigner,
   postApproval,
+  rejectChallengeOf,
   type Signer,
 } from "../support/governed.ts";
 import type { Json } from "../support/record.ts";
@@ -187,22 +187,25 @@ storeTest(
         }
       });
 
-      await t.step("POST: a recorded signature again is 200 with the view, whatever the state", async () => {
-        // The submission's signatures are its approvals: e1, p and e2 signed `accepted`, e1 `expired`.
-        const recorded: [Payload | { id: string }, Signer][] = [
-          [accepted, e1],
-          [accepted, p],
-          [accepted, e2],
-          [expired, e1],
-        ];
-        for (const [signed, signer] of recorded) {
-          const body = { signature: await signer.sign(signed as Payload) };
-          const response = await postApproval(h, signed.id, body);
-          assert.equal(response.status, 200);
-          const state = signed === accepted ? "accepted" : "expired";
-          assert.deepEqual(await response.json(), { id: signed.id, state });
-        }
-      });
+      await t.step(
+        "POST: a recorded signature again is 200 with the view, whatever the state",
+        async () => {
+          // The submission's signatures are its approvals: e1, p and e2 signed `accepted`, e1 `expired`.
+          const recorded: [Payload | { id: string }, Signer][] = [
+            [accepted, e1],
+            [accepted, p],
+            [accepted, e2],
+            [expired, e1],
+          ];
+          for (const [signed, signer] of recorded) {
+            const body = { signature: await signer.sign(signed as Payload) };
+            const response = await postApproval(h, signed.id, body);
+            assert.equal(response.status, 200);
+            const state = signed === accepted ? "accepted" : "expired";
+            assert.deepEqual(await response.json(), { id: signed.id, state });
+          }
+        },
+      );
 
       for (const kind of ["template", "policy"] as const) {
         await t.step(`${kind}: a pending intent's view, refusals, then two approvals`, async () => {

@@ -11,8 +11,8 @@ import { base64urlnopad } from "@scure/base";
 import {
   approvalRequest,
   IntentsError,
-  type Payload,
   passkeyChallenge,
+  type Payload,
   type PendingApprovals,
   REJECTION_PREFIX,
   rejectionBytes,

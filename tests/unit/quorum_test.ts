@@ -160,7 +160,9 @@ Deno.test("a document that looks governed but is not sent as JSON is invalid_aut
     "authorization: yes",
     "",
   ];
-  for (const text of stored) assert.equal(checkDocument({ bytes: encode(text), json: false }), null);
+  for (const text of stored) {
+    assert.equal(checkDocument({ bytes: encode(text), json: false }), null);
+  }
   assert.equal(checkDocument({ bytes: new Uint8Array([0x7b, 0xff, 0x7d]), json: false }), null);
 });
 
