@@ -311,8 +311,8 @@ async function reject() {
 /** Turns the page into the approval view of intent `id` and loads it. */
 export async function startApproval(id) {
   intentId = id;
-  document.title = "Intents · approve with a passkey";
-  $("page-title").textContent = "Approve an intent with a passkey";
+  document.title = "Intents · approve or reject with a passkey";
+  $("page-title").textContent = "Approve or reject an intent with a passkey";
   $("lede-submit").hidden = true;
   $("lede-approve").hidden = false;
   for (const section of document.querySelectorAll("[data-mode='submit']")) section.hidden = true;
