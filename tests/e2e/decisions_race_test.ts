@@ -83,14 +83,25 @@ storeTest(
           if (i % 4 === 0) sends.push({ signer: i, decision, body });
         }
         sends.sort(() => Math.random() - 0.5);
-        if (atDeadline) await sleepUntil(Date.parse(record.approval.expires_at) - 30);
+        // At the deadline: spread from 120 ms before it to 60 ms after, so that some decisions
+        // are recorded, some find it expired, and the expiry's own commit races the rest.
+        const deadline = Date.parse(record.approval.expires_at);
         const answers: Sent[] = await Promise.all(sends.map(async (send, k) => {
+          if (atDeadline) await sleepUntil(deadline - 120 + 10 * k);
           const server = servers[k % 2];
           const post = send.decision === "approval" ? postApproval : postRejection;
           const response = await post(server, signed.id, send.body);
           return { ...send, status: response.status, body: await response.json() };
         }));
-        if (atDeadline) await sleepUntil(Date.parse(record.approval.expires_at) + 6_000);
+        // The expiry, when it ends the intent, is recorded within seconds of the deadline.
+        const ended = await awaitEvent(
+          h.url,
+          token,
+          start,
+          (e) => e.record.id === signed.id && FINAL.has(e.type),
+          atDeadline ? deadline + 8_000 - Date.now() : 5_000,
+        );
+        assert.ok(ended, "the intent ended");
 
         // One final event, and everyone reads the state it set.
         const life = (await readFeed(h.url, token, start)).filter((e) => e.record.id === signed.id);
