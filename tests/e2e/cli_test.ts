@@ -158,14 +158,25 @@ Deno.test("submit prints the server's {message, code} and exits 1 on refusal", a
     await Deno.writeTextFile(file, signed.stdout);
     assert.equal((await cli(["submit", file, "--json"], { env: ctx.env })).code, 0);
 
+    // The same body again is a replay: the record, exit 0.
     const again = await cli(["submit", file, "--json"], { env: ctx.env });
-    assert.equal(again.code, 1);
-    assert.deepEqual(parseJson(again), {
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(parseJson(again).id, "dup");
+
+    // The id signed by another key is refused.
+    const other = join(ctx.dir, "other.json");
+    assert.equal((await cli(["keygen", "--out", other])).code, 0);
+    const theirs = await cli(["sign", "--key", other, "--template", templateId, "--id", "dup"]);
+    const theirFile = join(ctx.dir, "dup-other.json");
+    await Deno.writeTextFile(theirFile, theirs.stdout);
+    const taken = await cli(["submit", theirFile, "--json"], { env: ctx.env });
+    assert.equal(taken.code, 1);
+    assert.deepEqual(parseJson(taken), {
       message: "an intent with this id already exists",
       code: "intent_exists",
     });
 
-    const human = await cli(["submit", file], { env: ctx.env });
+    const human = await cli(["submit", theirFile], { env: ctx.env });
     assert.equal(human.code, 1);
     assert.match(human.stderr, /already exists \(intent_exists\)/);
 
