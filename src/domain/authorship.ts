@@ -17,7 +17,7 @@ import type {
 } from "./signature.ts";
 import type { Authorship } from "./intent.ts";
 import type { SignedBy } from "./governance.ts";
-import { signatureDigest } from "./signature_digest.ts";
+import { signatureMaterial } from "./signature_digest.ts";
 
 /** What the verifiers need besides the signature: the passkey policy, and one thread's caches. */
 export interface VerifyContext {
@@ -87,9 +87,9 @@ export interface Verified {
   };
 }
 
-/** Who made one verified signature, and its digest. */
+/** Who made one verified signature, and what identifies the signature. */
 function signedBy(sig: DecodedEd25519 | DecodedPasskey): SignedBy {
-  return { keyId: sig.keyId, kind: sig.kind, path: sig.path, digest: signatureDigest(sig) };
+  return { keyId: sig.keyId, kind: sig.kind, path: sig.path, material: signatureMaterial(sig) };
 }
 
 async function checkMultisig(

@@ -22,7 +22,7 @@ import { decodePublicKey, type PublicKeyCache } from "./public_keys.ts";
 import { signedObject } from "./record.ts";
 import { ApprovalBodySchema } from "./schemas.ts";
 import { type DecodedEd25519, type DecodedPasskey, decodeSignature } from "./signature.ts";
-import { signatureDigest } from "./signature_digest.ts";
+import { signatureDigest, signatureMaterial } from "./signature_digest.ts";
 import type { IntentChange, Store } from "./store.ts";
 import { validate } from "./validate.ts";
 import { approvalsView, noSuchIntent, rejectionBytes } from "./approve.ts";
@@ -143,7 +143,7 @@ export async function decideIntent(
   if (id === null) throw noSuchIntent();
   const found = await deps.store.getIntent(id);
   if (!found?.approval) throw noSuchIntent();
-  const digest = signatureDigest(signature);
+  const digest = signatureDigest(signatureMaterial(signature));
   const { keyId } = signature;
   if (isRepeat(found, decision, digest)) {
     return { view: approvalsView(found, deps.now()), outcome: "repeated", keyId };

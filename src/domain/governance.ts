@@ -19,6 +19,7 @@ import type {
 } from "./intent.ts";
 import { parseJsonBody } from "./json_body.ts";
 import { decodeSigners, type PublicKeyCache } from "./public_keys.ts";
+import { signatureDigest } from "./signature_digest.ts";
 import { AuthorizationSchema, DEFAULT_APPROVAL_WINDOW_S } from "./schemas.ts";
 import { validate } from "./validate.ts";
 
@@ -139,8 +140,8 @@ export interface SignedBy {
   kind: "Ed25519" | "Passkey";
   /** Where the signature sits in the request, for messages. */
   path: string;
-  /** Recognises the same signature sent again (`signature_digest.ts`). */
-  digest: string;
+  /** What identifies the signature (`signature_digest.ts`): its digest recognises it sent again. */
+  material: Uint8Array;
 }
 
 /** The refusal of a signature whose key the governing document does not name. */
@@ -161,10 +162,10 @@ export function approvalsOf(
   quorum: Quorum,
   signed: readonly SignedBy[],
 ): Omit<ApprovalEntry, "at">[] {
-  return signed.map(({ keyId, kind, path, digest }) => {
+  return signed.map(({ keyId, kind, path, material }) => {
     const signer = quorum.signers.get(keyId);
     if (!signer) throw signerNotAuthorized(path);
-    return { key: signer.keyText, kind, sig: digest };
+    return { key: signer.keyText, kind, sig: signatureDigest(material) };
   });
 }
 

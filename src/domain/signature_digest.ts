@@ -28,19 +28,29 @@ function framed(parts: readonly Uint8Array[]): Uint8Array {
 }
 
 /**
- * base64url (no padding) of SHA-256 of the signature's parts, each framed
+ * What identifies one verified signature, as bytes: its parts, each framed
  * by its length: its kind, its key id (the point, so a passkey key sent
  * compressed or uncompressed with the same assertion is the same signature)
  * and its signature bytes, and for a passkey its authenticator data and
- * client data. 43 characters.
+ * client data. Cheap to make where the signature is verified (any thread);
+ * hashed by {@link signatureDigest} only where a digest is kept.
+ */
+export function signatureMaterial(sig: DecodedEd25519 | DecodedPasskey): Uint8Array {
+  const parts = [encoder.encode(sig.kind), encoder.encode(sig.keyId), sig.signature];
+  if (sig.kind === "Passkey") parts.push(sig.authenticatorData, encoder.encode(sig.clientData));
+  return framed(parts);
+}
+
+/**
+ * The digest kept with a recorded approval or rejection: base64url (no
+ * padding) of SHA-256 of the signature's {@link signatureMaterial}, 43
+ * characters.
  *
  * @example
  * ```ts ignore
- * const digest = signatureDigest(decoded);
+ * const digest = signatureDigest(signatureMaterial(decoded));
  * ```
  */
-export function signatureDigest(sig: DecodedEd25519 | DecodedPasskey): string {
-  const parts = [encoder.encode(sig.kind), encoder.encode(sig.keyId), sig.signature];
-  if (sig.kind === "Passkey") parts.push(sig.authenticatorData, encoder.encode(sig.clientData));
-  return base64urlnopad.encode(sha256(framed(parts)));
+export function signatureDigest(material: Uint8Array): string {
+  return base64urlnopad.encode(sha256(material));
 }

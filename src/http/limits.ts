@@ -70,6 +70,8 @@ function refuse(ctx: RequestContext, decisions: RateLimitDecision[], limit: "add
  */
 export function admitAddress(request: Request, ctx: RequestContext): void {
   const { limits } = ctx.app;
+  // Off: nothing to count, nothing to say.
+  if (!limits.address.enabled) return;
   // A request handed to the app without its peer (a test's direct call) counts as one client.
   const bucket = ctx.peer === undefined ? "unknown" : clientAddress({
     remoteAddr: ctx.peer,
@@ -90,6 +92,7 @@ export function admitAddress(request: Request, ctx: RequestContext): void {
  *   `Retry-After`, when a key has no token left.
  */
 export function checkSigners(ctx: RequestContext, keyIds: readonly string[]): void {
+  if (!ctx.app.limits.signer.enabled) return;
   const decision = ctx.app.limits.signer.checkAll(keyIds);
   if (decision.allowed) return;
   const address = ADMITTED.get(ctx);
