@@ -32,6 +32,7 @@ import {
   type Signer,
 } from "../support/governed.ts";
 import type { Json } from "../support/record.ts";
+import { sampleValue, scrape } from "../support/metrics.ts";
 import { storeTest } from "../support/stores.ts";
 
 const WINDOW_S = 3600;
@@ -262,6 +263,14 @@ storeTest(
       // Its expiry is no longer due, and nobody's pending count holds it.
       assert.deepEqual(await keysUnder(h, ["due"]), []);
       assert.deepEqual(await keysUnder(h, ["pending_by_signer"]), []);
+      // The metrics count each rejection by what it did, and the repeat apart.
+      const samples = await scrape(h);
+      const outcome = (name: string) =>
+        sampleValue(samples, "intents_signer_rejections_total", { outcome: name });
+      assert.equal(outcome("rejection_added"), 2);
+      assert.equal(outcome("rejected"), 2);
+      const route = "/intents/{id}/rejections";
+      assert.equal(sampleValue(samples, "intents_replays_total", { route }), 2);
     });
   },
 );
