@@ -78,7 +78,7 @@ export async function readApprovals(deps: ReadApprovalsDeps, id: string) {
 /**
  * Records a pending intent's expiry once its deadline has passed: its
  * `intent.expired` event, in the commit that also removes the expiry's due
- * work. Idempotent: an intent accepted or expired already is left alone,
+ * work. Idempotent: an intent accepted, rejected or expired already is left alone,
  * and so is one whose deadline has not come.
  *
  * @returns what happened: "expired"; "unchanged" when there is nothing to
