@@ -48,7 +48,8 @@ export interface Stored {
 
 /**
  * Room kept in a governed intent's record for its approvals: sixteen signers,
- * each written twice (weights and approvals), with a kind and a time.
+ * each written twice (weights, and approvals or rejections), with a kind, a
+ * time and its signature's digest (about 315 bytes each at most).
  */
 const APPROVAL_RESERVE_BYTES = 8192;
 

@@ -71,8 +71,9 @@ const TIME_BYTES = 26;
 /** A JSON number: a safe integer or a position, at most 16 digits and a sign. */
 const NUMBER_BYTES = 17;
 /**
- * An event's JSON besides its strings and approval: member names, the type,
- * variant, kind, state, the acceptance time and the position.
+ * An event's JSON besides its strings and approval: member names, the type
+ * (`intent.rejection_added` at most), variant, kind, state, `counted`, the
+ * acceptance time and the position.
  */
 const EVENT_FIXED_BYTES = 200 + TIME_BYTES + NUMBER_BYTES;
 
@@ -87,15 +88,22 @@ export function eventBytes(intent: NewIntent): number {
 }
 
 /**
+ * What an approval or rejection entry adds besides its key and time:
+ * `{"key":,"kind":"Passkey","at":,"sig":"<43 characters>"},` and the comma
+ * after the key in `signers`.
+ */
+const DECISION_ENTRY_BYTES = 90;
+
+/**
  * What a record's approval adds, from above: each signer in `signers` with
- * its weight, and once among the approvals or rejections with a kind and a
- * time.
+ * its weight, and once among the approvals or rejections (each key decides
+ * once) with a kind, a time and its signature's digest.
  */
 function approvalBytes(quorum: NewIntent["quorum"]): number {
   if (!quorum) return 0;
   let bytes = 120 + NUMBER_BYTES + TIME_BYTES;
   for (const { keyText } of quorum.signers.values()) {
-    bytes += 2 * jsonStringBytes(keyText) + NUMBER_BYTES + 40 + TIME_BYTES;
+    bytes += 2 * jsonStringBytes(keyText) + NUMBER_BYTES + DECISION_ENTRY_BYTES + TIME_BYTES;
   }
   return bytes;
 }
