@@ -12,7 +12,12 @@ import { KvStore } from "../src/storage/kv_store.ts";
 import { generateEd25519Key, IntentsClient, signVariantB } from "../client/mod.ts";
 
 const kv = await Deno.openKv(":memory:");
-const settings = readSettings({ ADMIN_TOKEN: "bench-admin-token-0123456" });
+// A benchmark is one client at full speed: the abuse limits, on by default, are turned off.
+const settings = readSettings({
+  ADMIN_TOKEN: "bench-admin-token-0123456",
+  RATE_LIMIT_PER_ADDRESS: "0",
+  RATE_LIMIT_PER_SIGNER: "0",
+});
 const store = new KvStore(kv);
 const app = createApp({
   store,

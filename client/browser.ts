@@ -6,8 +6,9 @@
  *
  * To approve a pending intent with a passkey:
  * `new IntentsClient({ url: location.origin }).approve(id, webAuthnSigner({ publicKey, credentialId }))`
- * (`approvals(id)` first shows what is signed and who has approved). This
- * `IntentsClient` takes signer functions only, not Ed25519 keys.
+ * (`approvals(id)` first shows what is signed and who has decided); `reject`
+ * the same way says no. This `IntentsClient` takes signer functions only, not
+ * Ed25519 keys.
  * @module
  */
 
@@ -18,6 +19,8 @@ export {
   passkeyChallenge,
   passkeyChallengeBytes,
   passkeySignature,
+  rejectionBytes,
+  rejectionRequest,
   signedBytes,
   webAuthnSigner,
 } from "./mod.ts";

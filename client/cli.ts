@@ -30,6 +30,7 @@ import {
   describeApproved,
   describeEvent,
   describeRecord,
+  describeRejected,
   weightText,
 } from "./cli_format.ts";
 import {
@@ -203,6 +204,13 @@ async function approve({ values, args, client, print }: Ctx): Promise<void> {
   print(describeApproved(view), view);
 }
 
+async function reject({ values, args, client, print }: Ctx): Promise<void> {
+  const id = requireArg(args[0], "ID");
+  const key = await readKey(requireArg(values.key, "--key"));
+  const view = await client().reject(id, key);
+  print(describeRejected(view), view);
+}
+
 async function config(action: "get" | "set", { values, args, client, print }: Ctx) {
   const c = client();
   // "" is a valid URL argument here: it selects the default.
@@ -232,6 +240,7 @@ const COMMANDS: Record<string, (ctx: Ctx) => Promise<void>> = {
   events,
   approvals,
   approve,
+  reject,
   "config get": (ctx) => config("get", ctx),
   "config set": (ctx) => config("set", ctx),
   ...WEBHOOK_COMMANDS,

@@ -16,10 +16,11 @@ export function shellWord(text: string): string {
   return /^[A-Za-z0-9._:@%+=,/-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The commands that show and add approvals for an intent. */
+/** The commands that show and add approvals (or rejections) for an intent. */
 export function approveHint(id: string): string {
   return `approve with: deno task cli approve ${shellWord(id)} --key FILE\n` +
-    `see who has approved: deno task cli approvals ${shellWord(id)}\n`;
+    `or reject with: deno task cli reject ${shellWord(id)} --key FILE\n` +
+    `see who has decided: deno task cli approvals ${shellWord(id)}\n`;
 }
 
 function referenceOf(record: { variant: "A" | "B"; template_id?: string; policy_id?: string }) {
@@ -46,16 +47,22 @@ export function describeRecord(record: IntentRecord): string {
   return text;
 }
 
-/** The view of `approvals ID`: state, what is signed, the quorum and who has approved. */
+/** The view of `approvals ID`: state, what is signed, the quorum and who has decided. */
 export function describeApprovals(view: ApprovalsView): string {
   if (view.state !== "pending") return `intent ${view.id}: ${view.state}\n`;
   const { approval } = view;
   const approvedBy = new Map(approval.approvals.map((a) => [a.key, a]));
+  const rejectedBy = new Map((approval.rejections ?? []).map((r) => [r.key, r]));
   const width = Math.max(...Object.keys(approval.signers).map((key) => key.length));
   const quorum = Object.entries(approval.signers).map(([key, weight]) => {
-    const entry = approvedBy.get(key);
-    const mark = entry ? "[x]" : "[ ]";
-    const when = entry ? `  approved at ${entry.at} (${entry.kind})` : "";
+    const approved = approvedBy.get(key);
+    const rejected = rejectedBy.get(key);
+    const mark = approved ? "[x]" : rejected ? "[-]" : "[ ]";
+    const when = approved
+      ? `  approved at ${approved.at} (${approved.kind})`
+      : rejected
+      ? `  rejected at ${rejected.at} (${rejected.kind})`
+      : "";
     return `  ${mark} ${key.padEnd(width)}  weight ${weight}${when}\n`;
   });
   const signed = JSON.stringify(view.signed, null, 2).replaceAll("\n", "\n  ");
@@ -65,6 +72,7 @@ export function describeApprovals(view: ApprovalsView): string {
     `  variant ${view.variant}, ${referenceOf(view)}\n` +
     `  signed (what every approver signs):\n  ${signed}\n` +
     `  challenge: ${view.challenge}\n` +
+    `  reject challenge: ${view.reject_challenge}\n` +
     `  signers (threshold ${approval.threshold}):\n` + quorum.join("");
 }
 
@@ -75,13 +83,23 @@ export function describeApproved(view: ApprovalsView): string {
     : `approved: ${view.state}\n`;
 }
 
+/** The answer of `reject ID`: the state after the rejection. */
+export function describeRejected(view: ApprovalsView): string {
+  return view.state === "pending"
+    ? `rejected by this key: ${weightText(view.approval)}, still pending\n`
+    : `rejected by this key: the intent is ${view.state}\n`;
+}
+
 /** When an event happened, as far as its record tells. */
 function eventTime(event: IntentEvent): string {
   const { record } = event;
   const approval = record.approval;
   if (!approval) return record.received_at;
   if (event.type === "intent.expired") return approval.expires_at;
-  // Approvals are listed in the order they were stored; the last one made this event.
+  // Decisions are listed in the order they were stored; the last one made this event.
+  if (event.type === "intent.rejection_added" || event.type === "intent.rejected") {
+    return approval.rejections?.at(-1)?.at ?? record.received_at;
+  }
   return approval.approvals.at(-1)?.at ?? record.received_at;
 }
 
@@ -89,6 +107,6 @@ function eventTime(event: IntentEvent): string {
 export function describeEvent(event: IntentEvent): string {
   const r = event.record;
   const weight = r.approval ? ` ${r.approval.weight}/${r.approval.threshold}` : "";
-  return `${event.id}  ${eventTime(event)}  ${event.type.padEnd(21)}  ${r.id}  ` +
+  return `${event.id}  ${eventTime(event)}  ${event.type.padEnd(22)}  ${r.id}  ` +
     `${r.state}${weight}  ${r.variant} ${referenceOf(r)}  ${r.authorship.kind}\n`;
 }

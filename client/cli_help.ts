@@ -40,6 +40,7 @@ Commands:
   submit           submit a signed body (stored, or pending approvals)
   approvals        show what a pending intent waits for (public)
   approve          approve a pending intent with a key file (public)
+  reject           reject a pending intent with a key file (public)
   get              show a stored intent (admin)
   list             list stored intents, newest first (admin)
   events           print the feed of intents' lives, in order (admin or events token)
@@ -106,9 +107,10 @@ ${COMMON_HELP}`,
 
 Shows what an intent under a governed template or policy waits for. Pending:
 the signed object every approver signs (payload or intent, as JSON), its
-challenge, the weight so far of the threshold, when it expires, and each
-signer's key and weight, [x] with the time for those who have approved.
-Accepted or expired: only the state. --json prints the service's view
+challenge and reject challenge, the weight so far of the threshold, when it
+expires, and each signer's key and weight, [x] with the time for those who
+have approved, [-] for those who have rejected. Accepted, expired or
+rejected: only the state. --json prints the service's view
 ({"id", "state", …}). Public: no token is needed or sent.
 ${COMMON_HELP}`,
   approve: `Usage: deno task cli approve ID --key FILE [--json]
@@ -117,9 +119,23 @@ Approves a pending intent: reads its approvals view, checks that the view's
 challenge is SHA-256 of the signed object's bytes, signs those bytes with the
 Ed25519 key in FILE and sends the signature. Prints the state after it
 ("approved: weight 2 of 3, still pending" or "approved: accepted"); --json
-prints the view. A refusal prints the service's message and code
-(signer_not_authorized, already_approved, not_pending, …) and exits 1.
+prints the view. The same approval again prints the state as it stands. A
+refusal prints the service's message and code (signer_not_authorized,
+already_approved, already_rejected, not_pending, …) and exits 1.
 Public: no token is needed or sent.
+  --key FILE   Ed25519 key file from "keygen", one of the document's signers
+${COMMON_HELP}`,
+  reject: `Usage: deno task cli reject ID --key FILE [--json]
+
+Rejects a pending intent: reads its approvals view, checks that the view's
+reject challenge is SHA-256 of the rejection bytes ("intents:reject:" and the
+signed object's bytes), signs those bytes with the Ed25519 key in FILE and
+sends the signature. The intent is rejected once the keys that have not
+rejected can no longer reach the threshold. Prints the state after it
+("rejected by this key: weight 1 of 3, still pending" or "rejected by this
+key: the intent is rejected"); --json prints the view. A refusal prints the
+service's message and code (signer_not_authorized, already_approved,
+already_rejected, not_pending, …) and exits 1. Public: no token is needed.
   --key FILE   Ed25519 key file from "keygen", one of the document's signers
 ${COMMON_HELP}`,
   get: `Usage: deno task cli get ID [--json]
@@ -136,7 +152,8 @@ ${COMMON_HELP}`,
 
 Prints the feed in the service's one order, one line per event: its id, time,
 type (intent.accepted; under governed documents also intent.pending,
-intent.approval_added, intent.expired), the intent's id, its state (with
+intent.approval_added, intent.rejection_added, intent.rejected,
+intent.expired), the intent's id, its state (with
 weight/threshold when governed), reference and authorship kind. --json prints
 each event as one JSON line ({"id", "type", "record"}), for "| jq". Without --follow it stops at the
 end of the feed; with it, it waits for new events and reconnects by itself.

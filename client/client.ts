@@ -4,7 +4,7 @@
  * @module
  */
 
-import { approvalRequest, type ApprovalSigner } from "./approvals.ts";
+import { approvalRequest, type ApprovalSigner, rejectionRequest } from "./approvals.ts";
 import { IntentsError } from "./errors.ts";
 import { WebhooksApi } from "./webhook_admin.ts";
 import type {
@@ -39,11 +39,11 @@ export interface EventsOptions {
   limit?: number;
 }
 
-/** Options of {@link IntentsClient.approve}. */
+/** Options of {@link IntentsClient.approve} and {@link IntentsClient.reject}. */
 export interface ApproveOptions {
   /**
    * The intent's approvals view as already read (and shown to the person
-   * approving): it is checked and signed instead of a view read anew.
+   * deciding): it is checked and signed instead of a view read anew.
    */
   view?: ApprovalsView;
 }
@@ -148,9 +148,12 @@ export class IntentsClient {
    * `accepted` (201) is final; `pending` (202, under a governed document whose
    * threshold the submission's signatures did not reach) waits for
    * {@link IntentsClient.approve} until `record.approval.expires_at`. Either
-   * way the id is taken.
+   * way the id is taken. Sending the same signed body again is safe: when it
+   * was stored before (an answer lost), the service answers 200 with the
+   * record as it stands now, which resolves here the same way.
    *
-   * @throws {IntentsError} with the server's `code`, e.g. `intent_exists`.
+   * @throws {IntentsError} with the server's `code`, e.g. `intent_exists`
+   *   (another body took the id), `rate_limited`, `too_many_pending`.
    */
   submit(body: VariantABody | VariantBBody | string | Uint8Array): Promise<IntentRecord> {
     const sent: BodyInit = typeof body === "string"
@@ -200,9 +203,9 @@ export class IntentsClient {
    * @returns the view after the approval: still `pending`, or `accepted` when
    *   this approval reached the threshold.
    * @throws {IntentsError} with the service's code (`not_pending`,
-   *   `signer_not_authorized`, `already_approved`, `invalid_signature`,
-   *   `not_found`), or `bad_response` when the view does not hold together
-   *   (then nothing is signed).
+   *   `signer_not_authorized`, `already_approved`, `already_rejected`,
+   *   `invalid_signature`, `not_found`), or `bad_response` when the view does
+   *   not hold together (then nothing is signed).
    */
   async approve(
     id: string,
@@ -212,6 +215,36 @@ export class IntentsClient {
     const request = await approvalRequest(options.view ?? await this.approvals(id));
     const signature = await signer(request);
     return await this.#json("POST", `/intents/${encodeURIComponent(id)}/approvals`, {
+      body: JSON.stringify({ signature }),
+      type: "application/json",
+    });
+  }
+
+  /**
+   * `POST /intents/{id}/rejections` (public): reads the intent's view (unless
+   * `options.view` gives it), checks it with {@link rejectionRequest} (its
+   * `reject_challenge` is SHA-256 of `intents:reject:` and the signed
+   * object's JCS bytes), has `signer` sign those rejection bytes, and sends
+   * the one signature. The intent becomes `rejected` once the keys that have
+   * not rejected can no longer reach the threshold.
+   *
+   * @param signer makes the one signature member from the request (the
+   *   approval signers fit: they sign `request.bytes` or `request.challenge`).
+   * @param options.view the view already read, to sign what was shown.
+   * @returns the view after the rejection: still `pending`, or `rejected`.
+   * @throws {IntentsError} with the service's code (`not_pending`,
+   *   `signer_not_authorized`, `already_approved`, `already_rejected`,
+   *   `invalid_signature`, `not_found`), or `bad_response` when the view does
+   *   not hold together (then nothing is signed).
+   */
+  async reject(
+    id: string,
+    signer: ApprovalSigner,
+    options: ApproveOptions = {},
+  ): Promise<ApprovalsView> {
+    const request = await rejectionRequest(options.view ?? await this.approvals(id));
+    const signature = await signer(request);
+    return await this.#json("POST", `/intents/${encodeURIComponent(id)}/rejections`, {
       body: JSON.stringify({ signature }),
       type: "application/json",
     });
@@ -239,6 +272,7 @@ export class IntentsClient {
   /**
    * The feed (`GET /events`): every accepted intent and, under governed
    * documents, every step before (`intent.pending`, `intent.approval_added`,
+   * `intent.rejection_added`) and the other ends (`intent.rejected`,
    * `intent.expired`), in the service's one order, from `after` on. Follows the feed live by long-polling, and after
    * a network failure or a 5xx reconnects by itself from the last id it
    * yielded, so nothing is missed or repeated. Keep the last id you

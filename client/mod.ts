@@ -9,7 +9,8 @@
  *
  * Under a governed document a submission may be stored `pending`; each
  * further signer approves with `approve(id, key or signer)`, which signs the
- * bytes of the intent's approvals view after checking its challenge.
+ * bytes of the intent's approvals view after checking its challenge, or
+ * says no with `reject(id, key or signer)`, which signs its rejection bytes.
  *
  * @example
  * ```ts
@@ -47,7 +48,12 @@ export {
   type EventsOptions,
   IntentsError,
 } from "./client.ts";
-export { type ApprovalRequest, approvalRequest, type ApprovalSigner } from "./approvals.ts";
+export {
+  type ApprovalRequest,
+  approvalRequest,
+  type ApprovalSigner,
+  rejectionRequest,
+} from "./approvals.ts";
 export { governedDocument, type GovernedDocumentOptions } from "./governed_document.ts";
 export {
   p256PointFromSpki,
@@ -57,7 +63,13 @@ export {
   webAuthnSigner,
   type WebAuthnSignerOptions,
 } from "./passkey.ts";
-export { passkeyChallenge, passkeyChallengeBytes, signedBytes } from "./signed.ts";
+export {
+  passkeyChallenge,
+  passkeyChallengeBytes,
+  REJECTION_PREFIX,
+  rejectionBytes,
+  signedBytes,
+} from "./signed.ts";
 export * from "./webhooks.ts";
 export * from "./webhook_admin.ts";
 export type * from "./types.ts";
@@ -146,15 +158,16 @@ export function ed25519Signature(value: Payload | Intent, key: Ed25519Key): Ed25
   return signBytes(signedBytes(value), key);
 }
 
-/** An approval signer that signs the request's checked bytes with an Ed25519 key. */
+/** A signer (of approvals and rejections) that signs the request's checked bytes with an Ed25519 key. */
 export function ed25519Signer(key: Ed25519Key): ApprovalSigner {
   return (request) => signBytes(request.bytes, key);
 }
 
 /**
  * Typed calls to the service (see `client.ts`); {@link IntentsClient.approve}
- * here also takes an Ed25519 key. (The browser bundle's client, which leaves
- * Ed25519 out, takes signer functions only.)
+ * and {@link IntentsClient.reject} here also take an Ed25519 key. (The
+ * browser bundle's client, which leaves Ed25519 out, takes signer functions
+ * only.)
  */
 export class IntentsClient extends BaseClient {
   /**
@@ -170,6 +183,21 @@ export class IntentsClient extends BaseClient {
   ): Promise<ApprovalsView> {
     const sign = typeof signer === "function" ? signer : ed25519Signer(signer);
     return super.approve(id, sign, options);
+  }
+
+  /**
+   * `POST /intents/{id}/rejections` with one signature over the intent's rejection bytes.
+   *
+   * @param signer an Ed25519 key, or a signer function (e.g. a passkey's, see `webAuthnSigner`).
+   * @param options.view the view already read, to sign what was shown.
+   */
+  override reject(
+    id: string,
+    signer: Ed25519Key | ApprovalSigner,
+    options: ApproveOptions = {},
+  ): Promise<ApprovalsView> {
+    const sign = typeof signer === "function" ? signer : ed25519Signer(signer);
+    return super.reject(id, sign, options);
   }
 }
 

@@ -14,6 +14,22 @@ export function signedBytes(value: Payload | Intent): Uint8Array {
   return canonicalBytes(value);
 }
 
+/** What a rejection signs before the signed bytes, so that it never stands for an approval. */
+export const REJECTION_PREFIX = "intents:reject:";
+
+/**
+ * The bytes a signer signs to reject a pending intent: UTF-8
+ * `intents:reject:` followed by its signed bytes.
+ */
+export function rejectionBytes(value: Payload | Intent): Uint8Array {
+  const prefix = new TextEncoder().encode(REJECTION_PREFIX);
+  const signed = signedBytes(value);
+  const out = new Uint8Array(prefix.length + signed.length);
+  out.set(prefix);
+  out.set(signed, prefix.length);
+  return out;
+}
+
 /** SHA-256 of signed bytes: the raw WebAuthn challenge. */
 export async function challengeOfBytes(bytes: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));

@@ -52,16 +52,16 @@ export interface VariantBBody {
 
 /**
  * The life of an intent: `accepted`, or (under a governed document) `pending`
- * approvals until it is `accepted` or `expired`.
+ * approvals until it is `accepted`, `rejected` or `expired`.
  */
-export type IntentState = "accepted" | "pending" | "expired";
+export type IntentState = "accepted" | "pending" | "expired" | "rejected";
 
-/** One signer's approval of an intent under a governed document. */
+/** One signer's approval or rejection of an intent under a governed document. */
 export interface ApprovalEntry {
   /** The signer's key as the document writes it. */
   key: string;
   kind: "Ed25519" | "Passkey";
-  /** RFC 3339 time the approval was stored. */
+  /** RFC 3339 time the decision was stored. */
   at: string;
 }
 
@@ -74,6 +74,8 @@ export interface Approval {
   signers: Record<string, number>;
   /** Every key that has signed, those of the submission first, in order. */
   approvals: ApprovalEntry[];
+  /** Every key that has rejected, in order. */
+  rejections: ApprovalEntry[];
   /** RFC 3339 time after which a pending intent is expired. */
   expires_at: string;
 }
@@ -87,7 +89,7 @@ export interface IntentRecord {
   attrs?: { fields: Record<string, unknown> };
   authorship: { kind: "Ed25519" | "Passkey" | "Multisig" | "Unsigned"; signers: string[] };
   received_at: string;
-  /** `accepted`, or `pending` / `expired` under a governed document. */
+  /** `accepted`, or `pending` / `expired` / `rejected` under a governed document. */
   state: IntentState;
   /** Present under a governed document (also once accepted). */
   approval?: Approval;
@@ -105,16 +107,18 @@ export interface PendingApprovals {
   signed: Payload | Intent;
   /** base64url without padding of SHA-256 of the signed object's JCS bytes. */
   challenge: string;
+  /** base64url without padding of SHA-256 of the rejection bytes (`intents:reject:` + signed bytes). */
+  reject_challenge: string;
   approval: Approval;
 }
 
 /** `GET /intents/{id}/approvals` of an intent that waits for nothing any more. */
 export interface SettledApprovals {
   id: string;
-  state: "accepted" | "expired";
+  state: "accepted" | "expired" | "rejected";
 }
 
-/** The view of `GET /intents/{id}/approvals`, and the answer of an approval. */
+/** The view of `GET /intents/{id}/approvals`, and the answer of an approval or a rejection. */
 export type ApprovalsView = PendingApprovals | SettledApprovals;
 
 /** The event types the service sends today; more may come. */
@@ -122,6 +126,8 @@ export type IntentEventType =
   | "intent.accepted"
   | "intent.pending"
   | "intent.approval_added"
+  | "intent.rejection_added"
+  | "intent.rejected"
   | "intent.expired";
 
 /** One event of the feed (`GET /events`). */
@@ -131,7 +137,8 @@ export interface IntentEvent {
   /**
    * One of {@link IntentEventType}: `intent.accepted` (exactly once per
    * accepted intent), `intent.pending`, `intent.approval_added`,
-   * `intent.expired`. Ignore types you do not handle: more may come.
+   * `intent.rejection_added`, `intent.rejected` (exactly once per rejected
+   * intent), `intent.expired`. Ignore types you do not handle: more may come.
    */
   type: IntentEventType | (string & Record<never, never>);
   /** The record as it stood after the event. */

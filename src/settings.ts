@@ -7,6 +7,7 @@
 import { hex } from "@scure/base";
 import { checkExtractorUrl } from "./domain/extractor_url.ts";
 import { MAX_STORED_BODY_BYTES } from "./domain/intent.ts";
+import { type LimitSettings, readLimitSettings } from "./limits_settings.ts";
 
 /** The validated settings the service runs with. */
 export interface Settings {
@@ -49,6 +50,8 @@ export interface Settings {
    * internal setting, for tests: production keeps the contract's schedule.
    */
   webhookRetryScheduleMs: readonly number[];
+  /** The abuse-control limits (docs/interface.md §12). */
+  limits: LimitSettings;
 }
 
 /** Thrown for a malformed setting; the message is one line naming the variable. */
@@ -221,5 +224,6 @@ export function readSettings(
       "WEBHOOK_RETRY_SCHEDULE_MS",
       WEBHOOK_RETRY_SCHEDULE_MS,
     ),
+    limits: readLimitSettings(env),
   };
 }

@@ -1,16 +1,18 @@
 // The approval view (`/?approve=<id>`): shows what a pending intent's signers
-// approve (the signed object, its template or policy, the quorum and who has
-// approved) from GET /intents/{id}/approvals, and approves it with a passkey
-// registered in this browser by POST /intents/{id}/approvals, both through the
-// client library's `IntentsClient`.
+// decide on (the signed object, its template or policy, the quorum and who has
+// approved or rejected) from GET /intents/{id}/approvals, and approves it with
+// a passkey registered in this browser by POST /intents/{id}/approvals, or
+// rejects it by POST /intents/{id}/rejections, through the client library's
+// `IntentsClient`.
 //
 // The page signs only what it shows: before any passkey is asked, the client
-// library's `approvalRequest` recomputes the challenge from the signed object,
-// and a view whose challenge differs (or whose template or policy is not the
-// signed one) is refused. The view shown is the view signed, and the challenge
-// handed to the authenticator is the recomputed one.
+// library's `approvalRequest` recomputes the challenge from the signed object
+// (and `rejectionRequest` the rejection's), and a view whose challenges differ
+// (or whose template or policy is not the signed one) is refused. The view
+// shown is the view signed, and the challenge handed to the authenticator is
+// the recomputed one.
 
-import { approvalRequest, base58, IntentsClient } from "./client.js";
+import { approvalRequest, base58, IntentsClient, rejectionRequest } from "./client.js";
 import { $, describeError, describeRefusal, el, isRefusal, refusalBody, shown } from "./dom.js";
 import { jsonView } from "./json_view.js";
 import {
@@ -29,6 +31,14 @@ const client = new IntentsClient({ url: location.origin });
 let current = null;
 /** Keys that approved from this page after `current` was read, with the passkey's name. */
 let approvedHere = new Map();
+
+/** What the page says of an intent that waits for nothing any more, by its state. */
+const SETTLED = {
+  accepted: "This intent is accepted: its approvals reached the threshold.",
+  expired: "This intent expired before its approvals reached the threshold.",
+  rejected: "This intent is rejected: the signers who have not rejected can no longer reach " +
+    "the threshold.",
+};
 
 /** The member naming the document: `template_id` (Variant A) or `policy_id` (Variant B). */
 function refName(view) {
@@ -75,6 +85,7 @@ function showOutcome(state, summary, body = "") {
 /** The quorum table: one row per signer, in the document's order. */
 function renderQuorum(approval) {
   const order = new Map(approval.approvals.map((a, i) => [a.key, { ...a, n: i + 1 }]));
+  const rejections = new Map((approval.rejections ?? []).map((r) => [r.key, r]));
   const rows = [];
   for (const [key, weight] of Object.entries(approval.signers)) {
     const row = el("tr");
@@ -84,9 +95,13 @@ function renderQuorum(approval) {
     const approved = el("td", { className: "approved" });
     const done = order.get(key);
     const here = approvedHere.get(key);
+    const rejected = rejections.get(key);
     if (done) {
       row.dataset.approved = "true";
       approved.append(`✓ #${done.n} (${done.kind}) at `, timeElement(done.at));
+    } else if (rejected) {
+      row.dataset.rejected = "true";
+      approved.append(`✗ rejected (${rejected.kind}) at `, timeElement(rejected.at));
     } else if (here) {
       row.dataset.approved = "true";
       approved.append(`✓ just now, from this page`);
@@ -117,11 +132,14 @@ function renderView({ view, request }) {
   $("approve-signed").replaceChildren(jsonView(view.signed));
   $("approve-signed-text").textContent = new TextDecoder().decode(request.bytes);
   $("approve-challenge").textContent = view.challenge;
+  $("approve-reject-challenge").textContent = view.reject_challenge;
   renderQuorum(approval);
   const reached = current?.accepted === true;
+  const rejected = (approval.rejections ?? []).length;
   $("approve-weight").textContent = reached
     ? `Threshold ${approval.threshold} reached.`
-    : `Weight ${approval.weight} of ${approval.threshold} reached.`;
+    : `Weight ${approval.weight} of ${approval.threshold} reached.` +
+      (rejected > 0 ? ` ${rejected} rejected.` : "");
   const progress = $("approve-progress");
   progress.max = approval.threshold;
   progress.value = reached ? approval.threshold : Math.min(approval.weight, approval.threshold);
@@ -131,21 +149,17 @@ function renderView({ view, request }) {
 async function showView(view) {
   approvedHere = new Map();
   $("approve-actions").hidden = true;
-  if (view?.state === "accepted") {
+  if (Object.hasOwn(SETTLED, view?.state)) {
     current = null;
     $("approve-view").hidden = true;
-    setState("accepted", "This intent is accepted: its approvals reached the threshold.");
-    return;
-  }
-  if (view?.state === "expired") {
-    current = null;
-    $("approve-view").hidden = true;
-    setState("expired", "This intent expired before its approvals reached the threshold.");
+    setState(view.state, SETTLED[view.state]);
     return;
   }
   let request;
   try {
     request = await approvalRequest(view);
+    // Its rejection challenge must hold together too, before either button is offered.
+    await rejectionRequest(view);
   } catch (error) {
     current = null;
     $("approve-view").hidden = true;
@@ -156,6 +170,12 @@ async function showView(view) {
   renderView(current);
   $("approve-actions").hidden = false;
   setState("pending", "Pending: waiting for approvals.");
+}
+
+/** Both buttons, enabled or not: one decision at a time. */
+function setButtons(enabled) {
+  $("approve-button").disabled = !enabled;
+  $("reject-button").disabled = !enabled;
 }
 
 /** GET /intents/{id}/approvals and show it. */
@@ -178,14 +198,16 @@ async function load() {
 }
 
 /**
- * The passkeys to ask: the ticked ones that are signers and have not approved;
+ * The passkeys to ask: the ticked ones that are signers and have not decided;
  * when none is, every ticked one, and the service says why it refuses.
  */
 function candidates(view) {
   const ticked = tickedPasskeys();
   if (ticked.length === 0) throw new Error("register a passkey and tick it (section 1)");
-  const approved = new Set(view.approval.approvals.map((a) => a.key));
-  const open = Object.keys(view.approval.signers).filter((key) => !approved.has(key));
+  const decided = new Set(
+    [...view.approval.approvals, ...(view.approval.rejections ?? [])].map((a) => a.key),
+  );
+  const open = Object.keys(view.approval.signers).filter((key) => !decided.has(key));
   const fitting = ticked.filter((p) => open.some((key) => isPasskeyKey(p, key)));
   return fitting.length > 0 ? fitting : ticked;
 }
@@ -197,8 +219,7 @@ function candidates(view) {
 async function approve() {
   if (!current) return;
   const { view } = current;
-  const button = $("approve-button");
-  button.disabled = true;
+  setButtons(false);
   showOutcome("working", "Waiting for the authenticator…");
   let passkey;
   const signer = async (request) => {
@@ -236,21 +257,69 @@ async function approve() {
     // Someone else completed it, or it expired: show what it is now.
     if (error.code === "not_pending") await load();
   } finally {
-    button.disabled = false;
+    setButtons(true);
+  }
+}
+
+/**
+ * "Reject with passkey": one assertion over the rejection challenge of the
+ * view shown, sent by the client library; the page then says what was
+ * rejected and what that did.
+ */
+async function reject() {
+  if (!current) return;
+  const { view } = current;
+  setButtons(false);
+  showOutcome("working", "Waiting for the authenticator…");
+  let passkey;
+  const signer = async (request) => {
+    const assertion = await assertWithOneOf(candidates(view), request.challenge);
+    passkey = assertion.passkey;
+    showOutcome("working", `Sending the rejection of “${passkey.name}”…`);
+    return assertion.signature;
+  };
+  const what = `intent ${view.id} (${refName(view)} ${view[refName(view)]})`;
+  try {
+    const answer = await client.reject(intentId, signer, { view });
+    await showView(answer);
+    if (answer.state === "rejected") {
+      showOutcome(
+        "intent-rejected",
+        `Rejected by “${passkey.name}”: ${what} is rejected; it can no longer be accepted.`,
+        shown(answer),
+      );
+      return;
+    }
+    const { weight, threshold } = answer.approval ?? {};
+    showOutcome(
+      "pending",
+      `Rejected by “${passkey.name}”: ${what} stays pending, weight ${weight} of ` +
+        `${threshold}; the signers who have not rejected can still reach the threshold.`,
+    );
+  } catch (error) {
+    if (!isRefusal(error)) {
+      showOutcome("failed", `Not rejected: ${describeError(error)}`);
+      return;
+    }
+    showOutcome("rejected", describeRefusal(error), refusalBody(error));
+    if (error.code === "not_pending") await load();
+  } finally {
+    setButtons(true);
   }
 }
 
 /** Turns the page into the approval view of intent `id` and loads it. */
 export async function startApproval(id) {
   intentId = id;
-  document.title = "Intents · approve with a passkey";
-  $("page-title").textContent = "Approve an intent with a passkey";
+  document.title = "Intents · approve or reject with a passkey";
+  $("page-title").textContent = "Approve or reject an intent with a passkey";
   $("lede-submit").hidden = true;
   $("lede-approve").hidden = false;
   for (const section of document.querySelectorAll("[data-mode='submit']")) section.hidden = true;
   $("approve-section").hidden = false;
   $("approve-id").textContent = id;
   $("approve-button").addEventListener("click", approve);
+  $("reject-button").addEventListener("click", reject);
   onPasskeysChanged(() => {
     if (current) renderQuorum(current.view.approval);
   });

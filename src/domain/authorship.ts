@@ -17,6 +17,7 @@ import type {
 } from "./signature.ts";
 import type { Authorship } from "./intent.ts";
 import type { SignedBy } from "./governance.ts";
+import { signatureMaterial } from "./signature_digest.ts";
 
 /** What the verifiers need besides the signature: the passkey policy, and one thread's caches. */
 export interface VerifyContext {
@@ -86,6 +87,11 @@ export interface Verified {
   };
 }
 
+/** Who made one verified signature, and what identifies the signature. */
+function signedBy(sig: DecodedEd25519 | DecodedPasskey): SignedBy {
+  return { keyId: sig.keyId, kind: sig.kind, path: sig.path, material: signatureMaterial(sig) };
+}
+
 async function checkMultisig(
   sig: DecodedMultisig,
   signedBytes: Uint8Array,
@@ -116,7 +122,7 @@ async function checkMultisig(
       kind: "Multisig",
       signers: [...seen].map((keyId) => sig.signers.get(keyId)!.keyText),
     },
-    signedBy: sig.signatures.map(({ keyId, kind, path }) => ({ keyId, kind, path })),
+    signedBy: sig.signatures.map((entry) => signedBy(entry)),
     multisig: {
       signers: sig.signers,
       threshold: sig.threshold,
@@ -146,7 +152,7 @@ export async function verifySignature(
   if (failure) throw new ServiceError("invalid_signature", failure);
   return {
     authorship: { kind: sig.kind, signers: [sig.keyText] },
-    signedBy: [{ keyId: sig.keyId, kind: sig.kind, path: sig.path }],
+    signedBy: [signedBy(sig)],
   };
 }
 

@@ -19,6 +19,7 @@ import type {
 } from "./intent.ts";
 import { parseJsonBody } from "./json_body.ts";
 import { decodeSigners, type PublicKeyCache } from "./public_keys.ts";
+import { signatureDigest } from "./signature_digest.ts";
 import { AuthorizationSchema, DEFAULT_APPROVAL_WINDOW_S } from "./schemas.ts";
 import { validate } from "./validate.ts";
 
@@ -63,7 +64,8 @@ function readAuthorization(value: unknown, keys?: PublicKeyCache): Quorum {
 
 /**
  * Checks a document being stored: sent as JSON, it must be strict JSON; with
- * an `authorization` member, that member must be a valid quorum.
+ * an `authorization` member, that member must be a valid quorum. Sent as
+ * anything else, it must not be a JSON object with an `authorization` member.
  *
  * @param doc the document's bytes, and whether it is sent as JSON.
  * @param keys where decoded public keys are kept.
@@ -77,11 +79,44 @@ function readAuthorization(value: unknown, keys?: PublicKeyCache): Quorum {
  * ```
  */
 export function checkDocument(doc: DocumentContent, keys?: PublicKeyCache): Quorum | null {
-  if (!doc.json) return null;
+  if (!doc.json) {
+    if (looksGoverned(doc.bytes)) {
+      throw new ServiceError(
+        "invalid_authorization",
+        "body: a document with an authorization member governs only when sent as " +
+          "application/json; send it as application/json",
+      );
+    }
+    return null;
+  }
   const { value } = parseJsonBody(doc.bytes);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
   if (!Object.hasOwn(value, "authorization")) return null;
   return readAuthorization((value as Record<string, unknown>).authorization, keys);
+}
+
+/**
+ * True when bytes sent with another content type than JSON parse strictly to
+ * a JSON object with an `authorization` member: stored, they would look
+ * governed and govern nothing, so they are refused (docs/interface.md §10).
+ */
+function looksGoverned(bytes: Uint8Array): boolean {
+  // Only text that opens an object, white space aside, can be one: most documents stop here.
+  let i = 0;
+  while (
+    i < bytes.length &&
+    (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)
+  ) i++;
+  if (bytes[i] !== 0x7b) return false;
+  let value: unknown;
+  try {
+    value = parseJsonBody(bytes).value;
+  } catch (error) {
+    if (error instanceof ServiceError) return false;
+    throw error;
+  }
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    Object.hasOwn(value, "authorization");
 }
 
 /**
@@ -99,12 +134,14 @@ export function documentQuorum(doc: DocumentContent): Quorum | null {
   }
 }
 
-/** A signature of a submission or an approval: the signer's key id and kind. */
+/** A signature of a submission or a decision: the signer's key id and kind. */
 export interface SignedBy {
   keyId: string;
   kind: "Ed25519" | "Passkey";
   /** Where the signature sits in the request, for messages. */
   path: string;
+  /** What identifies the signature (`signature_digest.ts`): its digest recognises it sent again. */
+  material: Uint8Array;
 }
 
 /** The refusal of a signature whose key the governing document does not name. */
@@ -125,10 +162,10 @@ export function approvalsOf(
   quorum: Quorum,
   signed: readonly SignedBy[],
 ): Omit<ApprovalEntry, "at">[] {
-  return signed.map(({ keyId, kind, path }) => {
+  return signed.map(({ keyId, kind, path, material }) => {
     const signer = quorum.signers.get(keyId);
     if (!signer) throw signerNotAuthorized(path);
-    return { key: signer.keyText, kind };
+    return { key: signer.keyText, kind, sig: signatureDigest(material) };
   });
 }
 
@@ -174,6 +211,7 @@ export function startApproval(
     threshold: quorum.threshold,
     signers: signerWeights(quorum),
     approvals: approvals.map((a) => ({ ...a, at: receivedAt })),
+    rejections: [],
     expiresAt: new Date(Date.parse(receivedAt) + quorum.approvalWindowS * 1000).toISOString(),
   };
 }
@@ -191,6 +229,19 @@ export function approvalWeight(state: Weighed): bigint {
 /** True when the approvals reach the threshold. */
 export function reachesThreshold(state: Weighed & { threshold: number }): boolean {
   return approvalWeight(state) >= BigInt(state.threshold);
+}
+
+/**
+ * True when the keys that have not rejected can no longer reach the
+ * threshold: the intent is then rejected (docs/interface.md §10).
+ */
+export function rejectionDecides(
+  state: Pick<ApprovalState, "signers" | "threshold" | "rejections">,
+): boolean {
+  let left = 0n;
+  for (const weight of Object.values(state.signers)) left += BigInt(weight);
+  for (const { key } of state.rejections ?? []) left -= BigInt(state.signers[key] ?? 0);
+  return left < BigInt(state.threshold);
 }
 
 /** True when `approvals` reach the quorum's threshold. */

@@ -31,18 +31,27 @@ export interface Authorship {
 export const MAX_STORED_BODY_BYTES = 61_440;
 
 /**
- * The life of an intent: accepted, or pending approvals until accepted or
- * expired (docs/interface.md §10).
+ * The life of an intent: accepted, or pending approvals until accepted,
+ * rejected or expired (docs/interface.md §10).
  */
-export type IntentState = "accepted" | "pending" | "expired";
+export type IntentState = "accepted" | "pending" | "expired" | "rejected";
 
-/** One signer's approval of an intent under a governed document. */
+/** Every state, in the order the interface lists them. */
+export const INTENT_STATES: readonly IntentState[] = ["pending", "accepted", "expired", "rejected"];
+
+/** One signer's approval or rejection of an intent under a governed document. */
 export interface ApprovalEntry {
   /** The signer's key as the document writes it. */
   key: string;
   kind: "Ed25519" | "Passkey";
-  /** RFC 3339 time the approval was stored. */
+  /** RFC 3339 time the decision was stored. */
   at: string;
+  /**
+   * The digest of the signature that made it (`signatureDigest`): the same
+   * signature sent again is recognised as a repeat. Kept in the store, never
+   * shown; absent in records written before repeats were recognised.
+   */
+  sig?: string;
 }
 
 /**
@@ -56,6 +65,8 @@ export interface ApprovalState {
   signers: Record<string, number>;
   /** Every key that has signed, those of the submission first, in order. */
   approvals: ApprovalEntry[];
+  /** Every key that has rejected, in order; absent in records written before rejections existed. */
+  rejections?: ApprovalEntry[];
   /** RFC 3339 time after which a pending intent is expired. */
   expiresAt: string;
 }
@@ -110,6 +121,13 @@ export interface StoredIntent extends Omit<NewIntent, "state" | "quorum" | "appr
   state: IntentState;
   /** Present under a governed document. */
   approval?: ApprovalState;
+  /**
+   * True when it was stored pending with its submission's keys counted
+   * toward `MAX_PENDING_PER_SIGNER` (docs/interface.md §12): the commit that
+   * ends it counts them down. Absent for intents stored pending before the
+   * counts existed, which count for nobody.
+   */
+  counted?: boolean;
 }
 
 /** The types of feed events (docs/interface.md §9, §10). */
@@ -117,6 +135,8 @@ export type EventType =
   | "intent.pending"
   | "intent.approval_added"
   | "intent.accepted"
+  | "intent.rejection_added"
+  | "intent.rejected"
   | "intent.expired";
 
 /** One event of the feed: what happened, and the record as it stood after it. */

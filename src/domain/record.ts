@@ -6,7 +6,7 @@
  */
 
 import { approvalWeight, stateAt } from "./governance.ts";
-import type { ApprovalState, IntentEvent, StoredIntent } from "./intent.ts";
+import type { ApprovalEntry, ApprovalState, IntentEvent, StoredIntent } from "./intent.ts";
 
 const utf8 = new TextDecoder();
 
@@ -22,6 +22,11 @@ export interface RenderOptions {
   now?: Date;
 }
 
+/** Decisions as the record shows them: who, how and when (a signature's digest stays inside). */
+function renderEntries(entries: readonly ApprovalEntry[] | undefined) {
+  return (entries ?? []).map(({ key, kind, at }) => ({ key, kind, at }));
+}
+
 /** The record's `approval` member. */
 export function renderApproval(approval: ApprovalState): Record<string, unknown> {
   return {
@@ -29,7 +34,8 @@ export function renderApproval(approval: ApprovalState): Record<string, unknown>
     // A sum of sixteen safe integers may pass 2^53: JSON numbers are doubles.
     weight: Number(approvalWeight(approval)),
     signers: approval.signers,
-    approvals: approval.approvals,
+    approvals: renderEntries(approval.approvals),
+    rejections: renderEntries(approval.rejections),
     expires_at: approval.expiresAt,
   };
 }

@@ -21,13 +21,21 @@ import type { WebhookStore } from "../webhooks/store.ts";
 export interface PendingIntent {
   intent: NewIntent;
   ref: DocumentRef;
+  /**
+   * For an intent stored pending: the most intents each key that signed its
+   * submission may have pending under its document, this one included
+   * (`MAX_PENDING_PER_SIGNER`); unlimited when absent.
+   */
+  maxPending?: number;
 }
 
 /** What became of one insert. */
 export type InsertResult =
   | { outcome: "created"; intent: StoredIntent }
   | { outcome: "exists" }
-  | { outcome: "reference_changed" };
+  | { outcome: "reference_changed" }
+  /** A key that signed it has `maxPending` intents pending under its document; nothing stored. */
+  | { outcome: "too_many_pending" };
 
 /** Stores verified intents: one commit per insert, or concurrent inserts grouped. */
 export interface IntentWriter {
@@ -53,8 +61,8 @@ export type DecideChange = (intent: StoredIntent) => IntentChange | null;
 /**
  * The due-work kind of a pending intent's expiry. The store writes it at the
  * intent's deadline in the commit that stores the intent pending, and
- * removes it in the commit that ends the pending state (an acceptance, the
- * expiry itself).
+ * removes it in the commit that ends the pending state (an acceptance, a
+ * rejection, the expiry itself).
  */
 export const EXPIRY_WORK = "expire";
 

@@ -4,8 +4,10 @@
  * quorum it fixes, and store once. Check order (docs/interface.md §4, §10):
  * shape and encodings, signature (both in `verify_submission.ts`),
  * template/policy, the document's quorum (`signer_not_authorized`, then
- * `quorum_mismatch`), then the id. A request whose authorship does not verify, or whose
- * signer the document does not name, never learns whether an id exists.
+ * `quorum_mismatch`), then the id (`intent_exists`, or the replay of this
+ * same signed submission), then `too_many_pending`. A request whose
+ * authorship does not verify, or whose signer the document does not name,
+ * never learns whether an id exists.
  * @module
  */
 
@@ -22,17 +24,32 @@ import {
   type StoredIntent,
 } from "./intent.ts";
 import type { IntentWriter, Store } from "./store.ts";
+import { canonicalBytesOfParsed } from "./jcs.ts";
 
 /** What storing a verified submission needs. */
 export interface StoreDeps {
-  store: Pick<Store, "findDocument">;
+  store: Pick<Store, "findDocument" | "getIntent">;
   writer: IntentWriter;
   allowUnsigned: boolean;
+  /** `MAX_PENDING_PER_SIGNER`; unlimited when absent. */
+  maxPendingPerSigner?: number;
+}
+
+/** What became of a submission. */
+export interface Stored {
+  /** The record: as stored now, or as it stands now when replayed. */
+  record: StoredIntent;
+  /**
+   * True when the id was taken by this same signed submission, stored
+   * before (a retry after a lost answer): nothing was stored now.
+   */
+  replayed: boolean;
 }
 
 /**
  * Room kept in a governed intent's record for its approvals: sixteen signers,
- * each written twice (weights and approvals), with a kind and a time.
+ * each written twice (weights, and approvals or rejections), with a kind, a
+ * time and its signature's digest (about 315 bytes each at most).
  */
 const APPROVAL_RESERVE_BYTES = 8192;
 
@@ -93,20 +110,47 @@ function decide(
   return { state: accepted ? "accepted" : "pending", quorum, approvals };
 }
 
+const utf8 = new TextDecoder();
+
+/** The JCS bytes of a stored body (the request's value, numbers as JCS writes them). */
+function canonicalBody(body: Uint8Array): string {
+  return utf8.decode(canonicalBytesOfParsed(JSON.parse(utf8.decode(body))));
+}
+
+/**
+ * The stored intent when its id was taken by this same submission (its
+ * request, as a JSON value, equal to `body`), signed: a retry. Null
+ * otherwise: an `Unsigned` body needs no key, so confirming one would
+ * confirm a guess at someone else's intent.
+ */
+async function replayOf(
+  deps: StoreDeps,
+  id: string,
+  verified: Verified | null,
+  body: Uint8Array,
+): Promise<StoredIntent | null> {
+  if (verified === null) return null;
+  const stored = await deps.store.getIntent(id);
+  if (!stored || stored.authorship.kind === "Unsigned") return null;
+  return canonicalBody(stored.body) === canonicalBody(body) ? stored : null;
+}
+
 /**
  * Stores a verified submission: its template or policy, the quorum the
  * document fixes, then the id.
  *
  * @returns the stored record: `accepted`, or `pending` under a governed
- *   document whose threshold its signatures do not reach.
+ *   document whose threshold its signatures do not reach; or, for the same
+ *   signed submission sent again, the record as it stands, `replayed`.
  * @throws {ServiceError} `template_not_found` or `policy_not_found`, the
- *   refusals of the quorum, `intent_exists`, or `payload_too_large` when a
- *   governed record would leave no room for its approvals.
+ *   refusals of the quorum, `intent_exists`, `too_many_pending`, or
+ *   `payload_too_large` when a governed record would leave no room for its
+ *   approvals.
  */
 export async function storeSubmission(
   deps: StoreDeps,
   { submission, verified, body }: VerifiedSubmission,
-): Promise<StoredIntent> {
+): Promise<Stored> {
   const ref = await deps.store.findDocument(submission.refKind, submission.refId);
   if (!ref) {
     // The checks that need no document keep their place before its absence.
@@ -131,16 +175,26 @@ export async function storeSubmission(
     intent.quorum = quorum;
     intent.approvals = approvals;
   }
-  let result = await deps.writer.insert({ intent, ref });
+  const maxPending = state === "pending" ? deps.maxPendingPerSigner : undefined;
+  let result = await deps.writer.insert({ intent, ref, maxPending });
   if (result.outcome === "reference_changed") {
     // Rewritten under a new version (its id is its content, so the same bytes
     // and quorum: a store conversion does that): found again, tried once more.
     const again = await deps.store.findDocument(submission.refKind, submission.refId);
-    if (again) result = await deps.writer.insert({ intent, ref: again });
+    if (again) result = await deps.writer.insert({ intent, ref: again, maxPending });
   }
   if (result.outcome === "exists") {
+    const replayed = await replayOf(deps, submission.id, verified, body);
+    if (replayed) return { record: replayed, replayed: true };
     throw new ServiceError("intent_exists", "an intent with this id already exists");
   }
   if (result.outcome === "reference_changed") throw notFound(submission);
-  return result.intent;
+  if (result.outcome === "too_many_pending") {
+    throw new ServiceError(
+      "too_many_pending",
+      `a key that signed has ${deps.maxPendingPerSigner} intents pending under this ` +
+        `${submission.refKind}; one must be accepted, rejected or expire first`,
+    );
+  }
+  return { record: result.intent, replayed: false };
 }

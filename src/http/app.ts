@@ -12,7 +12,7 @@ import { errorResponse, HttpError, internalErrorResponse } from "./respond.ts";
 import type { RequestLogLine } from "./request_log.ts";
 import { getIntent, listIntents, postIntent } from "./routes/intents.ts";
 import { getEvents } from "./routes/events.ts";
-import { getApprovals, postApproval } from "./routes/approvals.ts";
+import { getApprovals, postApproval, postRejection } from "./routes/approvals.ts";
 import { getDocument, postDocument } from "./routes/documents.ts";
 import { getConfig, putConfig } from "./routes/config.ts";
 import { getPage, getStatic } from "./routes/static.ts";
@@ -25,6 +25,7 @@ import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
 import { inlineVerifier, type Verifier } from "../workers/verify_pool.ts";
 import { singleCommitWriter } from "../storage/writer.ts";
 import { StaticFiles } from "./static_files.ts";
+import { RequestLimits } from "./limits.ts";
 
 /** What `createApp` needs. */
 export interface AppDeps {
@@ -67,6 +68,11 @@ export function buildRoutes(): Route[] {
       name: "/intents/{id}/approvals",
       pattern: /^\/intents\/([^/]+)\/approvals$/,
       methods: { GET: getApprovals, POST: postApproval },
+    },
+    {
+      name: "/intents/{id}/rejections",
+      pattern: /^\/intents\/([^/]+)\/rejections$/,
+      methods: { POST: postRejection },
     },
     { name: "/events", pattern: /^\/events$/, methods: { GET: getEvents } },
     { name: "/templates", pattern: /^\/templates$/, methods: { POST: postDocument("template") } },
@@ -125,9 +131,16 @@ function storageUnavailable(error: StorageUnavailableError): ServiceError {
   );
 }
 
+/** What the server knows of a request's connection (`Deno.ServeHandlerInfo`'s part the app reads). */
+export interface PeerInfo {
+  /** The peer: the client, or a reverse proxy (`TRUSTED_PROXIES`). */
+  remoteAddr: Deno.Addr;
+}
+
 /** The running app: a fetch handler and the routes it serves. */
 export interface App {
-  handler: (request: Request) => Promise<Response>;
+  /** Answers a request; `info` gives its peer (without it, every request counts as one client). */
+  handler: (request: Request, info?: PeerInfo) => Promise<Response>;
   routes: Route[];
   context: AppContext;
   metrics: MetricsRegistry;
@@ -169,6 +182,7 @@ export function createApp(deps: AppDeps): App {
     metrics,
     stopping: deps.stopping ?? new AbortController().signal,
     deadlines: deps.deadlines,
+    limits: new RequestLimits(deps.settings.limits),
   };
   const routes = buildRoutes();
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
@@ -200,7 +214,7 @@ export function createApp(deps: AppDeps): App {
     throw new ServiceError("not_found", "no such resource");
   }
 
-  async function handler(request: Request): Promise<Response> {
+  async function handler(request: Request, info?: PeerInfo): Promise<Response> {
     const started = performance.now();
     const given = request.headers.get("x-request-id");
     const requestId = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
@@ -213,7 +227,7 @@ export function createApp(deps: AppDeps): App {
     try {
       const found = resolve(request, path);
       route = found.route.name;
-      ctx = { app: context, params: found.params };
+      ctx = { app: context, params: found.params, peer: info?.remoteAddr, headers: {} };
       response = await found.handler(request, ctx);
     } catch (error) {
       if (error instanceof ServiceError) {
@@ -229,6 +243,10 @@ export function createApp(deps: AppDeps): App {
         code = "internal";
         response = internalErrorResponse();
       }
+    }
+    // The rate limits' headers go on every answer of their endpoints, refusals included.
+    for (const [name, value] of Object.entries(ctx?.headers ?? {})) {
+      response.headers.set(name, value);
     }
     if (request.method === "HEAD") {
       // Release what the body holds (an event stream's place among the open ones).
@@ -255,6 +273,9 @@ export function createApp(deps: AppDeps): App {
       code,
       accepted: ctx?.accepted,
       approved: ctx?.approved,
+      rejected: ctx?.rejected,
+      replayed: ctx?.replayed,
+      limited: ctx?.limited,
     };
     for (const observe of observers) observe(event);
     return response;

@@ -15,6 +15,7 @@ import { parseJsonBody } from "../domain/json_body.ts";
 import { isJsonMediaType } from "../media_type.ts";
 import type { Verifier } from "../workers/verify_pool.ts";
 import type { StaticFiles } from "./static_files.ts";
+import type { RequestLimits } from "./limits.ts";
 
 /** Dependencies shared by every handler. */
 export interface AppContext {
@@ -33,6 +34,8 @@ export interface AppContext {
   stopping: AbortSignal;
   /** Shared body-read deadlines; without them each read arms its own timer. */
   deadlines?: DeadlineSweeper;
+  /** This process's rate limits (docs/interface.md §12). */
+  limits: RequestLimits;
 }
 
 /** One request's context: the app, the path parameters, and what the handler reports. */
@@ -40,10 +43,20 @@ export interface RequestContext {
   readonly app: AppContext;
   /** The route pattern's capture groups, still URL-encoded. */
   readonly params: readonly string[];
+  /** The connection's peer, as `Deno.serve` reports it; absent when the app is called directly. */
+  readonly peer?: Deno.Addr;
+  /** Headers the answer carries, whatever it is (the rate limits' headers). */
+  readonly headers: Record<string, string>;
   /** Set by `POST /intents` when it stored an intent. */
   accepted?: AcceptedIntent;
   /** Set by `POST /intents/{id}/approvals` when it stored an approval. */
   approved?: { accepted: boolean };
+  /** Set by `POST /intents/{id}/rejections` when it stored a rejection. */
+  rejected?: { rejected: boolean };
+  /** Set when the answer replays what was stored before (a retry). */
+  replayed?: boolean;
+  /** Set when a limit of docs/interface.md §12 refused the request. */
+  limited?: "address" | "signer" | "pending";
 }
 
 /** A route handler. */

@@ -49,6 +49,12 @@ export interface RequestEvent {
   accepted?: AcceptedIntent;
   /** Set when `POST /intents/{id}/approvals` stored an approval. */
   approved?: { accepted: boolean };
+  /** Set when `POST /intents/{id}/rejections` stored a rejection. */
+  rejected?: { rejected: boolean };
+  /** Set when the answer replayed what was stored before (a retry). */
+  replayed?: boolean;
+  /** Set when a limit refused the request: the client address, a key, or the pending intents. */
+  limited?: "address" | "signer" | "pending";
 }
 
 /** Called once per finished request. */
@@ -198,6 +204,21 @@ export class MetricsRegistry {
     "Approvals stored, by outcome (approval_added, or accepted when it reached the threshold).",
     ["outcome"],
   );
+  readonly #signerRejections = new Counter(
+    "intents_signer_rejections_total",
+    "Rejections stored, by outcome (rejection_added, or rejected when it ended the intent).",
+    ["outcome"],
+  );
+  readonly #replays = new Counter(
+    "intents_replays_total",
+    "Answers that replayed a submission, approval or rejection stored before (a retry), by route.",
+    ["route"],
+  );
+  readonly #limitRefusals = new Counter(
+    "intents_limit_refusals_total",
+    "Requests refused by a limit: address or signer (rate_limited), pending (too_many_pending).",
+    ["limit"],
+  );
   readonly #expired = new Counter(
     "intents_expired_total",
     "Pending intents whose expiry this process recorded.",
@@ -262,6 +283,11 @@ export class MetricsRegistry {
     if (event.approved) {
       this.#approvals.inc([event.approved.accepted ? "accepted" : "approval_added"]);
     }
+    if (event.rejected) {
+      this.#signerRejections.inc([event.rejected.rejected ? "rejected" : "rejection_added"]);
+    }
+    if (event.replayed) this.#replays.inc([event.route]);
+    if (event.limited) this.#limitRefusals.inc([event.limited]);
   }
 
   /** The registry in the Prometheus text format. */
@@ -272,8 +298,11 @@ export class MetricsRegistry {
       ...this.#accepted.render(),
       ...this.#pending.render(),
       ...this.#approvals.render(),
+      ...this.#signerRejections.render(),
       ...this.#expired.render(),
       ...this.#rejections.render(),
+      ...this.#replays.render(),
+      ...this.#limitRefusals.render(),
       ...this.#eventsSent.render(),
       ...this.#streamsOpen.render(),
       ...this.#verifyWorkers.render(),

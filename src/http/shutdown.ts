@@ -37,13 +37,16 @@ export class InFlightRequests {
 
   /**
    * Wraps an app handler for `Deno.serve`, counting each request until
-   * `info.completed` settles (the response was delivered, or could not be).
+   * `info.completed` settles (the response was delivered, or could not be);
+   * the handler is given `info` (the peer's address).
    */
-  wrap(handler: (request: Request) => Promise<Response>): Deno.ServeHandler {
+  wrap(
+    handler: (request: Request, info: Deno.ServeHandlerInfo) => Promise<Response>,
+  ): Deno.ServeHandler {
     return (request, info) => {
       this.#count++;
       info.completed.then(this.#done, this.#done);
-      return handler(request);
+      return handler(request, info);
     };
   }
 

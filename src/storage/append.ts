@@ -25,6 +25,7 @@ import { findTakenIds } from "./taken_ids.ts";
 import { readMany } from "./read_many.ts";
 import type { ReadAhead } from "./read_ahead.ts";
 import { getIntentEntry } from "./read_intents.ts";
+import { newIntentCountKeys, PendingCounts, storedIntentCountKeys } from "./pending_counts.ts";
 
 /**
  * Adds to `op` the events after `head`, in the blocks `blockOf` assigns, each
@@ -88,7 +89,37 @@ function storedIntent(intent: NewIntent, receivedAt: string, position: number): 
   const { quorum, approvals, ...rest } = intent;
   const stored: StoredIntent = { ...rest, receivedAt, position };
   if (quorum) stored.approval = startApproval(quorum, approvals ?? [], receivedAt);
+  // Its submission's keys are counted in the commit that stores it (`pending_counts.ts`).
+  if (stored.state === "pending") stored.counted = true;
   return stored;
+}
+
+/**
+ * Applies `maxPending` to the pending intents among `members` (in order),
+ * against counts read after the head the commit checks.
+ *
+ * @returns the members refused (a key has `maxPending` pending already), and
+ *   how many leading members the commit may carry: one whose admission
+ *   depends on an earlier member of the same commit waits for the next one,
+ *   where that member's outcome is known.
+ */
+function admitPending(
+  batch: readonly PendingIntent[],
+  members: readonly number[],
+  counts: PendingCounts,
+): { refused: number[]; carry: number } {
+  const refused: number[] = [];
+  let carry = members.length;
+  members.forEach((i, k) => {
+    const { intent, maxPending } = batch[i];
+    if (intent.state !== "pending") return;
+    const countKeys = newIntentCountKeys(intent);
+    const limit = maxPending ?? Infinity;
+    if (countKeys.some((key) => counts.stored(key) >= limit)) refused.push(i);
+    else if (countKeys.some((key) => counts.current(key) >= limit)) carry = Math.min(carry, k);
+    else if (k < carry) counts.add(countKeys, 1);
+  });
+  return { refused, carry };
 }
 
 /** What {@link insertIntents} works with. */
@@ -124,7 +155,10 @@ function expiryKey(intent: StoredIntent): Deno.KvKey {
  * an intent whose id is taken is settled on reading, and when a commit fails
  * on a check, the documents and checked ids are read to find which, those
  * intents are settled, and the rest go again — one intent's conflict never
- * fails another's.
+ * fails another's. An intent to be stored pending with `maxPending` is
+ * refused ("too_many_pending", after its id was found free) when a key that
+ * signed its submission has that many pending under its document, by counts
+ * read under the head's check (`pending_counts.ts`).
  *
  * The intents of one call share one acceptance time, taken as their first
  * commit starts.
@@ -155,13 +189,13 @@ export async function insertIntents(
   for (let attempt = 1; open.length > 0; attempt++) {
     if (attempt > MAX_ATTEMPTS) throw new Error("the feed head stays contended");
     const plan = planCommit(open.map((i) => batch[i]));
-    const members = open.slice(0, plan.count);
+    let members = open.slice(0, plan.count);
     // Known without waiting, the head costs no read.
     const head = feed.known ?? await feed.head();
     const docs = new Set(members.map((i) => refIdentity(batch[i].ref)));
-    const ids = members.map((i) => batch[i].intent.id);
+    let ids = members.map((i) => batch[i].intent.id);
     const spare = KV_COMMIT_LIMITS.checks - 1 - docs.size;
-    const states = await findTakenIds(ctx, ids, head, spare);
+    let states = await findTakenIds(ctx, ids, head, spare);
     const taken = members.filter((_, k) => states[k] === "taken");
     if (taken.length > 0) {
       // Settled on reading; the others are planned again without them.
@@ -169,8 +203,30 @@ export async function insertIntents(
       open = open.filter((i) => results[i] === undefined);
       continue;
     }
+    let counts: PendingCounts | undefined;
+    const pending = members.filter((i) => batch[i].intent.state === "pending");
+    if (pending.length > 0) {
+      // Read after the head: its check in the commit covers them.
+      const countKeys = pending.flatMap((i) => newIntentCountKeys(batch[i].intent));
+      counts = await PendingCounts.read(kv, countKeys);
+      const { refused, carry } = admitPending(batch, members, counts);
+      if (refused.length > 0) {
+        // The id comes first (docs/interface.md §4): one the commit was to check is read now.
+        const unread = refused.filter((i) => states[members.indexOf(i)] === "check");
+        const found = await readMany(kv, unread.map((i) => keys.intent(batch[i].intent.id)));
+        const taken = unread.filter((_, u) => found[u].versionstamp !== null);
+        await settleTaken(ctx, batch, taken, results);
+        for (const i of refused) results[i] ??= { outcome: "too_many_pending" };
+        open = open.filter((i) => results[i] === undefined);
+        continue;
+      }
+      // A prefix of a plan is a plan: the rest goes in the next commit.
+      members = members.slice(0, carry);
+      ids = ids.slice(0, carry);
+      states = states.slice(0, carry);
+    }
     const op = kv.atomic();
-    for (const identity of docs) {
+    for (const identity of new Set(members.map((i) => refIdentity(batch[i].ref)))) {
       // Many intents of a batch name the same template: each is checked once.
       const { ref } = batch[members.find((i) => refIdentity(batch[i].ref) === identity)!];
       op.check({ key: keys.document(ref.kind, ref.id), versionstamp: ref.version });
@@ -187,10 +243,11 @@ export async function insertIntents(
         intent: stored,
       };
     });
-    const position = addEvents(op, head, events, plan.blockOf);
+    counts?.write(op);
+    const position = addEvents(op, head, events, plan.blockOf.slice(0, members.length));
     if (await commitEvents(ctx, op, { from: head, position, ids })) {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
-      open = open.slice(plan.count);
+      open = open.slice(members.length);
       stalls = 0;
       continue;
     }
@@ -286,9 +343,16 @@ export async function appendChange(
     if (!change) return null;
     const head = await feed.head();
     const op = kv.atomic().check({ key: keys.intent(id), versionstamp: entry.version });
-    // The commit that ends a pending intent removes its due expiry.
+    // The commit that ends a pending intent removes its due expiry and counts
+    // its submission's keys down, from counts read after the head it checks.
     if (entry.intent.state === "pending" && change.intent.state !== "pending") {
       op.delete(expiryKey(entry.intent));
+      const countKeys = storedIntentCountKeys(entry.intent);
+      if (countKeys.length > 0) {
+        const counts = await PendingCounts.read(kv, countKeys);
+        counts.add(countKeys, -1);
+        counts.write(op);
+      }
     }
     const position = addEvents(op, head, [{ type: change.type, intent: change.intent }], [0]);
     if (await commitEvents(ctx, op, { from: head, position })) return change.intent;

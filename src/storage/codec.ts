@@ -88,6 +88,7 @@ const META_FIELDS = [
   "position",
   "state",
   "approval",
+  "counted",
 ] as const;
 
 /** A field of the record that {@link META_FIELDS} forgot: none may be (a type error otherwise). */

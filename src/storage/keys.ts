@@ -23,6 +23,13 @@
  *   due and removed by the commit that does it (see `src/scheduler/`). Each
  *   kind is listed apart, so work one version does not know never holds up
  *   the rest.
+ * - `["pending_by_signer", kind, documentId, key]` → KvU64: how many intents
+ *   that `key` (as the governed template or policy writes it) signed at
+ *   submission are pending under that document (`kind` is `template` or
+ *   `policy`); absent when none is. Changed only by commits that store a
+ *   pending intent or end one, which all check and move the feed head, so a
+ *   read of it made after reading the head is still true when a commit's
+ *   check of that head passes (see `pending_counts.ts`).
  * - `["store_layout"]` → KvU64: the layout of the values, once every value
  *   was written in it (`convert.ts`).
  * - `["health"]`: never written; readiness reads it.
@@ -66,6 +73,12 @@ export const keys = {
   config: ["config", "runtime"] as Deno.KvKey,
   due: (kind: string, atMs: number, id: string): Deno.KvKey => ["due", kind, atMs, id],
   duePrefix: (kind: string): Deno.KvKey => ["due", kind],
+  pendingBySigner: (kind: DocumentKind, documentId: string, key: string): Deno.KvKey => [
+    "pending_by_signer",
+    kind,
+    documentId,
+    key,
+  ],
   storeLayout: ["store_layout"] as Deno.KvKey,
   health: ["health"] as Deno.KvKey,
   earlierBlocksPrefix: ["intent_batches"] as Deno.KvKey,

@@ -71,8 +71,9 @@ const TIME_BYTES = 26;
 /** A JSON number: a safe integer or a position, at most 16 digits and a sign. */
 const NUMBER_BYTES = 17;
 /**
- * An event's JSON besides its strings and approval: member names, the type,
- * variant, kind, state, the acceptance time and the position.
+ * An event's JSON besides its strings and approval: member names, the type
+ * (`intent.rejection_added` at most), variant, kind, state, `counted`, the
+ * acceptance time and the position.
  */
 const EVENT_FIXED_BYTES = 200 + TIME_BYTES + NUMBER_BYTES;
 
@@ -87,15 +88,22 @@ export function eventBytes(intent: NewIntent): number {
 }
 
 /**
+ * What an approval or rejection entry adds besides its key and time:
+ * `{"key":,"kind":"Passkey","at":,"sig":"<43 characters>"},` and the comma
+ * after the key in `signers`.
+ */
+const DECISION_ENTRY_BYTES = 90;
+
+/**
  * What a record's approval adds, from above: each signer in `signers` with
- * its weight, and once among the approvals or rejections with a kind and a
- * time.
+ * its weight, and once among the approvals or rejections (each key decides
+ * once) with a kind, a time and its signature's digest.
  */
 function approvalBytes(quorum: NewIntent["quorum"]): number {
   if (!quorum) return 0;
   let bytes = 120 + NUMBER_BYTES + TIME_BYTES;
   for (const { keyText } of quorum.signers.values()) {
-    bytes += 2 * jsonStringBytes(keyText) + NUMBER_BYTES + 40 + TIME_BYTES;
+    bytes += 2 * jsonStringBytes(keyText) + NUMBER_BYTES + DECISION_ENTRY_BYTES + TIME_BYTES;
   }
   return bytes;
 }
@@ -192,6 +200,18 @@ function dueCost(id: string): CommitCost {
   return cost.set(keyBytes(keys.due(EXPIRY_WORK, 0, id)), 0);
 }
 
+/**
+ * What a pending intent's counts cost (`pending_counts.ts`): a KvU64 set for
+ * each key that signed its submission, counted apart even where intents of
+ * one commit share a key (from above).
+ */
+function countsCost(intent: NewIntent): CommitCost[] {
+  const kind = intent.variant === "A" ? "template" : "policy";
+  return (intent.approvals ?? []).map((a) =>
+    cost.set(keyBytes(keys.pendingBySigner(kind, intent.refId, a.key)), SMALL_VALUE_BYTES)
+  );
+}
+
 /** One intent to place in a commit, and the document read its commit checks, if any. */
 export interface Placement {
   intent: NewIntent;
@@ -214,7 +234,7 @@ export interface CommitPlan {
 /**
  * Plans the next commit: the longest prefix of `placements` that stays within
  * `limits` — each intent's pointer (and room for a check of its id), event
- * and (pending) due work, each distinct document's check once, each block's
+ * and (pending) due work and counts, each distinct document's check once, each block's
  * key, and the feed head's check and value, counted as {@link cost} says —
  * and the blocks its events go in. How many ids the commit checks is decided
  * later, from the checks left (see `taken_ids.ts`). The first placement is
@@ -244,7 +264,7 @@ export function planCommit(
     ];
     if (newBlock) parts.push(cost.set(BLOCK_KEY_BYTES, BLOCK_HEADER_BYTES));
     if (newRef) parts.push(cost.check(keyBytes(keys.document(ref!.kind, ref!.id))));
-    if (intent.state === "pending") parts.push(dueCost(intent.id));
+    if (intent.state === "pending") parts.push(dueCost(intent.id), ...countsCost(intent));
     const next = plus(total, ...parts);
     if (blockOf.length > 0 && !within(next, limits)) break;
     total = next;

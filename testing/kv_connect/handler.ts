@@ -28,6 +28,13 @@ export interface HandlerOptions {
   backend: KvBackend;
   /** The access token clients must present. */
   token: string;
+  /**
+   * Loses the answer of every Nth atomic write (1: every one): the write is
+   * applied, then answered 503, as when a connection is cut after a commit.
+   * Deno's KV Connect client then sends the same write again, whose checks
+   * now fail. Default: none is lost.
+   */
+  loseAnswers?: number;
 }
 
 /** A handler and the means to end the watch streams it keeps open. */
@@ -203,8 +210,9 @@ function watchStream(watch: BackendWatch, open: Set<() => void>): ReadableStream
 
 /** Builds the handler for one backend and token. */
 export function createKvConnectHandler(options: HandlerOptions): KvConnectHandler {
-  const { backend, token } = options;
+  const { backend, token, loseAnswers } = options;
   const openWatches = new Set<() => void>();
+  let writes = 0;
 
   async function dataPath(request: Request, route: string): Promise<Response> {
     const refused = checkDataPath(request, token);
@@ -213,7 +221,13 @@ export function createKvConnectHandler(options: HandlerOptions): KvConnectHandle
     if (!(body instanceof Uint8Array)) return errorResponse(body);
     try {
       if (route === "snapshot_read") return protobufResponse(await backend.snapshotRead(body));
-      if (route === "atomic_write") return protobufResponse(await backend.atomicWrite(body));
+      if (route === "atomic_write") {
+        const answer = await backend.atomicWrite(body);
+        if (loseAnswers !== undefined && ++writes % loseAnswers === 0) {
+          return errorResponse({ status: 503, message: "the answer of this write was lost" });
+        }
+        return protobufResponse(answer);
+      }
       const watch = await backend.watch(body);
       const overLimit = checkWatchKeys(body);
       if (overLimit) {

@@ -7,7 +7,8 @@
  *
  * Flags: `--port P` (default 0: a free port), `--path FILE` (required),
  * `--hostname H` (default 127.0.0.1), `--token T` (default: the
- * `DENO_KV_ACCESS_TOKEN` environment variable). Prints
+ * `DENO_KV_ACCESS_TOKEN` environment variable), `--lose-answers N` (for
+ * tests: every Nth atomic write is applied and its answer lost, a 503). Prints
  * `kv-connect listening on http://HOST:PORT` on stderr once it listens, and
  * stops cleanly on SIGTERM or SIGINT.
  * @module
@@ -33,6 +34,7 @@ export function parseOptions(args: string[], env: { token?: string } = {}): Serv
       path: { type: "string" },
       hostname: { type: "string", default: "127.0.0.1" },
       token: { type: "string" },
+      "lose-answers": { type: "string" },
     },
     strict: true,
   });
@@ -46,7 +48,14 @@ export function parseOptions(args: string[], env: { token?: string } = {}): Serv
   if (token.length < MIN_TOKEN_LENGTH) {
     throw new Error(`Access token must be at minimum ${MIN_TOKEN_LENGTH} chars long.`);
   }
-  return { path: values.path, port, hostname: values.hostname, token };
+  const lose = values["lose-answers"];
+  const loseAnswers = lose === undefined ? undefined : Number(lose);
+  if (loseAnswers !== undefined && !(Number.isInteger(loseAnswers) && loseAnswers >= 1)) {
+    throw new Error(`--lose-answers must be a whole number of at least 1, got ${lose}`);
+  }
+  const options: ServeOptions = { path: values.path, port, hostname: values.hostname, token };
+  if (loseAnswers !== undefined) options.loseAnswers = loseAnswers;
+  return options;
 }
 
 async function main(): Promise<void> {

@@ -21,6 +21,8 @@ export interface ServeOptions {
   path: string;
   /** The access token clients must present. */
   token: string;
+  /** Loses the answer of every Nth atomic write after applying it (see `handler.ts`). */
+  loseAnswers?: number;
   /** Port to listen on; 0 (the default) picks a free one. */
   port?: number;
   /** Address to listen on; default 127.0.0.1. */
@@ -48,7 +50,11 @@ export interface KvConnectServer {
  */
 export function serveKvConnect(options: ServeOptions): KvConnectServer {
   const backend = openBackend(options.path);
-  const handler = createKvConnectHandler({ backend, token: options.token });
+  const handler = createKvConnectHandler({
+    backend,
+    token: options.token,
+    loseAnswers: options.loseAnswers,
+  });
   const hostname = options.hostname ?? "127.0.0.1";
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {

@@ -37,6 +37,8 @@ export interface StartKvConnectOptions {
   path?: string;
   /** Access token; default: a random one. */
   token?: string;
+  /** Loses the answer of every Nth atomic write after applying it (see `handler.ts`). */
+  loseAnswers?: number;
 }
 
 /** A running server process. */
@@ -71,7 +73,15 @@ export async function startKvConnectServer(
   const token = options.token ?? randomToken();
   const server = await spawnServer({
     script: join(here, "main.ts"),
-    args: ["--hostname", KV_CONNECT_HOST, "--port", "0", "--path", path],
+    args: [
+      "--hostname",
+      KV_CONNECT_HOST,
+      "--port",
+      "0",
+      "--path",
+      path,
+      ...(options.loseAnswers === undefined ? [] : ["--lose-answers", String(options.loseAnswers)]),
+    ],
     flags: ["--quiet", "--config", join(projectRoot, "deno.json")],
     env: { DENO_KV_ACCESS_TOKEN: token },
     stdout: "inherit",

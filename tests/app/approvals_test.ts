@@ -4,15 +4,16 @@
  * challenge, who has approved), of an accepted or expired one, 404s; every
  * refusal of an approval in the contract's order (415, 413, 400, 404, 409
  * `not_pending`, 400 `invalid_signature`, 403, 409 `already_approved`), each
- * shown to come before the next by a request that would fail both; then
- * approvals by a passkey and an Ed25519 key, the first leaving the intent
- * pending with more weight, the last accepting it. On a KV file and over KV
- * Connect.
+ * shown to come before the next by a request that would fail both; a
+ * recorded approval sent again answered with the view, whatever the state;
+ * then approvals by a passkey and an Ed25519 key, the first leaving the
+ * intent pending with more weight, the last accepting it. On a KV file and
+ * over KV Connect.
  */
 
 import assert from "node:assert/strict";
 import { base58 } from "@scure/base";
-import { multisigSignature, type Payload, signVariantB } from "../../client/mod.ts";
+import { multisigSignature, type Payload, signedBytes, signVariantB } from "../../client/mod.ts";
 import { expectError, newIntent } from "../support/fixtures.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
@@ -29,6 +30,7 @@ import {
   newSigned,
   passkeySigner,
   postApproval,
+  rejectChallengeOf,
   type Signer,
 } from "../support/governed.ts";
 import type { Json } from "../support/record.ts";
@@ -166,10 +168,14 @@ storeTest(
       await t.step("POST: 409 not_pending before invalid_signature and 403", async () => {
         for (const id of [accepted.id, expired.id]) {
           const other = newSigned("policy", docs.policy);
+          const own = id === accepted.id ? accepted : expired;
           for (const signer of [outsider, e1, p, outsiderPasskey]) {
             // Signed over other bytes, by a signer or not, or correct: the state decides first.
-            for (const bytesOf of [other, id === accepted.id ? accepted : expired]) {
-              const body = { signature: await signer.sign(bytesOf) };
+            const bodies = [
+              { signature: await signer.sign(other) },
+              { signature: await signer.signBytesAgain(signedBytes(own)) },
+            ];
+            for (const body of bodies) {
               const message = await expectError(
                 await postApproval(h, id, body),
                 409,
@@ -180,6 +186,26 @@ storeTest(
           }
         }
       });
+
+      await t.step(
+        "POST: a recorded signature again is 200 with the view, whatever the state",
+        async () => {
+          // The submission's signatures are its approvals: e1, p and e2 signed `accepted`, e1 `expired`.
+          const recorded: [Payload | { id: string }, Signer][] = [
+            [accepted, e1],
+            [accepted, p],
+            [accepted, e2],
+            [expired, e1],
+          ];
+          for (const [signed, signer] of recorded) {
+            const body = { signature: await signer.sign(signed as Payload) };
+            const response = await postApproval(h, signed.id, body);
+            assert.equal(response.status, 200);
+            const state = signed === accepted ? "accepted" : "expired";
+            assert.deepEqual(await response.json(), { id: signed.id, state });
+          }
+        },
+      );
 
       for (const kind of ["template", "policy"] as const) {
         await t.step(`${kind}: a pending intent's view, refusals, then two approvals`, async () => {
@@ -200,7 +226,16 @@ storeTest(
           const view = await (await getApprovals(h, pathId)).json();
           assert.deepEqual(
             Object.keys(view).sort(),
-            ["approval", "challenge", "id", "signed", "state", "variant", refName].sort(),
+            [
+              "approval",
+              "challenge",
+              "id",
+              "reject_challenge",
+              "signed",
+              "state",
+              "variant",
+              refName,
+            ].sort(),
           );
           assert.equal(view.id, signed.id);
           assert.equal(view.state, "pending");
@@ -208,6 +243,7 @@ storeTest(
           assert.equal(view[refName], docs[kind]);
           assert.deepEqual(view.signed, signed);
           assert.equal(view.challenge, await challengeOf(signed));
+          assert.equal(view.reject_challenge, await rejectChallengeOf(signed));
           expectApproval(view.approval, expected);
           assert.deepEqual(view.approval, record.approval);
 
@@ -229,9 +265,14 @@ storeTest(
             const body = { signature: await signer.sign(signed) };
             await expectError(await postApproval(h, signed.id, body), 403, "signer_not_authorized");
           }
-          // The submission's own key has approved already.
+          // The submission's own signature is its approval: sent again, the view as it stands;
+          // another signature of its key is a second decision, refused.
           const replayed = { signature: await e1.sign(signed) };
-          await expectError(await postApproval(h, signed.id, replayed), 409, "already_approved");
+          const repeat = await postApproval(h, signed.id, replayed);
+          assert.equal(repeat.status, 200);
+          assert.deepEqual(await repeat.json(), view);
+          const second = { signature: await e1.signBytesAgain(signedBytes(signed)) };
+          await expectError(await postApproval(h, signed.id, second), 409, "already_approved");
 
           // The passkey (weight 2): still pending, weight 3.
           const byPasskey = { signature: await p.sign(signed) };
@@ -243,9 +284,12 @@ storeTest(
           assert.equal(pendingView.approval.weight, 3);
           assert.deepEqual(pendingView, await (await getApprovals(h, signed.id)).json());
           assert.deepEqual({ ...pendingView, approval: view.approval }, view);
-          // Replaying the approval, or a fresh assertion of the same passkey: 409.
-          await expectError(await postApproval(h, signed.id, byPasskey), 409, "already_approved");
-          const fresh = { signature: await p.sign(signed) };
+          // The approval again is answered with the view as it stands; a fresh assertion of the
+          // same passkey is 409.
+          const again = await postApproval(h, signed.id, byPasskey);
+          assert.equal(again.status, 200);
+          assert.deepEqual(await again.json(), pendingView);
+          const fresh = { signature: await p.signBytesAgain(signedBytes(signed)) };
           await expectError(await postApproval(h, signed.id, fresh), 409, "already_approved");
 
           // The second Ed25519 key reaches 4: accepted.
@@ -259,9 +303,12 @@ storeTest(
           expected.approvals.push({ key: e2.key, kind: "Ed25519" });
           expectApproval(stored.approval, expected);
           assert.deepEqual({ ...stored, state: "pending", approval: record.approval }, record);
-          // Now every approval, even the only one not yet counted, is too late.
-          const again = { signature: await e2.sign(signed) };
-          await expectError(await postApproval(h, signed.id, again), 409, "not_pending");
+          // Now every new approval is too late; the last one again is answered with the state.
+          const late = { signature: await e2.signBytesAgain(signedBytes(signed)) };
+          await expectError(await postApproval(h, signed.id, late), 409, "not_pending");
+          const lastAgain = await postApproval(h, signed.id, { signature: await e2.sign(signed) });
+          assert.equal(lastAgain.status, 200);
+          assert.deepEqual(await lastAgain.json(), { id: signed.id, state: "accepted" });
         });
       }
     });

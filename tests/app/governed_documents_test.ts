@@ -223,11 +223,14 @@ Deno.test("POST /templates and /policies: governed documents", async (t) => {
       const outsider = generateEd25519Key();
       const broken = `{"authorization":{"signers":{},"threshold":0},"x":1,"x":2}`;
       const texts: [string, string][] = [
+        // Not strict JSON: it cannot look governed.
         [broken, "text/plain"],
-        [docText(valid()), "application/octet-stream"],
-        [docText(valid()), "application/ld+json"],
+        [`\ufeff${docText(valid())}`, "application/octet-stream"],
+        [`rules: ${crypto.randomUUID()}\nauthorization: none`, "text/plain"],
         [JSON.stringify({ rules: crypto.randomUUID() }), "application/json"],
+        [JSON.stringify({ rules: crypto.randomUUID() }), "text/plain"],
         [JSON.stringify([{ authorization: valid() }, crypto.randomUUID()]), "application/json"],
+        [JSON.stringify([{ authorization: valid() }, crypto.randomUUID()]), "text/plain"],
         [
           JSON.stringify({ nested: { authorization: valid() }, n: crypto.randomUUID() }),
           "application/json",
@@ -256,5 +259,37 @@ Deno.test("POST /templates and /policies: governed documents", async (t) => {
         }
       }
     });
+
+    await t.step(
+      "a document that looks governed, sent as anything but JSON, is refused",
+      async () => {
+        const looks = [
+          docText(valid()),
+          // Whatever its authorization holds: it is not stored to govern nothing.
+          JSON.stringify({ rules: crypto.randomUUID(), authorization: "none" }),
+          ` \n${JSON.stringify({ authorization: { signers: {} }, n: crypto.randomUUID() })}`,
+        ];
+        for (const text of looks) {
+          for (
+            const type of ["text/plain", "application/octet-stream", "application/ld+json", ""]
+          ) {
+            for (const kind of ["template", "policy"] as const) {
+              const response = await postDocument(h, kind, text, type);
+              await expectError(response, 400, "invalid_authorization", {
+                mentions: "send it as application/json",
+              });
+              // Nothing stored under its content address.
+              const id = base58.encode(
+                new Uint8Array(
+                  await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+                ),
+              );
+              const got = await h.fetch(`/${kind === "template" ? "templates" : "policies"}/${id}`);
+              await expectError(got, 404, "not_found");
+            }
+          }
+        }
+      },
+    );
   });
 });

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { generateEd25519Key, type Payload, signVariantA } from "../../client/mod.ts";
 import { openApiExamples } from "../../src/http/openapi/examples.ts";
 import { LATENCY_BUCKETS } from "../../src/http/metrics.ts";
 import type { Harness } from "../support/harness.ts";
@@ -52,9 +53,14 @@ Deno.test("counts accepted intents by variant and kind, and rejections by code",
     for (const example of Object.values(examples.intents)) {
       assert.equal(await post(h, "/intents", JSON.stringify(example.body)), 201);
     }
+    // The same body again is a replay (200); the id signed by another key is 409.
     const duplicate = JSON.stringify(examples.intents.variant_a_ed25519.body);
-    assert.equal(await post(h, "/intents", duplicate), 409);
-    assert.equal(await post(h, "/intents", duplicate), 409);
+    assert.equal(await post(h, "/intents", duplicate), 200);
+    assert.equal(await post(h, "/intents", duplicate), 200);
+    const { payload } = examples.intents.variant_a_ed25519.body as { payload: Payload };
+    const taken = JSON.stringify(signVariantA(payload, generateEd25519Key()));
+    assert.equal(await post(h, "/intents", taken), 409);
+    assert.equal(await post(h, "/intents", taken), 409);
     const tampered = structuredClone(examples.intents.variant_b_ed25519.body) as {
       intent: { id: string };
     };
@@ -74,6 +80,7 @@ Deno.test("counts accepted intents by variant and kind, and rejections by code",
     const rejected = (code: string) =>
       sampleValue(samples, "intents_rejections_total", { route: "/intents", code });
     assert.equal(rejected("intent_exists"), 2);
+    assert.equal(sampleValue(samples, "intents_replays_total", { route: "/intents" }), 2);
     assert.equal(rejected("invalid_signature"), 1);
     assert.equal(rejected("invalid_json"), 1);
 
@@ -84,6 +91,7 @@ Deno.test("counts accepted intents by variant and kind, and rejections by code",
         status,
       });
     assert.equal(requests("201"), 4);
+    assert.equal(requests("200"), 2);
     assert.equal(requests("409"), 2);
     assert.equal(requests("400"), 2);
     // In process, bodies are verified on the calling thread (tests/e2e/metrics_test.ts: workers).

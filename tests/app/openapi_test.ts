@@ -5,6 +5,14 @@ import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
 import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
+import {
+  generateEd25519Key,
+  rejectionBytes,
+  signVariantA,
+  signVariantB,
+} from "../../client/mod.ts";
+import { ed25519 } from "@noble/curves/ed25519.js";
+import { base58 } from "@scure/base";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -81,15 +89,28 @@ Deno.test("every example request in the document is accepted with 201", async ()
       assert.deepEqual(rest, expected, name);
     }
 
-    // The same request again: 409, with an error body the document describes for 409.
+    // The same request again: a replay (200), as the document describes it.
     const first = (Object.values(examples)[0] as Json).value;
     const again = await h.fetch(`/intents`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(first),
     });
-    assert.equal(again.status, 409);
-    const error = await again.json();
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get("idempotent-replayed"), "true");
+    assertMatches(responseSchema("/intents", "post", 200), await again.json(), "200");
+    // The id signed by another key: 409, with an error body the document describes for 409.
+    const key = generateEd25519Key();
+    const other = first.payload
+      ? signVariantA(first.payload, key)
+      : signVariantB(first.intent, key);
+    const taken = await h.fetch(`/intents`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(other),
+    });
+    const error = await taken.json();
+    assert.equal(taken.status, 409, JSON.stringify(error));
     assertMatches(responseSchema("/intents", "post", 409), error, "409");
     assert.equal(error.code, "intent_exists");
   });
@@ -142,5 +163,67 @@ Deno.test("a response that breaks the published schema is caught", async () => {
     const schemaFor = validatorsFor(doc);
     assert.equal(schemaFor("/healthz", "get", 200)({ status: "fine" }), false);
     assert.equal(schemaFor("/intents", "post", 409)({ message: "x", code: "internal" }), false);
+  });
+});
+
+Deno.test("rejections, pending views and 429s match the document, with the headers it names", async () => {
+  const env = { RATE_LIMIT_PER_ADDRESS: "1", MAX_PENDING_PER_SIGNER: "1" };
+  await withApp({ env }, async (h) => {
+    const doc = await (await h.fetch("/openapi.json")).json();
+    const schemaFor = validatorsFor(doc);
+    const [a, b] = [generateEd25519Key(), generateEd25519Key()];
+    const signers = { [base58.encode(a.publicKey)]: 1, [base58.encode(b.publicKey)]: 1 };
+    const admin = { authorization: h.auth, "content-type": "application/json" };
+    const policy = await (await h.fetch("/policies", {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({ authorization: { signers, threshold: 2 } }),
+    })).json();
+    const json = { "content-type": "application/json" };
+    const post = (address: string, path: string, body: unknown) =>
+      h.fetchFrom(address, path, { method: "POST", headers: json, body: JSON.stringify(body) });
+    const intent = { id: crypto.randomUUID(), policy_id: policy.id };
+    const submitted = await post("192.0.2.1", "/intents", signVariantB(intent, a));
+    assert.equal(submitted.status, 202);
+    assertMatches(schemaFor("/intents", "post", 202), await submitted.json(), "202");
+    const view = await (await h.fetch(`/intents/${intent.id}/approvals`)).json();
+    assertMatches(schemaFor("/intents/{id}/approvals", "get", 200), view, "pending view");
+    // The key's second pending intent: too_many_pending, with Retry-After.
+    const another = signVariantB({ ...intent, id: crypto.randomUUID() }, a);
+    const second = await post("192.0.2.2", "/intents", another);
+    assert.equal(second.status, 429);
+    assert.equal(second.headers.get("retry-after"), "60");
+    assertMatches(schemaFor("/intents", "post", 429), await second.json(), "too_many_pending");
+    // b rejects: a 2-of-2 quorum without b cannot be reached, so it is rejected.
+    const signature = {
+      Ed25519: {
+        pub_key: base58.encode(b.publicKey),
+        signature: base58.encode(ed25519.sign(rejectionBytes(intent), b.secretKey)),
+      },
+    };
+    const rejected = await post("192.0.2.3", `/intents/${intent.id}/rejections`, { signature });
+    assert.equal(rejected.status, 200);
+    const ended = await rejected.json();
+    assert.deepEqual(ended, { id: intent.id, state: "rejected" });
+    assertMatches(schemaFor("/intents/{id}/rejections", "post", 200), ended, "rejected");
+    const record = await (await h.fetch(`/intents/${intent.id}`, { headers: admin })).json();
+    assertMatches(schemaFor("/intents/{id}", "get", 200), record, "rejected record");
+    // Every answer of a limited operation has the RateLimit headers the document names.
+    for (const path of ["/intents", "/intents/{id}/approvals", "/intents/{id}/rejections"]) {
+      const responses = doc.paths[path].post.responses as Record<string, Json>;
+      for (const response of Object.values(responses)) {
+        assert.ok(response.headers.RateLimit && response.headers["RateLimit-Policy"], path);
+      }
+      assert.ok(responses["429"].headers["Retry-After"], path);
+    }
+    // Two requests from one address are let in (a 400 here), the third is refused.
+    const from = "192.0.2.4";
+    await (await post(from, `/intents/${intent.id}/rejections`, {})).body?.cancel();
+    assert.equal((await post(from, `/intents/${intent.id}/rejections`, {})).status, 400);
+    const over = await post(from, `/intents/${intent.id}/rejections`, {});
+    assert.equal(over.status, 429);
+    assert.ok(Number(over.headers.get("retry-after")) >= 1);
+    const limited = await over.json();
+    assertMatches(schemaFor("/intents/{id}/rejections", "post", 429), limited, "rate_limited");
   });
 });

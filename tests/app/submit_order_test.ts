@@ -20,13 +20,19 @@ Deno.test("POST /intents: the order of checks, 409, and nothing stored on a refu
   await withApp({}, async (h) => {
     const { templateId, policyId, key, other, invalidSignature } = await submitKit(h);
 
-    await t.step("rejects a resubmission of the same body with 409 intent_exists", async () => {
-      const body = signVariantA(newPayload(templateId), key);
-      await expectCreated(await h.submit(body));
-      await expectError(await h.submit(body), 409, "intent_exists");
-      const byOther = signVariantA(body.payload, other);
-      await expectError(await h.submit(byOther), 409, "intent_exists");
-    });
+    await t.step(
+      "answers the same body again with 200, another body for its id with 409",
+      async () => {
+        const body = signVariantA(newPayload(templateId), key);
+        await expectCreated(await h.submit(body));
+        const again = await h.submit(body);
+        assert.equal(again.status, 200);
+        assert.equal(again.headers.get("idempotent-replayed"), "true");
+        await again.body?.cancel();
+        const byOther = signVariantA(body.payload, other);
+        await expectError(await h.submit(byOther), 409, "intent_exists");
+      },
+    );
 
     await t.step(
       "answers a bad signature for an existing id with 400 invalid_signature, not 409",

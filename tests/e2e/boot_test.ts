@@ -25,6 +25,13 @@ const MALFORMED: [string, string][] = [
   ["PASSKEY_ORIGINS", "https://ok.example,https://x.example/path"],
   ["PASSKEY_RP_IDS", "localhost,,example.com"],
   ["SHUTDOWN_TIMEOUT_MS", "ten"],
+  ["RATE_LIMIT_PER_ADDRESS", "fifty"],
+  ["RATE_LIMIT_PER_ADDRESS", "-1"],
+  ["RATE_LIMIT_PER_SIGNER", "1.5"],
+  ["TRUSTED_PROXIES", "10.0.0.0/33"],
+  ["TRUSTED_PROXIES", "10.0.0.1,,10.0.0.2"],
+  ["TRUSTED_PROXIES", "proxy.internal"],
+  ["MAX_PENDING_PER_SIGNER", "0"],
 ];
 
 for (const [name, value] of MALFORMED) {

@@ -1,7 +1,8 @@
 /**
  * The CLI's side of approvals over time (CONTRACT §10), as a process against
  * the real server: a governed policy, a submission stored pending, the
- * approvals view, approvals by key file until accepted, and the feed.
+ * approvals view, approvals by key file until accepted, rejections until
+ * rejected, and the feed.
  */
 
 import assert from "node:assert/strict";
@@ -92,6 +93,10 @@ Deno.test("a governed policy from the CLI: pending on submit, shown by approvals
       submitted.stdout,
       new RegExp(`approve with: deno task cli approve ${id} --key FILE`),
     );
+    assert.match(
+      submitted.stdout,
+      new RegExp(`or reject with: deno task cli reject ${id} --key FILE`),
+    );
     assert.match(submitted.stdout, /state: pending \(weight 1 of 2\), expires at \d{4}-/);
 
     // Human view: no token needed.
@@ -123,11 +128,16 @@ Deno.test("a governed policy from the CLI: pending on submit, shown by approvals
     const stranger = await cli(["approve", id, "--key", k.mallory.file], { env: ctx.publicEnv });
     assert.equal(stranger.code, 1);
     assert.match(stranger.stderr, /\(signer_not_authorized\)/);
-    const twice = await cli(["approve", id, "--key", k.alice.file, "--json"], {
+    // Alice's approval is her submission's signature: sent again, the view as it stands.
+    const twice = await cli(["approve", id, "--key", k.alice.file], { env: ctx.publicEnv });
+    assert.equal(twice.code, 0, twice.stderr);
+    assert.equal(twice.stdout, "approved: weight 1 of 2, still pending\n");
+    // Saying no after that is a second decision.
+    const no = await cli(["reject", id, "--key", k.alice.file, "--json"], {
       env: ctx.publicEnv,
     });
-    assert.equal(twice.code, 1);
-    assert.deepEqual(parseJson(twice), {
+    assert.equal(no.code, 1);
+    assert.deepEqual(parseJson(no), {
       message: "this key has approved the intent",
       code: "already_approved",
     });
@@ -203,6 +213,56 @@ Deno.test("approve prints the weight while the intent stays pending; events show
   });
 });
 
+Deno.test("reject says no with a key file: still pending, then rejected; the view and events show it", async () => {
+  await withServer(async (ctx) => {
+    const k = await keys(ctx, ["alice", "bob", "carol", "dave"]);
+    // Threshold 3 of 4: one rejection leaves three; the second leaves two.
+    const policy = await governedPolicy(
+      ctx,
+      { [k.alice.pub]: 1, [k.bob.pub]: 1, [k.carol.pub]: 1, [k.dave.pub]: 1 },
+      3,
+    );
+    const { file, intent } = await signed(ctx, k.alice.file, policy);
+    assert.equal((await cli(["submit", file], { env: ctx.publicEnv })).code, 0);
+
+    const first = await cli(["reject", intent.id, "--key", k.bob.file], { env: ctx.publicEnv });
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(first.stdout, "rejected by this key: weight 1 of 3, still pending\n");
+    const view = await cli(["approvals", intent.id], { env: ctx.publicEnv });
+    assert.match(
+      view.stdout,
+      new RegExp(`\\[-\\] ${k.bob.pub}\\s+weight 1  rejected at \\S+ \\(Ed25519\\)`),
+    );
+    assert.match(view.stdout, /reject challenge: [A-Za-z0-9_-]{43}\n/);
+    // The same rejection again is the view; an approval by the same key is refused.
+    const again = await cli(["reject", intent.id, "--key", k.bob.file], { env: ctx.publicEnv });
+    assert.equal(again.code, 0, again.stderr);
+    const turn = await cli(["approve", intent.id, "--key", k.bob.file], { env: ctx.publicEnv });
+    assert.equal(turn.code, 1);
+    assert.match(turn.stderr, /\(already_rejected\)/);
+
+    const last = await cli(["reject", intent.id, "--key", k.carol.file, "--json"], {
+      env: ctx.publicEnv,
+    });
+    assert.deepEqual(parseJson(last), { id: intent.id, state: "rejected" });
+    const after = await cli(["approvals", intent.id], { env: ctx.publicEnv });
+    assert.equal(after.stdout, `intent ${intent.id}: rejected\n`);
+    const late = await cli(["approve", intent.id, "--key", k.dave.file], { env: ctx.publicEnv });
+    assert.equal(late.code, 1);
+    assert.match(late.stderr, /the intent is rejected \(not_pending\)/);
+
+    const events = await cli(["events"], { env: ctx.env });
+    const summary = events.stdout.trimEnd().split("\n").map((line) =>
+      line.split(/\s+/).slice(2, 5)
+    );
+    assert.deepEqual(summary, [
+      ["intent.pending", intent.id, "pending"],
+      ["intent.rejection_added", intent.id, "pending"],
+      ["intent.rejected", intent.id, "rejected"],
+    ]);
+  });
+});
+
 Deno.test("approvals and approve of an unknown id exit 1 with not_found; approve needs --key", async () => {
   await withServer(async (ctx) => {
     const missing = await cli(["approvals", "no-such-intent", "--json"], { env: ctx.publicEnv });
@@ -217,5 +277,12 @@ Deno.test("approvals and approve of an unknown id exit 1 with not_found; approve
     const noKey = await cli(["approve", "some-id"], { env: ctx.publicEnv });
     assert.equal(noKey.code, 2);
     assert.match(noKey.stderr, /--key is required/);
+    const reject = await cli(["reject", "no-such-intent", "--key", k.alice.file], {
+      env: ctx.publicEnv,
+    });
+    assert.equal(reject.code, 1);
+    assert.match(reject.stderr, /\(not_found\)/);
+    const rejectNoKey = await cli(["reject", "some-id"], { env: ctx.publicEnv });
+    assert.equal(rejectNoKey.code, 2);
   });
 });

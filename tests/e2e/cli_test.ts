@@ -3,37 +3,14 @@ import { join } from "node:path";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
 import { canonicalBytes } from "../../src/domain/jcs.ts";
-import { cli, parseJson } from "../support/cli.ts";
-import { startServer, type TestServer } from "../support/server.ts";
+import {
+  addDocumentByCli as addDocument,
+  cli,
+  parseJson,
+  withCliServer as withServer,
+} from "../support/cli.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-interface Env {
-  server: TestServer;
-  dir: string;
-  env: Record<string, string>;
-}
-
-async function withServer(fn: (ctx: Env) => Promise<void>) {
-  const server = await startServer();
-  const dir = await Deno.makeTempDir({ prefix: "intents-cli-" });
-  try {
-    await fn({ server, dir, env: { INTENTS_URL: server.url, ADMIN_TOKEN: server.adminToken } });
-  } finally {
-    await server.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-async function addDocument(ctx: Env, kind: "template" | "policy", text: string): Promise<string> {
-  const file = join(ctx.dir, `${kind}-${crypto.randomUUID()}.json`);
-  await Deno.writeTextFile(file, text);
-  const run = await cli([kind, "add", file, "--json"], { env: ctx.env });
-  assert.equal(run.code, 0, run.stderr);
-  const body = parseJson(run);
-  assert.deepEqual(Object.keys(body), ["id"]);
-  return body.id as string;
-}
 
 Deno.test("keygen --out writes a base58 key file whose keys belong together", async () => {
   const dir = await Deno.makeTempDir({ prefix: "intents-cli-" });
@@ -158,14 +135,18 @@ Deno.test("submit prints the server's {message, code} and exits 1 on refusal", a
     await Deno.writeTextFile(file, signed.stdout);
     assert.equal((await cli(["submit", file, "--json"], { env: ctx.env })).code, 0);
 
-    const again = await cli(["submit", file, "--json"], { env: ctx.env });
-    assert.equal(again.code, 1);
-    assert.deepEqual(parseJson(again), {
+    // The same body again is a replay (exit 0); the id signed by another key is refused.
+    assert.equal(parseJson(await cli(["submit", file, "--json"], { env: ctx.env })).id, "dup");
+    const other = join(ctx.dir, "other.json");
+    await cli(["keygen", "--out", other]);
+    const theirs = await cli(["sign", "--key", other, "--template", templateId, "--id", "dup"]);
+    const taken = await cli(["submit", "-", "--json"], { env: ctx.env, stdin: theirs.stdout });
+    assert.equal(taken.code, 1);
+    assert.deepEqual(parseJson(taken), {
       message: "an intent with this id already exists",
       code: "intent_exists",
     });
-
-    const human = await cli(["submit", file], { env: ctx.env });
+    const human = await cli(["submit", "-"], { env: ctx.env, stdin: theirs.stdout });
     assert.equal(human.code, 1);
     assert.match(human.stderr, /already exists \(intent_exists\)/);
 
@@ -240,180 +221,6 @@ Deno.test("config get and config set, with the server's refusal on a bad URL", a
     const bad = await cli(["config", "set", "ftp://x", "--json"], { env: ctx.env });
     assert.equal(bad.code, 1);
     assert.equal(parseJson(bad).code, "invalid_evidence_extractor_url");
-  });
-});
-
-/** One `template add` or `policy add` run and the content type the server should store. */
-interface AddCase {
-  what: string;
-  kind: "template" | "policy";
-  /** The file's name, or null for standard input. */
-  name: string | null;
-  bytes: Uint8Array;
-  flags?: string[];
-  type: string;
-}
-
-const utf8 = (s: string) => new TextEncoder().encode(s);
-
-Deno.test("template add and policy add store a file as what its extension says; --content-type wins", async () => {
-  await withServer(async (ctx) => {
-    const text = "text/plain; charset=utf-8";
-    // Each case's bytes differ: a document is content-addressed, and bytes stored
-    // already keep the content type they were first sent with.
-    const cases: AddCase[] = [
-      // The plain-text policy a new user writes: stored byte for byte, not refused as JSON.
-      {
-        what: ".txt",
-        kind: "policy",
-        name: "rules.txt",
-        bytes: utf8("Pay up to 100 €,\r\nonly to known payees.\n\n  — treasury"),
-        type: text,
-      },
-      {
-        what: ".TXT",
-        kind: "template",
-        name: "RULES.TXT",
-        bytes: utf8("pay up to 200\n"),
-        type: text,
-      },
-      {
-        what: ".md",
-        kind: "policy",
-        name: "rules.md",
-        bytes: utf8("# Rules\n\n- pay\n"),
-        type: text,
-      },
-      { what: ".Md", kind: "template", name: "Rules.Md", bytes: utf8("*pay*\n"), type: text },
-      {
-        what: ".json",
-        kind: "policy",
-        name: "policy.json",
-        bytes: utf8('{"rules": "pay up to 300"}\n'),
-        type: "application/json",
-      },
-      {
-        what: ".JSON",
-        kind: "template",
-        name: "TEMPLATE.JSON",
-        bytes: utf8('{"rules":"pay up to 400"}'),
-        type: "application/json",
-      },
-      {
-        what: ".yaml",
-        kind: "policy",
-        name: "policy.yaml",
-        bytes: utf8("rules: pay up to 500\n"),
-        type: "application/yaml",
-      },
-      {
-        what: ".YML",
-        kind: "template",
-        name: "template.YML",
-        bytes: utf8("rules: pay up to 600\n"),
-        type: "application/yaml",
-      },
-      {
-        what: "an unknown extension",
-        kind: "policy",
-        name: "policy.bin",
-        bytes: Uint8Array.of(0x00, 0xff, 0x10, 0x80, 0x0a),
-        type: "application/octet-stream",
-      },
-      {
-        what: "no extension",
-        kind: "template",
-        name: "rules",
-        bytes: utf8('{"rules":"pay up to 700"}'),
-        type: "application/octet-stream",
-      },
-      {
-        what: "standard input that is JSON",
-        kind: "policy",
-        name: null,
-        bytes: utf8(' {"rules": "pay up to 800"}\n'),
-        type: "application/json",
-      },
-      {
-        what: "standard input that is text",
-        kind: "template",
-        name: null,
-        bytes: utf8("pay up to 900\n"),
-        type: "application/octet-stream",
-      },
-      {
-        what: "standard input that is not UTF-8",
-        kind: "policy",
-        name: null,
-        bytes: Uint8Array.of(0x22, 0xff, 0xfe, 0x22),
-        type: "application/octet-stream",
-      },
-      {
-        what: "--content-type over .txt",
-        kind: "policy",
-        name: "notes.txt",
-        bytes: utf8("pay up to 1000\n"),
-        flags: ["--content-type", "text/markdown"],
-        type: "text/markdown",
-      },
-      {
-        what: "--content-type over .json",
-        kind: "template",
-        name: "notes.json",
-        bytes: utf8('{"rules":"pay up to 1100"}'),
-        flags: ["--content-type", "text/plain"],
-        type: "text/plain",
-      },
-      {
-        what: "--content-type over standard input that is JSON",
-        kind: "policy",
-        name: null,
-        bytes: utf8('{"rules":"pay up to 1200"}'),
-        flags: ["--content-type", "application/vnd.example+json"],
-        type: "application/vnd.example+json",
-      },
-    ];
-    await Promise.all(cases.map(async (c) => {
-      let arg = "-";
-      if (c.name !== null) {
-        // A directory per case: some names differ only in case.
-        const dir = await Deno.makeTempDir({ dir: ctx.dir });
-        arg = join(dir, c.name);
-        await Deno.writeFile(arg, c.bytes);
-      }
-      const run = await cli([c.kind, "add", arg, ...(c.flags ?? []), "--json"], {
-        env: ctx.env,
-        stdin: c.name === null ? c.bytes : undefined,
-      });
-      assert.equal(run.code, 0, `${c.what}: ${run.stdout} ${run.stderr}`);
-      const { id } = parseJson(run);
-      const path = c.kind === "template" ? "templates" : "policies";
-      const got = await fetch(`${ctx.server.url}/${path}/${id}`);
-      assert.equal(got.status, 200, c.what);
-      assert.equal(got.headers.get("content-type"), c.type, c.what);
-      assert.deepEqual(new Uint8Array(await got.arrayBuffer()), c.bytes, c.what);
-    }));
-  });
-});
-
-Deno.test("policy add of a plain-text file says what it stored it as", async () => {
-  await withServer(async (ctx) => {
-    const file = join(ctx.dir, "rules.txt");
-    await Deno.writeTextFile(file, "pay up to 100\n");
-    const run = await cli(["policy", "add", file], { env: ctx.env });
-    assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /stored policy as text\/plain; charset=utf-8/);
-    const id = run.stdout.trim();
-    assert.match(id, /^[1-9A-HJ-NP-Za-km-z]{43,44}$/);
-
-    const again = await cli(["policy", "add", file], { env: ctx.env });
-    assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stderr, /already stored policy/);
-    assert.equal(again.stdout.trim(), id);
-
-    const got = await cli(["policy", "get", id], { env: ctx.env });
-    assert.equal(got.code, 0, got.stderr);
-    assert.equal(got.stdout, "pay up to 100\n");
   });
 });
 

@@ -148,7 +148,7 @@ async function crashAndRecover(store: TestStore, batchMax: number): Promise<void
           }),
         );
       }
-      // The restarted server still refuses an accepted id.
+      // The restarted server knows an accepted id: its body again is the same record, replayed.
       const first = JSON.parse(accepted.get(ids[0])!);
       const again = await fetch(`${server.url}/intents`, {
         method: "POST",
@@ -156,7 +156,9 @@ async function crashAndRecover(store: TestStore, batchMax: number): Promise<void
         body: JSON.stringify(first.request),
         client: http,
       });
-      assert.equal(again.status, 409, await again.text());
+      assert.equal(again.status, 200);
+      assert.equal(again.headers.get("idempotent-replayed"), "true");
+      assert.deepEqual(await again.json(), first);
     } finally {
       http.close();
     }

@@ -98,10 +98,14 @@ storeTest(
       const life = (await readFeed(h.url, h.server.adminToken, start))
         .filter((e) => e.record.id === signed.id);
       assert.deepEqual(life.map((e) => e.type), ["intent.pending", "intent.expired"]);
-      // Still 409 not_pending after the event, and the id stays taken.
+      // Still 409 not_pending after the event, and the id stays taken: by the same body
+      // again (a replay, expired) or by another signer's.
       const again = await postApproval(h, signed.id, { signature: await e2.sign(signed) });
       assert.equal((await again.json()).code, "not_pending");
-      const retaken = await h.submit(bodyOf(signed, await e1.sign(signed)));
+      const replayed = await h.submit(bodyOf(signed, await e1.sign(signed)));
+      assert.equal(replayed.status, 200);
+      assert.equal((await replayed.json()).state, "expired");
+      const retaken = await h.submit(bodyOf(signed, await e2.sign(signed)));
       assert.equal((await retaken.json()).code, "intent_exists");
     });
   },

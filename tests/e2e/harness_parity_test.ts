@@ -35,7 +35,11 @@ async function seen(response: Response): Promise<Seen> {
 }
 
 /** The requests, each made fresh for every harness (a stream is read once). */
-function requests(templateId: string, body: string): [string, () => RequestInit][] {
+function requests(
+  templateId: string,
+  body: string,
+  taken: string,
+): [string, () => RequestInit][] {
   const json = { "content-type": "application/json" };
   return [
     ["/healthz", () => ({})],
@@ -50,6 +54,7 @@ function requests(templateId: string, body: string): [string, () => RequestInit]
     ["/intents", () => ({ method: "POST", headers: json, body: streamOf(MAX_BODY_BYTES * 4) })],
     ["/intents", () => ({ method: "POST", headers: json, body })],
     ["/intents", () => ({ method: "POST", headers: json, body })],
+    ["/intents", () => ({ method: "POST", headers: json, body: taken })],
     [`/templates/${templateId}`, () => ({})],
     [`/intents/${"x".repeat(5000)}`, () => ({})],
   ];
@@ -57,9 +62,12 @@ function requests(templateId: string, body: string): [string, () => RequestInit]
 
 async function answers(h: Harness, key: ReturnType<typeof generateEd25519Key>): Promise<Seen[]> {
   const templateId = await h.client.addTemplate('{"parity":1}');
-  const body = JSON.stringify(signVariantA(newPayload(templateId.id, { id: "parity-1" }), key));
+  const payload = newPayload(templateId.id, { id: "parity-1" });
+  const body = JSON.stringify(signVariantA(payload, key));
+  // The same id signed by another key: 409, where the same body again is a replay (200).
+  const taken = JSON.stringify(signVariantA(payload, generateEd25519Key()));
   const out: Seen[] = [];
-  for (const [path, init] of requests(templateId.id, body)) {
+  for (const [path, init] of requests(templateId.id, body, taken)) {
     out.push(await seen(await h.fetch(path, init())));
   }
   return out;

@@ -65,7 +65,12 @@ Deno.test("two server processes on one KV file", async (t) => {
       const seen = await new IntentsClient({ url: a.url, token: a.server.adminToken })
         .getIntent(record.id as string);
       assert.deepEqual(seen, record);
-      await expectError(await a.submit(body), 409, "intent_exists");
+      // The other process replays the same body, and refuses another for the id.
+      const replayed = await a.submit(body);
+      assert.equal(replayed.status, 200);
+      assert.deepEqual(await replayed.json(), record);
+      const taken = signVariantB(body.intent, generateEd25519Key());
+      await expectError(await a.submit(taken), 409, "intent_exists");
     });
   } finally {
     await Promise.all(servers.map((s) => s.close()));

@@ -5,8 +5,9 @@
  * part on any store: group commits of maximum-size intents with ids of 128
  * characters, of thousands of small ones, and of intents under more
  * documents than one commit may check; approvals up to acceptance and an
- * expiry of maximum-size governed intents; documents, the configuration and
- * due work. Each succeeds on a KV file and over KV Connect, and leaves a
+ * expiry of maximum-size governed intents; pending intents of fifteen signers
+ * with their pending counts, and the commits that end them; documents, the
+ * configuration and due work. Each succeeds on a KV file and over KV Connect, and leaves a
  * store that passes `auditIntents`. The limit is real: a commit of 11 checks
  * is refused over KV Connect. The upgrade paths are in
  * `commit_limits_upgrade_test.ts`.
@@ -250,6 +251,69 @@ storeTest(
         ],
       );
       assert.deepEqual((await auditIntents(kv)).map((i) => i.id), ids);
+    });
+  },
+);
+
+/** The change a rejection by `key` makes: under a 16-of-16 quorum, the first ends it. */
+function rejectionBy(key: string, at: string) {
+  return (intent: StoredIntent): IntentChange => {
+    const approval = intent.approval!;
+    const rejections = [...(approval.rejections ?? []), { key, kind: "Ed25519" as const, at }];
+    return {
+      intent: { ...intent, state: "rejected", approval: { ...approval, rejections } },
+      type: "intent.rejected",
+    };
+  };
+}
+
+storeTest(
+  "pending intents signed by fifteen keys each, their counts, and the commits that end them",
+  async (store) => {
+    const clock = { ms: T0 };
+    await withKvStore(store, clock, async (kvStore, kv) => {
+      const ref = await addDocument(kvStore, "template", "t");
+      const pending = (i: number, maxPending = 1000): PendingIntent => ({
+        intent: bigIntent(longId(100 + i), {
+          bodyBytes: 2_000,
+          pending: true,
+          windowS: 60,
+          submittedBy: 15,
+        }),
+        ref,
+        maxPending,
+      });
+      // Fifteen count keys an intent: the planner splits the batch into several commits.
+      const batch = Array.from({ length: 60 }, (_, i) => pending(i));
+      assert.ok(planCommit(batch).count < batch.length);
+      const before = await blockCommits(kv);
+      created(await kvStore.insertIntents(batch));
+      assert.ok(await blockCommits(kv) - before >= 2);
+      await auditIntents(kv);
+      // At the limit, one more is refused, and an id already taken still says so first.
+      const over = await kvStore.insertIntents([pending(60, 60), { ...pending(0, 60) }]);
+      assert.deepEqual(over.map((r) => r.outcome), ["too_many_pending", "exists"]);
+      // Each ending counts all fifteen keys down: an acceptance, a rejection, an expiry.
+      const at = new Date(clock.ms).toISOString();
+      await kvStore.changeIntent(longId(100), approvalBy(SIGNER_KEYS[15], at));
+      assert.equal((await kvStore.getIntent(longId(100)))?.state, "accepted");
+      await kvStore.changeIntent(longId(101), rejectionBy(SIGNER_KEYS[15], at));
+      assert.equal((await kvStore.getIntent(longId(101)))?.state, "rejected");
+      clock.ms = T0 + 60_000;
+      const expire = { store: kvStore, now: () => new Date(clock.ms) };
+      assert.equal(await expireIntent(expire, longId(102)), "expired");
+      await auditIntents(kv);
+      const count = await kv.get<Deno.KvU64>([
+        "pending_by_signer",
+        "template",
+        "t",
+        SIGNER_KEYS[3],
+      ]);
+      assert.equal(count.value?.value, 57n);
+      // Room again for the one refused.
+      clock.ms = T0;
+      created(await kvStore.insertIntents([pending(60, 60)]));
+      await auditIntents(kv);
     });
   },
 );

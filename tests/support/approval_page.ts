@@ -1,7 +1,8 @@
 /**
  * Steps of the approval view's browser tests (`/?approve=<id>`): governed
- * templates and submissions over HTTP, ticking passkeys, approving, reading
- * the quorum table, and a CDP interception that rewrites what the page reads.
+ * templates and submissions over HTTP, ticking passkeys, approving and
+ * rejecting, reading the quorum table, and a CDP interception that rewrites
+ * what the page reads.
  * @module
  */
 
@@ -96,6 +97,24 @@ export async function approveWith(page: Page, ...names: string[]): Promise<Outco
       return ['accepted', 'pending', 'rejected', 'failed'].includes(s) ? s : ''; })()`,
     20_000,
     "approval outcome",
+  );
+  return {
+    state,
+    summary: await text(page, "approve-summary"),
+    body: await text(page, "approve-body"),
+  };
+}
+
+/** Ticks only `names`, clicks "Reject with passkey" and waits for the outcome. */
+export async function rejectWith(page: Page, ...names: string[]): Promise<Outcome> {
+  await tick(page, ...names);
+  await page.evaluate("document.getElementById('approve-result').dataset.state = 'idle'");
+  await click(page, "reject-button");
+  const state = await page.waitUntil<string>(
+    `(() => { const s = document.getElementById('approve-result').dataset.state;
+      return ['intent-rejected', 'pending', 'rejected', 'failed'].includes(s) ? s : ''; })()`,
+    20_000,
+    "rejection outcome",
   );
   return {
     state,

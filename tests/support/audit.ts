@@ -13,13 +13,15 @@ import {
   isCurrentLayout,
 } from "../../src/storage/codec.ts";
 import { keys } from "../../src/storage/keys.ts";
+import { storedIntentCountKeys } from "../../src/storage/pending_counts.ts";
 
 /**
  * Checks the layout: the feed's blocks hold positions 1 to the head with no
  * gap and no repeat, the head key names the last one, each intent is stored
  * by one event that carries its position and changed only by later events,
  * every pointer leads to its intent's latest event and every intent has its
- * pointer, and nothing of the layout before the feed is left.
+ * pointer, nothing of the layout before the feed is left, each pending intent
+ * has its due expiry, and each key's pending count is what is pending.
  *
  * @returns every stored intent as its storing event holds it, in feed order.
  * @throws {Error} naming the first inconsistency.
@@ -98,5 +100,23 @@ export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
       throw new Error(`pending intent ${id} has no due expiry`);
     }
   }
+  // Each key's pending count is the number of counted intents pending under it, and no count is 0.
+  const expected = new Map<string, number>();
+  for (const intent of current.values()) {
+    if (intent.state !== "pending" || !intent.counted) continue;
+    for (const key of storedIntentCountKeys(intent)) {
+      const id = JSON.stringify(key);
+      expected.set(id, (expected.get(id) ?? 0) + 1);
+    }
+  }
+  for await (const entry of kv.list<unknown>({ prefix: ["pending_by_signer"] })) {
+    const id = JSON.stringify(entry.key);
+    const count = entry.value instanceof Deno.KvU64 ? Number(entry.value.value) : NaN;
+    if (count !== expected.get(id)) {
+      throw new Error(`pending count ${id} is ${count}, ${expected.get(id) ?? 0} are pending`);
+    }
+    expected.delete(id);
+  }
+  if (expected.size > 0) throw new Error(`pending counts missing: ${[...expected.keys()]}`);
   return intents;
 }

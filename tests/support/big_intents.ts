@@ -53,6 +53,8 @@ export interface BigIntentOptions {
   pending?: boolean;
   /** Approval window of a pending intent, in seconds. */
   windowS?: number;
+  /** How many of {@link SIGNER_KEYS} signed a pending intent's submission (a Multisig); default 1. */
+  submittedBy?: number;
 }
 
 /** A verified intent as the store receives it. */
@@ -61,7 +63,10 @@ export function bigIntent(id: string, options: BigIntentOptions): NewIntent {
     id,
     variant: options.variant ?? "A",
     refId: options.refId ?? "t",
-    authorship: { kind: "Ed25519", signers: [SIGNER_KEYS[0]] },
+    authorship: {
+      kind: (options.submittedBy ?? 1) > 1 ? "Multisig" : "Ed25519",
+      signers: SIGNER_KEYS.slice(0, options.submittedBy ?? 1),
+    },
     body: bodyOf(id, options.bodyBytes),
     state: options.pending ? "pending" : "accepted",
   };
@@ -72,7 +77,11 @@ export function bigIntent(id: string, options: BigIntentOptions): NewIntent {
       unsigned: false,
       approvalWindowS: options.windowS ?? 3600,
     };
-    intent.approvals = [{ key: SIGNER_KEYS[0], kind: "Ed25519" }];
+    intent.approvals = SIGNER_KEYS.slice(0, options.submittedBy ?? 1).map((key) => ({
+      key,
+      kind: "Ed25519" as const,
+      sig: `digest-of-${key.slice(0, 1)}`,
+    }));
   }
   return intent;
 }

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startServer, type TestServer } from "./server.ts";
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -50,4 +51,40 @@ export function parseJson(run: Run): Record<string, unknown> {
   } catch {
     assert.fail(`stdout is not one JSON value: ${JSON.stringify(run.stdout)}; ${run.stderr}`);
   }
+}
+
+/** A server process for a CLI test, a temp folder, and the environment that reaches it as admin. */
+export interface CliEnv {
+  server: TestServer;
+  /** A temp folder for key files and bodies, removed afterwards. */
+  dir: string;
+  /** `INTENTS_URL` and `ADMIN_TOKEN` of the server. */
+  env: Record<string, string>;
+}
+
+/** Runs `fn` with a fresh server process and temp folder; stops and removes both afterwards. */
+export async function withCliServer(fn: (ctx: CliEnv) => Promise<void>): Promise<void> {
+  const server = await startServer();
+  const dir = await Deno.makeTempDir({ prefix: "intents-cli-" });
+  try {
+    await fn({ server, dir, env: { INTENTS_URL: server.url, ADMIN_TOKEN: server.adminToken } });
+  } finally {
+    await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Stores `text` as a JSON file with `template add` or `policy add --json`; returns its id. */
+export async function addDocumentByCli(
+  ctx: CliEnv,
+  kind: "template" | "policy",
+  text: string,
+): Promise<string> {
+  const file = join(ctx.dir, `${kind}-${crypto.randomUUID()}.json`);
+  await Deno.writeTextFile(file, text);
+  const run = await cli([kind, "add", file, "--json"], { env: ctx.env });
+  assert.equal(run.code, 0, run.stderr);
+  const body = parseJson(run);
+  assert.deepEqual(Object.keys(body), ["id"]);
+  return body.id as string;
 }

@@ -15,14 +15,16 @@ import {
   type Intent,
   type PasskeySignature,
   type Payload,
+  rejectionBytes,
   type Signature,
   signedBytes,
 } from "../../client/mod.ts";
+import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58, base64urlnopad } from "@scure/base";
 import { SoftwarePasskey } from "../../testing/software_passkey.ts";
 import { expectError, keyText, passkeySig } from "./fixtures.ts";
 import type { Harness } from "./harness.ts";
-import { compressed } from "./keys.ts";
+import { compressed, randomizedEd25519Signature } from "./keys.ts";
 import type { Json } from "./record.ts";
 
 /** One key holder of a governed document. */
@@ -32,19 +34,29 @@ export interface Signer<
   /** The key as documents name it (base58). */
   key: string;
   kind: "Ed25519" | "Passkey";
-  /** An `Ed25519` or `Passkey` signature over `value`'s signed bytes. */
+  /** An `Ed25519` or `Passkey` signature over `value`'s signed bytes (the same each time). */
   sign(value: Payload | Intent): Promise<S>;
+  /** A signature over `value`'s rejection bytes (the same each time). */
+  reject(value: Payload | Intent): Promise<S>;
+  /** Another valid signature over `bytes` than the one it made before (a new nonce or count). */
+  signBytesAgain(bytes: Uint8Array): Promise<S>;
 }
 
 /** An Ed25519 signer, with its key pair. */
 export function ed25519Signer(pair: Ed25519Key = generateEd25519Key()): Signer<Ed25519Signature> & {
   pair: Ed25519Key;
 } {
+  const member = (signature: Uint8Array): Ed25519Signature => ({
+    Ed25519: { pub_key: keyText(pair), signature: base58.encode(signature) },
+  });
   return {
     key: keyText(pair),
     kind: "Ed25519",
     pair,
     sign: (value) => Promise.resolve(ed25519Signature(value, pair)),
+    reject: (value) => Promise.resolve(member(ed25519.sign(rejectionBytes(value), pair.secretKey))),
+    signBytesAgain: (bytes) =>
+      Promise.resolve(member(randomizedEd25519Signature(pair.secretKey, bytes))),
   };
 }
 
@@ -57,11 +69,17 @@ export async function passkeySigner(
   options: { compressed?: boolean } = {},
 ): Promise<Signer<PasskeySignature> & { passkey: SoftwarePasskey }> {
   const passkey = await SoftwarePasskey.create();
+  let count = 0;
+  const member = async (bytes: Uint8Array, signCount = 0): Promise<PasskeySignature> => ({
+    Passkey: await passkey.assert(bytes, { signCount }),
+  });
   return {
     key: options.compressed ? compressed(passkey) : base58.encode(passkey.publicKey),
     kind: "Passkey",
     passkey,
     sign: (value) => passkeySig(passkey, value),
+    reject: (value) => member(rejectionBytes(value)),
+    signBytesAgain: (bytes) => member(bytes, ++count),
   };
 }
 
@@ -140,6 +158,33 @@ export function postApproval(
   });
 }
 
+/** `POST /intents/{id}/rejections` (public); objects are sent as `JSON.stringify`. */
+export function postRejection(
+  h: Harness,
+  id: string,
+  body: unknown,
+  contentType = "application/json",
+): Promise<Response> {
+  return h.fetch(`/intents/${id}/rejections`, {
+    method: "POST",
+    headers: { "content-type": contentType },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+/** Rejects with `signer` and returns the 200 view. */
+export async function reject(
+  h: Harness,
+  id: string,
+  signed: Payload | Intent,
+  signer: Signer,
+): Promise<Json> {
+  const response = await postRejection(h, id, { signature: await signer.reject(signed) });
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  return JSON.parse(text);
+}
+
 /** Approves with `signer` and returns the 200 view. */
 export async function approve(
   h: Harness,
@@ -173,6 +218,8 @@ export interface ExpectedApproval {
   signers: Record<string, number>;
   /** Who approved, in order: the document's key text and the kind. */
   approvals: { key: string; kind: string }[];
+  /** Who rejected, in order (default none). */
+  rejections?: { key: string; kind: string }[];
   /** Seconds from `received_at` to `expires_at`. */
   windowS: number;
   receivedAt: string;
@@ -192,6 +239,7 @@ export function expectApproval(
   assert.deepEqual(Object.keys(a).sort(), [
     "approvals",
     "expires_at",
+    "rejections",
     "signers",
     "threshold",
     "weight",
@@ -201,6 +249,15 @@ export function expectApproval(
   const weight = expected.approvals.reduce((sum, x) => sum + expected.signers[x.key], 0);
   assert.equal(a.weight, weight);
   assert.deepEqual(a.approvals.map(({ key, kind }) => ({ key, kind })), expected.approvals);
+  const rejections = a.rejections as Json[];
+  assert.deepEqual(
+    rejections.map(({ key, kind }) => ({ key, kind })),
+    expected.rejections ?? [],
+  );
+  for (const entry of rejections) {
+    assert.deepEqual(Object.keys(entry).sort(), ["at", "key", "kind"]);
+    assert.ok(Date.parse(entry.at as string) >= Date.parse(expected.receivedAt));
+  }
   let last = Date.parse(expected.receivedAt);
   a.approvals.forEach((entry, i) => {
     assert.deepEqual(Object.keys(entry).sort(), ["at", "key", "kind"]);
@@ -266,6 +323,17 @@ export async function expectGoverned(
 /** The `challenge` of an approvals view: base64url without padding of SHA-256(JCS(signed)). */
 export async function challengeOf(signed: Payload | Intent): Promise<string> {
   const bytes = signedBytes(signed) as Uint8Array<ArrayBuffer>;
+  return base64urlnopad.encode(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+}
+
+/**
+ * The `reject_challenge` of an approvals view: base64url without padding of
+ * SHA-256 of `intents:reject:` followed by JCS(signed).
+ */
+export async function rejectChallengeOf(signed: Payload | Intent): Promise<string> {
+  const bytes = new TextEncoder().encode(
+    `intents:reject:${new TextDecoder().decode(signedBytes(signed))}`,
+  );
   return base64urlnopad.encode(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
 }
 

@@ -18,7 +18,7 @@ import {
   PASSKEY_ORIGIN,
   runWith,
 } from "./harness.ts";
-import { TEST_ADMIN_TOKEN } from "./server.ts";
+import { TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "./server.ts";
 
 /** Options of {@link startApp}. */
 export interface AppOptions extends HarnessOptions {
@@ -28,6 +28,8 @@ export interface AppOptions extends HarnessOptions {
   now?: () => Date;
   /** Receives each request's log line; default: discarded. */
   log?: (line: RequestLogLine) => void;
+  /** The peer address every request comes from, as `Deno.serve` reports it; default `127.0.0.1`. */
+  peer?: string;
 }
 
 /** The harness in process, and the app inside it. */
@@ -37,6 +39,8 @@ export interface AppHarness extends Harness {
   kv: Deno.Kv;
   /** The app's handler as a `fetch` of full URLs, for clients given a `fetch` option. */
   handle(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+  /** A request for `path` from the peer `address` (an IP address). */
+  fetchFrom(address: string, path: string, init?: RequestInit): Promise<Response>;
 }
 
 /** True for a KV path that names a local file (not `:memory:`, not a KV Connect URL). */
@@ -61,6 +65,7 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
   const settings = readSettings({
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     PASSKEY_ORIGINS: PASSKEY_ORIGIN,
+    ...TEST_LIMITS_OFF,
     ...options.env,
   });
   const kv = await Deno.openKv(kvPath);
@@ -75,15 +80,17 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
     now,
     log: options.log ?? (() => {}),
   });
-  const handle = (input: RequestInfo | URL, init?: RequestInit) => {
+  const handleFrom = (peer: string, input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init);
     // An HTTP client declares the length of a body it holds whole, as the server then sees.
     const length = knownLength(init?.body);
     if (length !== undefined && !request.headers.has("content-length")) {
       request.headers.set("content-length", String(length));
     }
-    return app.handler(request);
+    return app.handler(request, { remoteAddr: { transport: "tcp", hostname: peer, port: 40000 } });
   };
+  const handle = (input: RequestInfo | URL, init?: RequestInit) =>
+    handleFrom(options.peer ?? "127.0.0.1", input, init);
   const harness = harnessOver({
     url: options.origin ?? "http://app.test",
     adminToken: settings.adminToken,
@@ -95,7 +102,10 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
       return Promise.resolve();
     },
   });
-  return { ...harness, app, kv, handle };
+  const origin = options.origin ?? "http://app.test";
+  const fetchFrom = (address: string, path: string, init?: RequestInit) =>
+    handleFrom(address, `${origin}${path}`, init);
+  return { ...harness, app, kv, handle, fetchFrom };
 }
 
 /** Runs `fn` on a fresh in-process harness and closes it afterwards. */

@@ -97,3 +97,26 @@ export function torsionTwin(secretKey: Uint8Array): TorsionTwin {
     },
   };
 }
+
+/**
+ * Another valid Ed25519 signature of `message` by the holder of `secretKey`:
+ * RFC 8032 derives the nonce from the key and the message, so a key signs
+ * one message one way; a random nonce r makes another (R = [r]B,
+ * S = r + H(R || A || M)·a), which strict verification accepts all the same.
+ */
+export function randomizedEd25519Signature(
+  secretKey: Uint8Array,
+  message: Uint8Array,
+): Uint8Array {
+  const { scalar, pointBytes } = ed25519.utils.getExtendedPublicKey(secretKey);
+  for (;;) {
+    const r = bytesToNumberLE(crypto.getRandomValues(new Uint8Array(64))) % L;
+    if (r === 0n) continue;
+    const rBytes = Point.BASE.multiply(r).toBytes();
+    const k = bytesToNumberLE(sha512(new Uint8Array([...rBytes, ...pointBytes, ...message]))) % L;
+    const signature = new Uint8Array(64);
+    signature.set(rBytes);
+    signature.set(numberToBytesLE((r + k * scalar) % L, 32), 32);
+    return signature;
+  }
+}

@@ -11,6 +11,12 @@ import { serverCommand, type SpawnedServer, spawnServer } from "../../testing/sp
 /** The admin token of a server started without one. */
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
 
+/** The rate limits off (they are on by default); `MAX_PENDING_PER_SIGNER` stays as it is. */
+export const TEST_LIMITS_OFF: Readonly<Record<string, string>> = {
+  RATE_LIMIT_PER_ADDRESS: "0",
+  RATE_LIMIT_PER_SIGNER: "0",
+};
+
 /** A running server process. */
 export interface TestServer extends SpawnedServer {
   adminToken: string;
@@ -61,6 +67,9 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       // Verification on a worker thread, as on a machine of three CPUs or more;
       // the in-process suites cover the serving thread's own path.
       VERIFY_WORKERS: "1",
+      // The suites send far more from one address and key than a user would; the
+      // suites of the limits turn them on.
+      ...TEST_LIMITS_OFF,
       ...options.env,
     },
   });

@@ -34,8 +34,15 @@ export interface TestStore {
   close(): Promise<void>;
 }
 
-/** Starts an empty store of `kind`. */
-export async function newTestStore(kind: StoreKind): Promise<TestStore> {
+/**
+ * Starts an empty store of `kind`. `loseAnswers` (KV Connect only) loses the
+ * answer of every Nth atomic write after applying it, as a cut connection
+ * does; Deno's client then sends the write again.
+ */
+export async function newTestStore(
+  kind: StoreKind,
+  options: { loseAnswers?: number } = {},
+): Promise<TestStore> {
   if (kind === "file") {
     const kvPath = await tempKvPath();
     return {
@@ -46,7 +53,10 @@ export async function newTestStore(kind: StoreKind): Promise<TestStore> {
     };
   }
   Deno.env.set("DENO_KV_ACCESS_TOKEN", KV_CONNECT_TOKEN);
-  const server = await startKvConnectServer({ token: KV_CONNECT_TOKEN });
+  const server = await startKvConnectServer({
+    token: KV_CONNECT_TOKEN,
+    loseAnswers: options.loseAnswers,
+  });
   return {
     kind,
     kvPath: server.url,

@@ -13,6 +13,7 @@ import {
   ROOT,
 } from "../../tools/build/bundle_client.ts";
 import * as library from "../../client/mod.ts";
+import { base64urlnopad } from "@scure/base";
 
 const bundlePath = join(ROOT, OUTPUT);
 const bundleText = await Deno.readTextFile(bundlePath);
@@ -126,12 +127,30 @@ Deno.test("static/client.js checks an approvals view and asks a passkey as clien
     template_id: "tmpl",
     signed,
     challenge: await library.passkeyChallenge(signed),
-    approval: { threshold: 2, weight: 1, signers: {}, approvals: [], expires_at: "" },
+    reject_challenge: base64urlnopad.encode(
+      new Uint8Array(
+        await crypto.subtle.digest(
+          "SHA-256",
+          library.rejectionBytes(signed) as Uint8Array<ArrayBuffer>,
+        ),
+      ),
+    ),
+    approval: {
+      threshold: 2,
+      weight: 1,
+      signers: {},
+      approvals: [],
+      rejections: [],
+      expires_at: "",
+    },
   } as library.PendingApprovals;
   const request = await bundled.approvalRequest(view);
   const expected = await library.approvalRequest(view);
   assert.deepEqual(request.bytes, expected.bytes);
   assert.deepEqual(request.challenge, expected.challenge);
+  const rejection = await bundled.rejectionRequest(view);
+  assert.deepEqual(rejection, await library.rejectionRequest(view));
+  assert.deepEqual(bundled.rejectionBytes(signed), library.rejectionBytes(signed));
   await assert.rejects(
     bundled.approvalRequest({ ...view, signed: { ...signed, id: "pay-2" } }),
     { name: "IntentsError", code: "bad_response" },
@@ -156,4 +175,5 @@ Deno.test("static/client.js checks an approvals view and asks a passkey as clien
   assert.deepEqual(asked, expected.challenge);
   assert.deepEqual(member, await library.webAuthnSigner({ publicKey, credentials })(expected));
   assert.equal(typeof bundled.IntentsClient.prototype.approve, "function");
+  assert.equal(typeof bundled.IntentsClient.prototype.reject, "function");
 });

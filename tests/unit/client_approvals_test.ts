@@ -69,9 +69,15 @@ async function withService(
   });
 }
 
-/** An approval signer made from the software authenticator, as a test's passkey. */
-function passkeySigner(passkey: SoftwarePasskey): ApprovalSigner {
-  return async (request) => ({ Passkey: await passkey.assert(request.bytes, { origin: ORIGIN }) });
+/**
+ * An approval signer made from the software authenticator, as a test's
+ * passkey. Its assertions are deterministic for one `signCount`: another
+ * count makes another signature.
+ */
+function passkeySigner(passkey: SoftwarePasskey, signCount = 0): ApprovalSigner {
+  return async (request) => ({
+    Passkey: await passkey.assert(request.bytes, { origin: ORIGIN, signCount }),
+  });
 }
 
 /** `navigator.credentials` as a browser with this one passkey would answer `get`. */
@@ -194,7 +200,9 @@ Deno.test("approvals count one by one: a passkey submits, a passkey and an Ed255
     assert.equal(halfway.approval.approvals.length, 2);
     assert.deepEqual(halfway.signed, payload);
 
-    await assert.rejects(anyone.approve(payload.id, passkeySigner(second)), {
+    // The same assertion again is answered with the view; another assertion of the key is 409.
+    assert.deepEqual(await anyone.approve(payload.id, passkeySigner(second)), halfway);
+    await assert.rejects(anyone.approve(payload.id, passkeySigner(second, 1)), {
       status: 409,
       code: "already_approved",
     });
@@ -231,7 +239,10 @@ Deno.test("a refused approval surfaces the service's status, code and message", 
       assert.match(error.message, /not a signer of the document/);
       return true;
     });
-    await assert.rejects(anyone.approve(intent.id, signer), {
+    // The submission's own signature, sent as an approval, is recorded already: the view.
+    assert.equal((await anyone.approve(intent.id, signer)).state, "pending");
+    // The signer saying no after its submission: it has decided.
+    await assert.rejects(anyone.reject(intent.id, signer), {
       status: 409,
       code: "already_approved",
     });

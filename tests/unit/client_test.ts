@@ -207,8 +207,12 @@ Deno.test("service refusals are IntentsErrors carrying status and code", async (
   await withService(async (client, ids) => {
     const key = generateEd25519Key();
     const body = signVariantA({ id: "dup", template_id: ids.template }, key);
-    await client.submit(body);
-    await assert.rejects(client.submit(body), (error: unknown) => {
+    const record = await client.submit(body);
+    // The same body again resolves with the record (the service replays it); another
+    // signature for the id is refused.
+    assert.deepEqual(await client.submit(body), record);
+    const taken = signVariantA(body.payload, generateEd25519Key());
+    await assert.rejects(client.submit(taken), (error: unknown) => {
       assert.ok(error instanceof IntentsError);
       assert.equal(error.status, 409);
       assert.equal(error.code, "intent_exists");

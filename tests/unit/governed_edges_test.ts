@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { base58 } from "@scure/base";
 import { generateEd25519Key, signVariantB } from "../../client/mod.ts";
 import * as inProcess from "../support/in_process.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
 
 const ADMIN_TOKEN = "governed-edges-admin-token-0123";
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -46,28 +47,29 @@ Deno.test("under a governed document a Multisig with no signatures is refused an
 });
 
 Deno.test("governing JSON sent again for bytes stored under another content type is refused", async () => {
-  await withApp(async (call) => {
+  await inProcess.withApp({ env: { ADMIN_TOKEN } }, async (h) => {
+    const call = h.fetch;
     const key = generateEd25519Key();
     const doc = JSON.stringify({
       authorization: { signers: { [base58.encode(key.publicKey)]: 1 }, threshold: 1 },
     });
-    // What `curl -d` sends without a content type: stored, governing nothing.
-    const first = await call(
-      "/policies",
-      post(doc, { ...admin, "content-type": "application/x-www-form-urlencoded" }),
-    );
-    assert.equal(first.status, 201);
+    // What `curl -d` sends without a content type is refused now (it looks governed)...
+    const form = { ...admin, "content-type": "application/x-www-form-urlencoded" };
+    const refused = await call("/policies", post(doc, form));
+    assert.equal(refused.status, 400);
+    assert.match((await refused.json()).message, /send it as application\/json/);
+    // ...but an earlier version stored such bytes, governing nothing.
+    const bytes = new TextEncoder().encode(doc);
+    const id = base58.encode(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+    const store = new KvStore(h.kv);
+    const contentType = "application/x-www-form-urlencoded";
+    assert.equal(await store.putDocument("policy", id, { contentType, bytes }), "created");
+    assert.equal((await store.findDocument("policy", id))?.quorum, null);
     const again = await call("/policies", post(doc, admin));
     assert.equal(again.status, 400);
     const body = await again.json();
     assert.equal(body.code, "invalid_authorization");
     assert.match(body.message, /governs nothing/);
-    // The same bytes with the same (or another non-governing) type are simply there already.
-    const same = await call(
-      "/policies",
-      post(doc, { ...admin, "content-type": "text/plain" }),
-    );
-    assert.equal(same.status, 200);
   });
 });
 

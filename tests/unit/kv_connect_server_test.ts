@@ -404,4 +404,27 @@ Deno.test("kv-connect: the command line takes the token from the environment or 
   assert.throws(() => parseOptions(["--path", "f"], { token: "short" }), /at minimum 12 chars/);
   assert.throws(() => parseOptions(["--port", "1"], { token }), /--path FILE is required/);
   assert.throws(() => parseOptions(["--path", "f", "--port", "70000"], { token }), /port number/);
+  assert.equal(parseOptions(["--path", "f", "--lose-answers", "3"], { token }).loseAnswers, 3);
+  assert.throws(
+    () => parseOptions(["--path", "f", "--lose-answers", "0"], { token }),
+    /--lose-answers must be a whole number of at least 1/,
+  );
+});
+
+Deno.test("kv-connect: a lost answer leaves the write applied; Deno's client sends it again, and its checks fail", async () => {
+  const token = "lost-answer-token-0123456789";
+  const server = await startKvConnectServer({ token, loseAnswers: 2 });
+  Deno.env.set("DENO_KV_ACCESS_TOKEN", token);
+  const kv = await Deno.openKv(server.url);
+  try {
+    // The first write is answered; the second is applied, its answer lost, and sent again.
+    assert.equal((await kv.set(["first"], 1)).ok, true);
+    const result = await kv.atomic().check({ key: ["second"], versionstamp: null })
+      .set(["second"], 2).commit();
+    assert.equal(result.ok, false);
+    assert.equal((await kv.get(["second"])).value, 2);
+  } finally {
+    kv.close();
+    await server.close();
+  }
 });

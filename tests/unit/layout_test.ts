@@ -6,8 +6,13 @@
 import assert from "node:assert/strict";
 import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import { addEvents } from "../../src/storage/append.ts";
-import type { StoredEvent } from "../../src/storage/codec.ts";
-import { KV_COMMIT_LIMITS, type Placement, planCommit } from "../../src/storage/layout.ts";
+import { BLOCK_HEADER_BYTES, encodeBlock, type StoredEvent } from "../../src/storage/codec.ts";
+import {
+  eventBytes,
+  KV_COMMIT_LIMITS,
+  type Placement,
+  planCommit,
+} from "../../src/storage/layout.ts";
 import { MAX_STORED_BODY_BYTES } from "../../src/domain/intent.ts";
 
 const ref = (id: string): DocumentRef => ({
@@ -93,4 +98,43 @@ Deno.test("planCommit fills blocks of about 64 KB in order", () => {
   assert.deepEqual(planCommit(placements).blockOf, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3]);
   // A lone intent always fits: alone, anything the service accepts does.
   assert.equal(planCommit(placements.slice(0, 1), { ...KV_COMMIT_LIMITS, checks: 0 }).count, 1);
+});
+
+Deno.test("an event's size is estimated from above once every signer has decided", () => {
+  // Sixteen keys as long as base58 keys get, half approving and half rejecting, with digests.
+  const keys = Array.from({ length: 16 }, (_, i) => `${"ABCDEFGHJKLMNPQR"[i]}${"z".repeat(88)}`);
+  const at = new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999)).toISOString();
+  const entry = (key: string) => ({ key, kind: "Passkey" as const, at, sig: "x".repeat(43) });
+  const newIntent: NewIntent = {
+    ...intent(longId(1), 1000),
+    authorship: { kind: "Multisig", signers: keys.slice(0, 8) },
+    state: "pending",
+    quorum: {
+      signers: new Map(keys.map((key) => [key, { keyText: key, weight: 2 ** 53 - 1 }])),
+      threshold: 2 ** 53 - 1,
+      unsigned: false,
+      approvalWindowS: 3600,
+    },
+    approvals: keys.slice(0, 8).map((key) => ({ key, kind: "Passkey" as const })),
+  };
+  const { quorum: _quorum, approvals: _approvals, ...rest } = newIntent;
+  const event: StoredEvent = {
+    type: "intent.rejection_added",
+    intent: {
+      ...rest,
+      receivedAt: at,
+      position: Number.MAX_SAFE_INTEGER,
+      state: "pending",
+      counted: true,
+      approval: {
+        threshold: 2 ** 53 - 1,
+        signers: Object.fromEntries(keys.map((key) => [key, 2 ** 53 - 1])),
+        approvals: keys.slice(0, 8).map(entry),
+        rejections: keys.slice(8).map(entry),
+        expiresAt: at,
+      },
+    },
+  };
+  const stored = encodeBlock([event]).byteLength - BLOCK_HEADER_BYTES;
+  assert.ok(eventBytes(newIntent) >= stored, `${eventBytes(newIntent)} < ${stored}`);
 });

@@ -175,6 +175,7 @@ Deno.test("operation ids are resource_verb (resource_part_verb for §11's), exac
     "policies_add",
     "policies_get",
     "ready_get",
+    "rejections_add",
     "static_get",
     "templates_add",
     "templates_get",

@@ -14,6 +14,7 @@ import {
   approvalsOf,
   checkDocument,
   quorumReached,
+  rejectionDecides,
   signerNotAuthorized,
   startApproval,
 } from "../../src/domain/governance.ts";
@@ -88,7 +89,9 @@ function quorumOf(weights: Record<string, number>, threshold: number, windowS = 
 
 Deno.test("a key the document does not name is signer_not_authorized, naming where it signed", () => {
   const quorum = quorumOf({ a: 1 }, 1);
-  const signed = [{ keyId: "b", kind: "Ed25519" as const, path: "signature.Ed25519" }];
+  const signed = [
+    { keyId: "b", kind: "Ed25519" as const, path: "signature.Ed25519", material: new Uint8Array() },
+  ];
   assert.throws(() => approvalsOf(quorum, signed), {
     name: "ServiceError",
     code: "signer_not_authorized",
@@ -110,6 +113,7 @@ Deno.test("startApproval stamps the submission's approvals and the deadline of t
     threshold: 3,
     signers: { a: 1, b: 2 },
     approvals: [{ key: "a", kind: "Ed25519", at }],
+    rejections: [],
     expiresAt: "2026-06-01T12:01:30.000Z",
   });
   assert.equal(quorumReached(quorum, [{ key: "a", kind: "Ed25519" }]), false);
@@ -127,8 +131,56 @@ Deno.test("checkDocument reads a quorum only from a document sent as JSON", () =
   const quorum = checkDocument({ bytes, json: true });
   assert.equal(quorum?.threshold, 2);
   assert.equal(quorum?.approvalWindowS, 604_800);
-  assert.equal(checkDocument({ bytes, json: false }), null);
   assert.throws(() => checkDocument({ bytes: new TextEncoder().encode("{"), json: true }), {
     code: "invalid_json",
   });
+});
+
+Deno.test("a document that looks governed but is not sent as JSON is invalid_authorization", () => {
+  const encode = (text: string) => new TextEncoder().encode(text);
+  const refused = [
+    JSON.stringify({ authorization: { signers: { [edKey()]: 2 }, threshold: 2 } }),
+    // Whatever the member holds, and after white space.
+    ' \r\n\t{"rules": 1, "authorization": "none"}',
+    '{"authorization": null}',
+  ];
+  for (const text of refused) {
+    assert.throws(() => checkDocument({ bytes: encode(text), json: false }), {
+      code: "invalid_authorization",
+      message: /send it as application\/json/,
+    });
+  }
+  const stored = [
+    '{"rules": "no authorization"}',
+    '[{"authorization": 1}]',
+    '{"a": {"authorization": 1}}',
+    // Not strict JSON: a member named twice, a byte order mark, not JSON at all.
+    '{"authorization": 1, "authorization": 2}',
+    '\ufeff{"authorization": 1}',
+    "authorization: yes",
+    "",
+  ];
+  for (const text of stored) {
+    assert.equal(checkDocument({ bytes: encode(text), json: false }), null);
+  }
+  assert.equal(checkDocument({ bytes: new Uint8Array([0x7b, 0xff, 0x7d]), json: false }), null);
+});
+
+Deno.test("an intent is rejected once the keys that have not rejected cannot reach the threshold", () => {
+  const signers = { a: 1, b: 2, c: 3 };
+  const rejecting = (...keys: string[]) =>
+    rejectionDecides({
+      signers,
+      threshold: 4,
+      rejections: keys.map((key) => ({ key, kind: "Ed25519" as const, at: "" })),
+    });
+  // 6 in all: rejecting a (5 left) or b (4 left) still leaves 4; c (3 left) does not.
+  assert.equal(rejecting(), false);
+  assert.equal(rejecting("a"), false);
+  assert.equal(rejecting("b"), false);
+  assert.equal(rejecting("c"), true);
+  assert.equal(rejecting("a", "b"), true);
+  // A record written before rejections existed has none.
+  assert.equal(rejectionDecides({ signers, threshold: 6 }), false);
+  assert.equal(rejectionDecides({ signers, threshold: 6, rejections: [] }), false);
 });

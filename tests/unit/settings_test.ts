@@ -17,6 +17,33 @@ Deno.test("readSettings applies the documented defaults", () => {
   assert.equal(s.passkeyRequireUv, false);
   assert.equal(s.maxBodyBytes, 32768);
   assert.equal(s.shutdownTimeoutMs, 10000);
+  // The abuse limits are on unless turned off (docs/interface.md §12).
+  assert.deepEqual(s.limits, {
+    ratePerAddress: 50,
+    ratePerSigner: 10,
+    trustedProxies: [],
+    maxPendingPerSigner: 100,
+  });
+});
+
+Deno.test("readSettings reads the limits, and refuses a malformed one naming it", () => {
+  const s = readSettings({
+    RATE_LIMIT_PER_ADDRESS: "0",
+    RATE_LIMIT_PER_SIGNER: "3",
+    TRUSTED_PROXIES: "10.0.0.0/8",
+    MAX_PENDING_PER_SIGNER: "7",
+  });
+  assert.equal(s.limits.ratePerAddress, 0);
+  assert.equal(s.limits.ratePerSigner, 3);
+  assert.equal(s.limits.trustedProxies.length, 1);
+  assert.equal(s.limits.maxPendingPerSigner, 7);
+  for (const name of ["RATE_LIMIT_PER_ADDRESS", "TRUSTED_PROXIES", "MAX_PENDING_PER_SIGNER"]) {
+    assert.throws(() => readSettings({ [name]: "x" }), (error: unknown) => {
+      assert.ok(error instanceof SettingsError);
+      assert.ok(error.message.startsWith(name), error.message);
+      return true;
+    });
+  }
 });
 
 Deno.test("readSettings derives the default passkey origin from PORT", () => {

@@ -11,6 +11,17 @@ import { projectRoot, spawnServer } from "../../testing/spawn_server.ts";
 
 export { projectRoot };
 
+/**
+ * The settings that turn off the limits of docs/interface.md §12, which are
+ * on by default: one load client sends from one address far more than a
+ * user would.
+ */
+export const LIMITS_OFF: Readonly<Record<string, string>> = {
+  RATE_LIMIT_PER_ADDRESS: "0",
+  RATE_LIMIT_PER_SIGNER: "0",
+  MAX_PENDING_PER_SIGNER: "1000000",
+};
+
 /** A server a tool started: a script with a temp KV file. */
 export interface Spawned {
   url: string;
@@ -58,6 +69,9 @@ export async function spawnLoadServer(options: SpawnOptions): Promise<Spawned> {
         ADMIN_TOKEN: token,
         COMMIT_BATCH_MAX: String(options.batchMax),
         PASSKEY_ORIGINS: "http://localhost:8000",
+        // A measurement is one client at full speed: the abuse limits are turned off, and
+        // pending intents may pile up.
+        ...LIMITS_OFF,
         ...(options.deploy ? { DENO_DEPLOY: "true" } : {}),
         ...options.env,
       },

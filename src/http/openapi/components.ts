@@ -33,10 +33,11 @@ export const IntentRecordSchema = v.object({
   }),
   received_at: v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time.")),
   state: v.pipe(
-    v.picklist(["accepted", "pending", "expired"]),
+    v.picklist(["accepted", "pending", "expired", "rejected"]),
     v.description(
       "`accepted`; under a governed document `pending` until the approvals reach the " +
-        "threshold, `expired` when they did not by `approval.expires_at`.",
+        "threshold, `rejected` once the keys that have not rejected cannot reach it, " +
+        "`expired` when neither happened by `approval.expires_at`.",
     ),
   ),
   approval: v.optional(v.pipe(
@@ -72,6 +73,14 @@ export const ApprovalSchema = v.object({
     })),
     v.description("Every key that has signed, those of the submission first, in order."),
   ),
+  rejections: v.pipe(
+    v.array(v.object({
+      key: v.pipe(v.string(), v.description("The signer's key, as the document writes it.")),
+      kind: v.picklist(["Ed25519", "Passkey"]),
+      at: v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time of the rejection.")),
+    })),
+    v.description("Every key that has rejected, in order; empty until one does."),
+  ),
   expires_at: v.pipe(
     v.string(),
     v.isoTimestamp(),
@@ -82,7 +91,7 @@ export const ApprovalSchema = v.object({
 /** `GET /intents/{id}/approvals` and the answer of `POST`: pending, or only the state. */
 export const ApprovalViewSchema = v.object({
   id: v.string(),
-  state: v.picklist(["pending", "accepted", "expired"]),
+  state: v.picklist(["pending", "accepted", "expired", "rejected"]),
   variant: v.optional(v.picklist(["A", "B"])),
   template_id: v.optional(v.pipe(v.string(), v.description("Variant A, while pending."))),
   policy_id: v.optional(v.pipe(v.string(), v.description("Variant B, while pending."))),
@@ -96,6 +105,13 @@ export const ApprovalViewSchema = v.object({
   challenge: v.optional(v.pipe(
     v.string(),
     v.description("While pending: base64url (no padding) of SHA-256 of the signed bytes."),
+  )),
+  reject_challenge: v.optional(v.pipe(
+    v.string(),
+    v.description(
+      "While pending: base64url (no padding) of SHA-256 of the rejection bytes, UTF-8 " +
+        "`intents:reject:` followed by the signed bytes: what a passkey signs to reject.",
+    ),
   )),
   approval: v.optional(ApprovalSchema),
 });
@@ -127,8 +143,9 @@ export const EventSchema = v.object({
   type: v.pipe(
     v.string(),
     v.description(
-      "`intent.accepted`, `intent.pending`, `intent.approval_added` or `intent.expired`; " +
-        "consumers ignore types they do not handle (more may be added).",
+      "`intent.accepted`, `intent.pending`, `intent.approval_added`, " +
+        "`intent.rejection_added`, `intent.rejected` or `intent.expired`; consumers ignore " +
+        "types they do not handle (more may be added).",
     ),
   ),
   record: IntentRecordSchema,
@@ -229,14 +246,16 @@ const COMPONENT_DESCRIPTIONS: Record<ComponentName, string> = {
     "absolute http or https URL with a host, no user info, query, fragment or white space, " +
     "at most 2048 characters, written in its normal form: the URL standard's serialization " +
     "equals it, or equals it plus the `/` of an empty path.",
-  ApprovalBody: "One approval: an Ed25519 or Passkey signature over the intent's signed bytes.",
+  ApprovalBody: "One decision: an Ed25519 or Passkey signature over the intent's signed bytes " +
+    "(an approval) or over its rejection bytes (a rejection).",
   Authorization: "The `authorization` member of a governed template or policy (sent as " +
     "application/json): who signs the intents that reference it, with what weight, and the " +
     "threshold (1 to the sum of the weights). Keys as in a Multisig descriptor; `unsigned` " +
     "(default false) accepts Unsigned intents; `approval_window_s` (1–2592000, default 604800) " +
     "is how long a pending intent waits for approvals.",
-  Approval: "The quorum of the governing document and who has approved.",
-  ApprovalView: "What a pending intent waits for; for an accepted or expired one, its state only.",
+  Approval: "The quorum of the governing document and who has approved or rejected.",
+  ApprovalView: "What a pending intent waits for; for an accepted, expired or rejected one, its " +
+    "state only.",
   ErrorBody: "The body of every error response.",
   IntentRecord: "A stored intent.",
   IntentPage: "A page of stored intents, newest first.",

@@ -8,6 +8,7 @@
 import { componentSchemas } from "./components.ts";
 import { openApiExamples } from "./examples.ts";
 import { intentPaths } from "./intent_paths.ts";
+import { rejectionPaths } from "./rejection_paths.ts";
 import type { Obj } from "./responses.ts";
 import { configPaths, documentPaths, operationPaths, pagePaths } from "./service_paths.ts";
 import { webhookComponentSchemas } from "./webhook_components.ts";
@@ -29,6 +30,7 @@ export function buildOpenApiDocument(routes: readonly RouteShape[] = []): Obj {
   const examples = openApiExamples();
   const all: Obj = {
     ...intentPaths(examples),
+    ...rejectionPaths(),
     ...documentPaths("template", examples.template),
     ...documentPaths("policy", examples.policy),
     ...configPaths(),

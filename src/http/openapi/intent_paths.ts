@@ -7,6 +7,7 @@ import { EVENTS_LIMIT, EVENTS_QUERY, EVENTS_WAIT_S } from "../routes/events.ts";
 import { LIST_LIMIT, LIST_QUERY } from "../routes/intents.ts";
 import { ref } from "./components.ts";
 import type { OpenApiExamples } from "./examples.ts";
+import { rateLimited } from "./limits.ts";
 import {
   ADMIN,
   ERR,
@@ -47,17 +48,21 @@ export function intentPaths(examples: OpenApiExamples): Obj {
   const record = intents.variant_a_ed25519.record;
   return {
     "/intents": {
-      post: {
+      post: rateLimited({
         operationId: "intents_submit",
         summary: "Submit a signed intent (public)",
         description: "The top-level members select the variant: exactly `payload` and " +
           "`signature` is Variant A, exactly `authorship` and `intent` is Variant B. The body is " +
           "parsed strictly (no duplicate members, nesting at most 32, integer literals within " +
           "±(2^53−1) unless written as JCS writes the double they parse to). Checks run in this " +
-          "order: 415, 413, 400 (JSON, shape, encodings, signature, missing template or " +
-          "policy), 409, then 201. A request whose authorship does not verify never learns " +
-          "whether an id exists. 503 `unavailable` means nothing was stored and the same body " +
-          "may be sent again.",
+          "order: 429 for the client address, 415, 413, 400 (JSON, shape, encodings, " +
+          "signature), 429 for a key that signed, 400 missing template or policy, the " +
+          "governing document's 400s and 403, the id (409, or 200 for the same signed " +
+          "submission sent again), 429 `too_many_pending`, then 201 (or 202). A request whose " +
+          "authorship does not verify never learns whether an id exists. A retry is safe: the " +
+          "same signed body again (equal as JSON values) answers 200 with " +
+          "`Idempotent-Replayed: true` and the record as it stands now. 503 `unavailable` " +
+          "means nothing was stored and the same body may be sent again.",
         tags: ["intents"],
         security: PUBLIC,
         requestBody: {
@@ -70,6 +75,20 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           },
         },
         responses: {
+          "200": jsonResponse(
+            "The same signed submission was stored before (a retry after a lost answer): " +
+              "nothing is stored now; the record as it stands now, whatever its state.",
+            ref("IntentRecord"),
+            {
+              headers: {
+                Location: { description: "/intents/{id}", schema: { type: "string" } },
+                "Idempotent-Replayed": {
+                  description: "`true`: this answer replays an earlier submission.",
+                  schema: { type: "string", enum: ["true"] },
+                },
+              },
+            },
+          ),
           "201": jsonResponse("Stored and accepted.", ref("IntentRecord"), {
             examples: examplesOf(intents, (key) => intents[key].record),
             headers: { Location: { description: "/intents/{id}", schema: { type: "string" } } },
@@ -96,13 +115,17 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           ),
           "405": ERR.methodNotAllowed,
           "408": ERR.timeout,
-          "409": errorResponse("An intent with this id exists.", ["intent_exists"]),
+          "409": errorResponse(
+            "An intent with this id exists, and this body is not the signed submission that " +
+              "took it (`Unsigned` bodies are never replayed).",
+            ["intent_exists"],
+          ),
           "413": ERR.tooLarge,
           "415": ERR.mediaType,
           "500": ERR.internal,
           "503": ERR.unavailable,
         },
-      },
+      }, ["too_many_pending"]),
       get: {
         operationId: "intents_list",
         summary: "List stored intents, newest first (admin)",
@@ -126,7 +149,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
             description: "Only intents in this state now. A filtered page may hold fewer than " +
               "`limit` intents and still have a `cursor`: a page looks at a bounded number of " +
               "intents.",
-            schema: { type: "string", enum: ["pending", "accepted", "expired"] },
+            schema: { type: "string", enum: ["pending", "accepted", "expired", "rejected"] },
           },
         ],
         responses: {
@@ -163,8 +186,9 @@ export function intentPaths(examples: OpenApiExamples): Obj {
         operationId: "approvals_get",
         summary: "What a pending intent waits for (public)",
         description: "For a pending intent under a governed document: the object every " +
-          "approver signs, its challenge for passkeys, the quorum and who has approved. For an " +
-          "accepted or expired one, its state only. The id is shared among the signers.",
+          "approver signs, its challenge for passkeys (and the challenge of a rejection), the " +
+          "quorum and who has approved or rejected. For an accepted, expired or rejected one, " +
+          "its state only. The id is shared among the signers.",
         tags: ["approvals"],
         security: PUBLIC,
         parameters: [idParameter("The intent id.")],
@@ -175,15 +199,19 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "500": ERR.internal,
         },
       },
-      post: {
+      post: rateLimited({
         operationId: "approvals_add",
         summary: "Add one signer's approval (public)",
         description: "One Ed25519 or Passkey signature over the intent's signed bytes (the " +
-          "same bytes its submission signed). Checks run in this order: 415, 413, 400 (JSON, " +
-          "shape, encodings), 404, 409 `not_pending`, 400 `invalid_signature`, 403 " +
-          "`signer_not_authorized`, 409 `already_approved`, then 200. Each approval is one " +
-          "atomic commit checked against the intent's current version: concurrent approvals " +
-          "are all counted, and exactly one makes the intent accepted.",
+          "same bytes its submission signed). Checks run in this order: 429 for the client " +
+          "address, 415, 413, 400 (JSON, shape, encodings), 404, 409 `not_pending`, 400 " +
+          "`invalid_signature`, 429 for the key, 403 `signer_not_authorized`, 409 " +
+          "`already_approved` or `already_rejected` (the key has decided), then 200. The same " +
+          "approval again (the same key and signature, already recorded, the submission's " +
+          "included) is 200 with the view as it stands, whatever the state: a retry learns " +
+          "that it counted. Each approval is one atomic commit checked against the intent's " +
+          "current version: concurrent decisions are all counted, and exactly one ends the " +
+          "intent.",
         tags: ["approvals"],
         security: PUBLIC,
         parameters: [idParameter("The intent id.")],
@@ -193,7 +221,8 @@ export function intentPaths(examples: OpenApiExamples): Obj {
         },
         responses: {
           "200": jsonResponse(
-            "The view after the approval: still pending, or accepted when it reached the threshold.",
+            "The view after the approval: still pending, or accepted when it reached the " +
+              "threshold (or as it stands, for the same approval again).",
             ref("ApprovalView"),
           ),
           "400": ERR.invalidJsonBody(["invalid_signature"]),
@@ -204,14 +233,15 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "405": ERR.methodNotAllowed,
           "408": ERR.timeout,
           "409": errorResponse(
-            "The intent is accepted or expired, or this key has approved it.",
-            ["not_pending", "already_approved"],
+            "The intent is accepted, expired or rejected, or this key has approved or " +
+              "rejected it (with another signature).",
+            ["not_pending", "already_approved", "already_rejected"],
           ),
           "413": ERR.tooLarge,
           "415": ERR.mediaType,
           "500": ERR.internal,
         },
-      },
+      }),
     },
     "/events": {
       get: {

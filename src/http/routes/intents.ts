@@ -4,36 +4,61 @@
  */
 
 import { ServiceError } from "../../errors.ts";
-import { storeSubmission } from "../../domain/submit.ts";
+import { type Stored, storeSubmission } from "../../domain/submit.ts";
 import { renderIntent } from "../../domain/record.ts";
-import type { IntentState } from "../../domain/intent.ts";
+import { INTENT_STATES, type IntentState } from "../../domain/intent.ts";
 import { normalizeIntentId } from "../../domain/submission.ts";
 import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
 import { readJsonBytes, type RequestContext } from "../context.ts";
 import { readPosition } from "./positions.ts";
+import { admitAddress, checkSigners, refusedPending, spendSigners } from "../limits.ts";
 import { readQuery, wholeNumber } from "./query.ts";
 
 /** The query parameters of `GET /intents`, and the bounds of `limit`. */
 export const LIST_QUERY = ["limit", "cursor", "state"] as const;
 export const LIST_LIMIT = { min: 1, max: 100, fallback: 20 } as const;
 
-/** `POST /intents`: 201 with the stored record and its `Location`. */
+/**
+ * `POST /intents`: 201 with the stored record and its `Location` (202 when
+ * pending); 200 with `Idempotent-Replayed: true` and the record as it stands
+ * for the same signed submission sent again.
+ */
 export async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
+  admitAddress(request, ctx);
   const bytes = await readJsonBytes(request, app);
   // Parsed and verified here or on a worker thread (settings: VERIFY_WORKERS).
   const verified = await app.verifier.verify(bytes);
-  const record = await storeSubmission(
-    { store: app.store, writer: app.writer, allowUnsigned: app.settings.allowUnsigned },
-    verified,
-  );
+  const keyIds = verified.verified?.signedBy.map((s) => s.keyId) ?? [];
+  checkSigners(ctx, keyIds);
+  let stored: Stored;
+  try {
+    stored = await storeSubmission({
+      store: app.store,
+      writer: app.writer,
+      allowUnsigned: app.settings.allowUnsigned,
+      maxPendingPerSigner: app.limits.settings.maxPendingPerSigner,
+    }, verified);
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === "too_many_pending") refusedPending(ctx);
+    throw error;
+  }
+  const { record, replayed } = stored;
+  const location = `/intents/${encodeURIComponent(record.id)}`;
+  if (replayed) {
+    // Nothing stored now: the key's budget is not spent.
+    ctx.replayed = true;
+    return json(200, renderIntent(record, { now: app.now() }), {
+      location,
+      "idempotent-replayed": "true",
+    });
+  }
+  spendSigners(ctx, keyIds);
   const pending = record.state === "pending";
   ctx.accepted = { variant: record.variant, kind: record.authorship.kind, pending };
   // 202: stored, and waiting for approvals (docs/interface.md §10); either way the id is taken.
-  return json(pending ? 202 : 201, renderIntent(record, { attrs: verified.attrs }), {
-    location: `/intents/${encodeURIComponent(record.id)}`,
-  });
+  return json(pending ? 202 : 201, renderIntent(record, { attrs: verified.attrs }), { location });
 }
 
 // An id no intent can have: over 128 characters (UTF-16 units bound code
@@ -64,7 +89,7 @@ export async function getIntent(request: Request, { app, params }: RequestContex
   return json(200, renderIntent(record, { now: app.now() }));
 }
 
-const STATES = new Set<string>(["pending", "accepted", "expired"]);
+const STATES = new Set<string>(INTENT_STATES);
 
 /** `GET /intents?limit=&cursor=&state=` (admin): newest first. */
 export async function listIntents(request: Request, { app }: RequestContext): Promise<Response> {
@@ -73,7 +98,10 @@ export async function listIntents(request: Request, { app }: RequestContext): Pr
   const limit = wholeNumber(params, "limit", LIST_LIMIT);
   const rawState = params.get("state");
   if (rawState !== null && !STATES.has(rawState)) {
-    throw new ServiceError("invalid_body", "state: must be pending, accepted or expired");
+    throw new ServiceError(
+      "invalid_body",
+      "state: must be pending, accepted, expired or rejected",
+    );
   }
   const state = rawState === null ? undefined : rawState as IntentState;
   // An empty cursor is the first page, as an absent one.

@@ -1,0 +1,63 @@
+/**
+ * What the OpenAPI document says of the rate limits (docs/interface.md §12):
+ * the `RateLimit-Policy` and `RateLimit` headers on every answer of the
+ * limited operations, and their 429.
+ * @module
+ */
+
+import type { ErrorCode } from "../../errors.ts";
+import { errorResponse, type Obj } from "./responses.ts";
+
+/** The headers every answer of a limited operation carries while its limit is on. */
+export const RATE_LIMIT_HEADERS: Obj = {
+  "RateLimit-Policy": {
+    description: 'draft-ietf-httpapi-ratelimit-headers-10: `"address";q=<2 × ' +
+      'RATE_LIMIT_PER_ADDRESS>;w=2`; a 429 for a key adds `"signer";q=<2 × ' +
+      "RATE_LIMIT_PER_SIGNER>;w=2`. Absent while the limit is off (0).",
+    schema: { type: "string" },
+  },
+  RateLimit: {
+    description: '`"address";r=<requests left>;t=<seconds until the bucket is full, ' +
+      'rounded up>`, and on a 429 for a key `"signer";r=…;t=…` the same way. Counted per ' +
+      "process.",
+    schema: { type: "string" },
+  },
+};
+
+/** The `Retry-After` header of a 429. */
+const RETRY_AFTER: Obj = {
+  description: "Whole seconds, at least 1, before the request would be let in.",
+  schema: { type: "integer", minimum: 1 },
+};
+
+/**
+ * The 429 of a limited operation: `rate_limited` (the client address, or a
+ * key that signed, has no request left) and the other codes given.
+ */
+export function tooManyRequests(codes: readonly ErrorCode[] = []): Obj {
+  const response = errorResponse(
+    "A limit of this process: the client address, checked before anything else, or a key " +
+      "that signed, checked once its signature verified (`rate_limited`)" +
+      (codes.includes("too_many_pending")
+        ? "; or a key that signed has MAX_PENDING_PER_SIGNER intents pending under this " +
+          "document (`too_many_pending`: the id is not taken)."
+        : "."),
+    ["rate_limited", ...codes],
+  );
+  response.headers = { ...(response.headers as Obj), "Retry-After": RETRY_AFTER };
+  return response;
+}
+
+/**
+ * The operation with the rate-limit headers on every one of its responses,
+ * and its 429.
+ */
+export function rateLimited(operation: Obj, codes: readonly ErrorCode[] = []): Obj {
+  const responses: Obj = { ...(operation.responses as Obj), "429": tooManyRequests(codes) };
+  for (const [status, response] of Object.entries(responses)) {
+    const r = response as Obj;
+    responses[status] = { ...r, headers: { ...(r.headers as Obj), ...RATE_LIMIT_HEADERS } };
+  }
+  const sorted = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a < b ? -1 : 1));
+  return { ...operation, responses: sorted };
+}
