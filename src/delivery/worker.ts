@@ -10,6 +10,14 @@
  * meanwhile is never overwritten: the turn's write fails and the next turn
  * reads what the change left. An event is attempted again until
  * acknowledged; only an acknowledgement moves the endpoint past it.
+ *
+ * An acknowledgement's write is not waited for before the next event is
+ * sent: the next attempt runs while it commits, and its own write, in the
+ * lease's turn after it, checks the version that write gave the endpoint.
+ * When that write fails (a change came first, or the storage failed), the
+ * attempt made meanwhile is not recorded and its event is sent again after
+ * the change: a repeat, never a skip. The wait for the commit leaves the
+ * path from one event to the next (about half of it on a local KV file).
  * @module
  */
 
@@ -45,6 +53,15 @@ const FAILURE_PAUSE_MS = 1_000;
  */
 const KNOWN_MS = 1_000;
 
+/**
+ * The endpoint as a turn sees it: its version may still be coming, from a
+ * write in flight (null when that write failed).
+ */
+interface SeenEntry {
+  endpoint: EndpointEntry["endpoint"];
+  version: string | Promise<string | null>;
+}
+
 /** What a deliverer needs. */
 export interface WorkerDeps {
   store: Pick<Store, "readEvents" | "waitForEvents" | "webhooks">;
@@ -71,7 +88,9 @@ export class EndpointWorker {
   readonly #abort = new AbortController();
   #stopping = false;
   /** The endpoint as this deliverer's last write left it, and when (Unix ms). */
-  #known: { entry: EndpointEntry; at: number } | undefined;
+  #known: { entry: SeenEntry; at: number } | undefined;
+  /** The last write, while in flight (settles to its version, or null: it failed). */
+  #writing: Promise<string | null> | undefined;
   /** Counts notifications: a write made across one does not stand for the endpoint. */
   #changes = 0;
   /** Consecutive events read last (events never change: they serve the next turns). */
@@ -113,6 +132,15 @@ export class EndpointWorker {
   }
 
   async #run(): Promise<void> {
+    try {
+      await this.#loop();
+    } finally {
+      // An acknowledgement still committing lands before the lease can be released.
+      await this.#writing;
+    }
+  }
+
+  async #loop(): Promise<void> {
     const { webhooks } = this.#deps.store;
     while (!this.#stopping && this.#lease.held) {
       this.#wake = new AbortController();
@@ -121,6 +149,8 @@ export class EndpointWorker {
         const fresh = known !== undefined && this.#deps.now() - known.at < KNOWN_MS;
         this.#known = undefined;
         const changes = this.#changes;
+        // A read waits for the write in flight: it would otherwise see the endpoint before it.
+        if (!fresh) await this.#writing;
         const entry = fresh ? known.entry : await webhooks.getEndpoint(this.#lease.id);
         if (entry === null || entry.endpoint.status !== "active") {
           // Removed, paused or disabled: nothing to deliver until resumed (which writes due work).
@@ -137,7 +167,7 @@ export class EndpointWorker {
   }
 
   /** One turn on the endpoint as read (after `changes` notifications). */
-  async #turn(entry: EndpointEntry, changes: number): Promise<void> {
+  async #turn(entry: SeenEntry, changes: number): Promise<void> {
     const endpoint = entry.endpoint;
     this.position = endpoint.position;
     const now = this.#deps.now();
@@ -150,9 +180,11 @@ export class EndpointWorker {
     if (next) return await this.#attempt(entry, next, changes);
     if (events.length > 0) {
       const after = skipTo(endpoint, events[events.length - 1].position);
-      const version = await this.#lease.run((leaseVersion) =>
-        this.#deps.store.webhooks.moveEndpoint({ before: entry, leaseVersion }, after)
-      );
+      const version = await this.#lease.run(async (leaseVersion) => {
+        const before = await settled(entry);
+        return before &&
+          await this.#deps.store.webhooks.moveEndpoint({ before, leaseVersion }, after);
+      });
       this.#wrote(after, version, changes);
       return;
     }
@@ -164,7 +196,7 @@ export class EndpointWorker {
   }
 
   /** Makes one attempt of `event` and records it with what it makes of the endpoint. */
-  async #attempt(entry: EndpointEntry, event: IntentEvent, changes: number): Promise<void> {
+  async #attempt(entry: SeenEntry, event: IntentEvent, changes: number): Promise<void> {
     const endpoint = entry.endpoint;
     const { timeoutMs, allowPrivate } = this.#deps;
     const started = this.#deps.now();
@@ -210,15 +242,45 @@ export class EndpointWorker {
       schedule: this.#deps.schedule,
     });
     this.#deps.metrics?.attempt(result);
-    const version = await this.#lease.run((leaseVersion) =>
-      this.#deps.store.webhooks.recordAttempt({ before: entry, leaseVersion }, after, record)
-    );
+    const write = this.#lease.run(async (leaseVersion) => {
+      const before = await settled(entry);
+      return before &&
+        await this.#deps.store.webhooks.recordAttempt({ before, leaseVersion }, after, record);
+    });
+    if (after.position === event.position && after.status === "active") {
+      // Acknowledged: the next event goes out while this commits.
+      this.#writeBehind(write, after, changes);
+      return;
+    }
+    const version = await write;
     this.#wrote(after, version, changes);
     if (version !== null && after.status === "disabled") {
       this.#deps.report(
         `intents: webhook ${endpoint.id} disabled (${after.disabledReason}) after attempt ${record.attempt} of event ${id}`,
       );
     }
+  }
+
+  /**
+   * Lets `write` commit while the next turn goes on with the endpoint as it
+   * will leave it. When it fails, the endpoint is read again at once.
+   */
+  #writeBehind(write: Promise<string | null>, after: SeenEntry["endpoint"], changes: number) {
+    const landed = write.then((version) => version, (error) => {
+      const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+      this.#deps.report(`intents: webhook ${this.#lease.id}: ${reason}`);
+      return null;
+    }).then((version) => {
+      if (this.#writing === landed) this.#writing = undefined;
+      if (version === null) {
+        this.#known = undefined;
+        this.#wake.abort();
+      }
+      return version;
+    });
+    this.#writing = landed;
+    if (changes !== this.#changes) return;
+    this.#known = { entry: { endpoint: after, version: landed }, at: this.#deps.now() };
   }
 
   /**
@@ -260,4 +322,10 @@ export class EndpointWorker {
       signal.addEventListener("abort", done, { once: true });
     });
   }
+}
+
+/** The entry with its version, once a write in flight has given it one; null when it failed. */
+async function settled(entry: SeenEntry): Promise<EndpointEntry | null> {
+  const version = await entry.version;
+  return version === null ? null : { endpoint: entry.endpoint, version };
 }

@@ -123,7 +123,10 @@ export function newEndpoint(options: NewEndpoint): Endpoint {
   };
 }
 
-/** A new endpoint id: `wh_` and 32 hex digits, the first 12 the time in ms, so ids sort by age. */
+/**
+ * A new endpoint id: `wh_` and 32 hex digits, the first 12 the time in ms, so
+ * ids sort by age (those made within one millisecond, in any order).
+ */
 export function newEndpointId(now: number = Date.now()): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   let time = now;

@@ -35,11 +35,14 @@ async function withWebhooks(
   }
 }
 
+/** Creation times one millisecond apart: ids sort by their millisecond, not within one. */
+let clock = T0;
+
 async function create(webhooks: WebhookStore, limit = 100): Promise<Endpoint> {
   const created = await webhooks.createEndpoint(
     (head) =>
       newEndpoint({
-        id: newEndpointId(),
+        id: newEndpointId(++clock),
         url: "https://hooks.example/in",
         events: null,
         description: "",
