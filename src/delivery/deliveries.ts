@@ -26,6 +26,7 @@ import type { DueVerdict } from "../scheduler/due_work.ts";
 import type { EndpointStatus } from "../webhooks/endpoint.ts";
 import { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
+import { RecentEvents } from "./recent_events.ts";
 import { EndpointWorker } from "./worker.ts";
 
 /** How long a lease lasts without renewal. */
@@ -34,6 +35,12 @@ export const LEASE_MS = 15_000;
 export const RENEW_MS = 4_000;
 /** How often a process looks for admin changes made by other processes. */
 export const CHANGES_POLL_MS = 1_000;
+/**
+ * Deliverers' pages of events (count and bytes), and the window of recent
+ * events they share: a few pages, so that deliverers a little apart still
+ * read from memory.
+ */
+const EVENTS_PAGE = { limit: 100, maxBytes: 1 << 20, keepEvents: 1_000, keepBytes: 8 << 20 };
 /** How often the endpoints-by-status metric is read again besides after changes. */
 const STATUS_REFRESH_MS = 15_000;
 
@@ -64,6 +71,7 @@ export class WebhookDeliveries {
   readonly #now: () => number;
   readonly #report: (line: string) => void;
   readonly #workers = new Map<string, EndpointWorker>();
+  readonly #events: RecentEvents;
   #timers: ReturnType<typeof setInterval>[] = [];
   #unsubscribe: (() => void) | undefined;
   #changes: bigint | undefined;
@@ -75,6 +83,7 @@ export class WebhookDeliveries {
     this.holder = options.holder ?? crypto.randomUUID();
     this.#now = options.now ?? Date.now;
     this.#report = options.report ?? ((line) => console.error(line));
+    this.#events = new RecentEvents(options.store, EVENTS_PAGE);
   }
 
   /** The endpoints this process delivers to now. */
@@ -160,6 +169,7 @@ export class WebhookDeliveries {
     const { settings, store, metrics } = this.#options;
     const worker = new EndpointWorker({
       store,
+      events: this.#events,
       timeoutMs: settings.webhookTimeoutMs,
       allowPrivate: settings.webhooksAllowPrivate,
       schedule: settings.webhookRetryScheduleMs,

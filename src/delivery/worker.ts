@@ -37,12 +37,18 @@ import { deliveryHeaders } from "../webhooks/signing.ts";
 import type { EndpointEntry } from "../webhooks/store.ts";
 import type { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
+import type { RecentEvents } from "./recent_events.ts";
 
-/** Events read per page, at most, and the bytes of their bodies. */
-const PAGE = 100;
-const PAGE_BYTES = 1 << 20;
 /** A caught-up deliverer reads its endpoint again this often, whatever else happens. */
 const IDLE_MS = 10_000;
+/**
+ * How long an endpoint may stay moved past events not of its types without
+ * recording it: an endpoint that receives few of the feed's types costs one
+ * write in this time, not one per commit of the feed. Until then, the
+ * endpoint as read (`after`, `lag`) stands behind by those events; after a
+ * restart they are passed again.
+ */
+export const RECORD_SKIPS_MS = 5_000;
 /** After a storage failure, the next turn waits this long. */
 const FAILURE_PAUSE_MS = 1_000;
 /**
@@ -64,7 +70,9 @@ interface SeenEntry {
 
 /** What a deliverer needs. */
 export interface WorkerDeps {
-  store: Pick<Store, "readEvents" | "waitForEvents" | "webhooks">;
+  store: Pick<Store, "waitForEvents" | "webhooks">;
+  /** The feed's events, read once for all the deliverers of the process. */
+  events: Pick<RecentEvents, "read" | "waitForWanted">;
   /** `WEBHOOK_TIMEOUT_MS`. */
   timeoutMs: number;
   /** `WEBHOOKS_ALLOW_PRIVATE`. */
@@ -93,8 +101,12 @@ export class EndpointWorker {
   #writing: Promise<string | null> | undefined;
   /** Counts notifications: a write made across one does not stand for the endpoint. */
   #changes = 0;
-  /** Consecutive events read last (events never change: they serve the next turns). */
-  #buffer: IntentEvent[] = [];
+  /**
+   * How far the endpoint has moved past events not of its types without
+   * recording it: the endpoint's version then, the position, and since when
+   * (Unix ms) it has been ahead of what is stored.
+   */
+  #ahead: { entry: EndpointEntry; since: number } | undefined;
   /** The endpoint's position as last read: its lag is counted from it. */
   position = 0;
   /** Resolves when the deliverer has ended, its lease released or lost. */
@@ -137,6 +149,10 @@ export class EndpointWorker {
     } finally {
       // An acknowledgement still committing lands before the lease can be released.
       await this.#writing;
+      const ahead = this.#ahead;
+      if (ahead && this.#lease.held) {
+        await this.#move(ahead.entry, ahead.entry.endpoint).catch(() => {});
+      }
     }
   }
 
@@ -151,7 +167,9 @@ export class EndpointWorker {
         const changes = this.#changes;
         // A read waits for the write in flight: it would otherwise see the endpoint before it.
         if (!fresh) await this.#writing;
-        const entry = fresh ? known.entry : await webhooks.getEndpoint(this.#lease.id);
+        const entry = fresh
+          ? known.entry
+          : this.#withAhead(await webhooks.getEndpoint(this.#lease.id));
         if (entry === null || entry.endpoint.status !== "active") {
           // Removed, paused or disabled: nothing to deliver until resumed (which writes due work).
           await this.#lease.release(false);
@@ -175,24 +193,60 @@ export class EndpointWorker {
       await this.#pause(endpoint.retryAt - now);
       return;
     }
-    const events = await this.#eventsAfter(endpoint.position);
+    const events = await this.#deps.events.read(endpoint.position);
     const next = events.find((event) => wants(endpoint, event.type));
     if (next) return await this.#attempt(entry, next, changes);
-    if (events.length > 0) {
-      const after = skipTo(endpoint, events[events.length - 1].position);
-      const version = await this.#lease.run(async (leaseVersion) => {
-        const before = await settled(entry);
-        return before &&
-          await this.#deps.store.webhooks.moveEndpoint({ before, leaseVersion }, after);
-      });
-      this.#wrote(after, version, changes);
+    const before = await settled(entry);
+    // A write in flight failed: the next turn reads what came first.
+    if (before === null) return;
+    const ahead = this.#ahead?.entry.version === before.version ? this.#ahead : undefined;
+    const since = ahead?.since ?? now;
+    let passed = events.at(-1)?.position ?? endpoint.position;
+    if (events.length === 0) {
+      // Caught up: wait for an event of its types (one follower of the feed for all deliverers).
+      passed = await this.#deps.events.waitForWanted(
+        endpoint.position,
+        (type) => wants(endpoint, type),
+        {
+          timeoutMs: Math.max(0, Math.min(IDLE_MS, since + RECORD_SKIPS_MS - now)),
+          signal: AbortSignal.any([this.#wake.signal, this.#lease.signal]),
+        },
+      );
+      if (passed === endpoint.position && ahead === undefined) return;
+    }
+    const after = skipTo(endpoint, passed);
+    const at = this.#deps.now();
+    if (at - since >= RECORD_SKIPS_MS) {
+      this.#wrote(after, await this.#move(before, after), changes);
       return;
     }
-    // Caught up: the feed's own wake-ups (this process's commits, the head's watch and polls).
-    await this.#deps.store.waitForEvents(endpoint.position, {
-      timeoutMs: IDLE_MS,
-      signal: AbortSignal.any([this.#wake.signal, this.#lease.signal]),
-    });
+    this.#ahead = { entry: { endpoint: after, version: before.version }, since };
+    if (changes === this.#changes) this.#known = { entry: this.#ahead.entry, at };
+  }
+
+  /** Records the endpoint moved past events not of its types: its new version, or null. */
+  #move(before: EndpointEntry, after: EndpointEntry["endpoint"]): Promise<string | null> {
+    this.#ahead = undefined;
+    return this.#lease.run((leaseVersion) =>
+      this.#deps.store.webhooks.moveEndpoint({ before, leaseVersion }, after)
+    );
+  }
+
+  /**
+   * The endpoint as read, moved past the events this deliverer passed
+   * without recording it, when nothing was written to it since.
+   */
+  #withAhead(entry: EndpointEntry | null): EndpointEntry | null {
+    const ahead = this.#ahead;
+    if (entry === null || ahead === undefined) return entry;
+    if (ahead.entry.version !== entry.version) {
+      this.#ahead = undefined;
+      return entry;
+    }
+    return {
+      endpoint: skipTo(entry.endpoint, ahead.entry.endpoint.position),
+      version: entry.version,
+    };
   }
 
   /** Makes one attempt of `event` and records it with what it makes of the endpoint. */
@@ -242,6 +296,8 @@ export class EndpointWorker {
       schedule: this.#deps.schedule,
     });
     this.#deps.metrics?.attempt(result);
+    // The endpoint as written carries any position passed without a record.
+    this.#ahead = undefined;
     const write = this.#lease.run(async (leaseVersion) => {
       const before = await settled(entry);
       return before &&
@@ -290,22 +346,6 @@ export class EndpointWorker {
   #wrote(endpoint: EndpointEntry["endpoint"], version: string | null, changes: number): void {
     if (version === null || changes !== this.#changes) return;
     this.#known = { entry: { endpoint, version }, at: this.#deps.now() };
-  }
-
-  /** The events after `position`, from the last page read when it holds them. */
-  async #eventsAfter(position: number): Promise<IntentEvent[]> {
-    const buffer = this.#buffer;
-    if (buffer.length > 0) {
-      const first = buffer[0].position;
-      const from = position + 1 - first;
-      if (from >= 0 && from < buffer.length) return buffer.slice(from);
-    }
-    this.#buffer = await this.#deps.store.readEvents({
-      after: position,
-      limit: PAGE,
-      maxBytes: PAGE_BYTES,
-    });
-    return this.#buffer;
   }
 
   /** Waits `ms`, or less when woken or the lease goes. */

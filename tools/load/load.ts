@@ -25,7 +25,12 @@
  * submissions sent first and left out of the figures (default 1000),
  * `--max-seconds S` (stop sending after S seconds, default 300), `--origin O`
  * (the passkey client data origin; default `http://localhost:8000`, which a
- * spawned server accepts), `--json` (print the figures as one JSON object).
+ * spawned server accepts), `--webhooks N` (before the run, N webhook endpoints,
+ * at most 100, of type `intent.expired` only, which this load never makes: each
+ * endpoint's deliverer follows the feed and moves past every event, and the
+ * figures say what that costs the serving path; they point at a receiver in
+ * this tool, and a spawned server is given `WEBHOOKS_ALLOW_HTTP` and
+ * `WEBHOOKS_ALLOW_PRIVATE`), `--json` (print the figures as one JSON object).
  *
  * Only loopback addresses are accepted: this is a measuring tool, not a
  * stress tool for other hosts.
@@ -74,6 +79,8 @@ interface Options {
   warmup: number;
   maxSeconds: number;
   origin: string;
+  /** Idle webhook endpoints made before the run. */
+  webhooks: number;
   json: boolean;
 }
 
@@ -90,7 +97,7 @@ function intOption(raw: string | undefined, name: string, fallback: number, max:
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
   "[--server S] [--base DIR] [--kv-connect] [--deploy]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
-  "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--json]";
+  "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--webhooks N] [--json]";
 
 function readOptions(args: string[]): Options {
   // `deno task load -- …` hands the separator on.
@@ -126,6 +133,7 @@ function parseOptions(args: string[]) {
       warmup: { type: "string" },
       "max-seconds": { type: "string" },
       origin: { type: "string" },
+      webhooks: { type: "string" },
       json: { type: "boolean" },
     },
     strict: true,
@@ -159,6 +167,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     warmup: intOption(values.warmup, "warmup", 1000, MAX_N),
     maxSeconds: intOption(values["max-seconds"], "max-seconds", 300, 3600),
     origin: values.origin ?? "http://localhost:8000",
+    webhooks: intOption(values.webhooks, "webhooks", 0, 100),
     json: values.json ?? false,
   };
   if (options.n < 1 || options.concurrency < 1) fail("--n and --concurrency must be at least 1");
@@ -200,7 +209,13 @@ async function main(): Promise<void> {
         script: options.server,
         batchMax: options.batchMax,
         root: options.base,
-        env: kvConnect && { KV_PATH: kvConnect.url, DENO_KV_ACCESS_TOKEN: kvConnect.token },
+        env: {
+          ...(kvConnect && { KV_PATH: kvConnect.url, DENO_KV_ACCESS_TOKEN: kvConnect.token }),
+          ...(options.webhooks > 0 && {
+            WEBHOOKS_ALLOW_HTTP: "true",
+            WEBHOOKS_ALLOW_PRIVATE: "true",
+          }),
+        },
         deploy: options.deploy,
       })
       : undefined;
@@ -208,9 +223,11 @@ async function main(): Promise<void> {
     await kvConnect?.close();
     fail(error instanceof Error ? error.message : String(error));
   }
+  const receiver = options.webhooks > 0 ? idleReceiver() : undefined;
   try {
     const url = (spawned?.url ?? options.url!).replace(/\/+$/, "");
     const token = spawned?.token ?? options.token!;
+    if (receiver) await addIdleEndpoints(url, token, options.webhooks, receiver.url);
     const pid = spawned?.pid ?? options.pid;
     const signer = await webCryptoSigner();
     const refId = await addReference(
@@ -260,6 +277,8 @@ async function main(): Promise<void> {
       accepted_per_second: Math.round(accepted / result.seconds),
       latency_ms: summary(result.latencies),
       statuses: Object.fromEntries([...result.statuses].sort()),
+      webhooks: options.webhooks,
+      webhook_deliveries: receiver?.received() ?? 0,
       server_rss_mib: memory
         ? {
           peak: round(memory.peak / 2 ** 20, 1),
@@ -283,6 +302,12 @@ async function main(): Promise<void> {
           `answers      ${
             Object.entries(figures.statuses).map(([k, v]) => `${k}: ${v}`).join(", ")
           }`,
+          ...(figures.webhooks > 0
+            ? [
+              `webhooks     ${figures.webhooks} idle endpoints, ` +
+              `${figures.webhook_deliveries} deliveries received`,
+            ]
+            : []),
           `server RSS   ${
             figures.server_rss_mib
               ? `peak ${figures.server_rss_mib.peak} MiB, now ${figures.server_rss_mib.current} MiB`
@@ -294,6 +319,35 @@ async function main(): Promise<void> {
   } finally {
     await spawned?.stop();
     await kvConnect?.close();
+    await receiver?.close();
+  }
+}
+
+/** Where the idle endpoints point: answers 204, counts what (never) arrives. */
+function idleReceiver() {
+  let received = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    await request.arrayBuffer();
+    received++;
+    return new Response(null, { status: 204 });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/idle`,
+    received: () => received,
+    close: () => server.shutdown(),
+  };
+}
+
+/** Makes `count` endpoints of `intent.expired` only (`POST /webhooks`). */
+async function addIdleEndpoints(url: string, token: string, count: number, target: string) {
+  for (let i = 0; i < count; i++) {
+    const response = await fetch(`${url}/webhooks`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ url: target, events: ["intent.expired"], description: `idle ${i}` }),
+    });
+    const text = await response.text();
+    if (response.status !== 201) fail(`POST /webhooks answered ${response.status}: ${text}`);
   }
 }
 
