@@ -116,6 +116,8 @@ export class RecentEvents {
           clearTimeout(timer);
           signal?.removeEventListener("abort", interest.end);
           this.#interests.delete(interest);
+          // The last one gone: the follower stops now, rather than at the end of its wait.
+          if (this.#interests.size === 0) this.#poke.abort();
           resolve(interest.checked);
         },
       };
@@ -132,6 +134,8 @@ export class RecentEvents {
     this.#following = true;
     try {
       while (this.#interests.size > 0) {
+        // An interest that comes from here on ends the wait below: it may be behind `from`.
+        this.#poke = new AbortController();
         let from = Infinity;
         for (const interest of this.#interests) from = Math.min(from, interest.checked);
         let events: IntentEvent[];
@@ -144,7 +148,6 @@ export class RecentEvents {
           continue;
         }
         if (events.length === 0) {
-          this.#poke = new AbortController();
           await this.#store.waitForEvents(from, {
             timeoutMs: FOLLOW_WAIT_MS,
             signal: this.#poke.signal,
