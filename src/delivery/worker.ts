@@ -25,6 +25,7 @@ import type { IntentEvent } from "../domain/intent.ts";
 import { renderEvent } from "../domain/record.ts";
 import type { Store } from "../domain/store.ts";
 import { deliverOnce, type DeliveryResult } from "../webhooks/deliver.ts";
+import { KeptConnection } from "../webhooks/kept_connection.ts";
 import {
   afterAttempt,
   attemptNumber,
@@ -97,6 +98,8 @@ export class EndpointWorker {
   #stopping = false;
   /** The endpoint as this deliverer's last write left it, and when (Unix ms). */
   #known: { entry: SeenEntry; at: number } | undefined;
+  /** The connection to the endpoint kept between attempts. */
+  readonly #connection = new KeptConnection();
   /** The last write, while in flight (settles to its version, or null: it failed). */
   #writing: Promise<string | null> | undefined;
   /** Counts notifications: a write made across one does not stand for the endpoint. */
@@ -147,6 +150,7 @@ export class EndpointWorker {
     try {
       await this.#loop();
     } finally {
+      this.#connection.close();
       // An acknowledgement still committing lands before the lease can be released.
       await this.#writing;
       const ahead = this.#ahead;
@@ -271,6 +275,7 @@ export class EndpointWorker {
         body,
         timeoutMs,
         allowPrivate,
+        connection: this.#connection,
         signal,
       });
     } catch (error) {

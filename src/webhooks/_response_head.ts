@@ -8,6 +8,8 @@
 /** A response's status and header fields (names in lower case, values trimmed, in order). */
 export interface ResponseHead {
   status: number;
+  /** The minor version of the status line's `HTTP/1.x`. */
+  minor: number;
   headers: Map<string, string[]>;
 }
 
@@ -34,7 +36,7 @@ export function headEnd(buffer: Uint8Array): number {
 export function parseHead(bytes: Uint8Array): ResponseHead {
   // Latin-1: every byte is one character, so nothing in a malformed head can throw here.
   const lines = new TextDecoder("latin1").decode(bytes).split(/\r?\n/);
-  const statusLine = /^HTTP\/1\.[0-9] ([1-9][0-9]{2})(?: .*)?$/.exec(lines[0]);
+  const statusLine = /^HTTP\/1\.([0-9]) ([1-9][0-9]{2})(?: .*)?$/.exec(lines[0]);
   if (!statusLine) throw new SyntaxError("Cannot parse response: no HTTP/1.x status line");
   const headers = new Map<string, string[]>();
   for (const line of lines.slice(1)) {
@@ -48,7 +50,7 @@ export function parseHead(bytes: Uint8Array): ResponseHead {
     values.push(line.slice(colon + 1).trim());
     headers.set(name, values);
   }
-  return { status: Number(statusLine[1]), headers };
+  return { status: Number(statusLine[2]), minor: Number(statusLine[1]), headers };
 }
 
 /**
@@ -63,6 +65,17 @@ export function bodyComplete(head: ResponseHead, body: Uint8Array): boolean {
   const length = head.headers.get("content-length")?.[0];
   if (length !== undefined && /^[0-9]+$/.test(length)) return body.length >= Number(length);
   return false;
+}
+
+/**
+ * Whether the connection may carry another request after this answer (RFC
+ * 9112 §9.3): HTTP/1.1, not `Connection: close`, and a final answer that is
+ * not a 101.
+ */
+export function persists(head: ResponseHead): boolean {
+  if (head.minor < 1 || head.status < 200) return false;
+  const connection = head.headers.get("connection") ?? [];
+  return !connection.some((value) => /(?:^|,)\s*close\s*(?:,|$)/i.test(value));
 }
 
 const LAST_CHUNK = [0x30, 0x0d, 0x0a, 0x0d, 0x0a]; // "0\r\n\r\n"

@@ -14,7 +14,9 @@
  */
 
 import { judgeAddress } from "./addresses.ts";
-import { bodyComplete, headEnd, parseHead, type ResponseHead } from "./_response_head.ts";
+import { bodyComplete, headEnd, parseHead, persists, type ResponseHead } from "./_response_head.ts";
+import type { KeptConnection } from "./kept_connection.ts";
+import { Deadline } from "./_deadline.ts";
 import { isIpLiteral } from "../ip_address.ts";
 import { MAX_RETRY_AFTER_S, parseRetryAfter } from "./retry_after.ts";
 
@@ -71,6 +73,14 @@ export interface DeliverOptions {
   resolve?: Resolver;
   /** How connections are opened; default `Deno.connect`. For tests. */
   connect?: Connector;
+  /**
+   * Where a connection is kept between attempts (HTTP/1.1 keep-alive): the
+   * attempt reuses the one kept there when it goes to the same origin and
+   * an address just judged, and leaves its own there when the answer allows
+   * it. Without it, each attempt has a connection of its own
+   * (`connection: close`).
+   */
+  connection?: KeptConnection;
   /** PEM certificates trusted besides the platform's roots. For tests. */
   caCerts?: string[];
   /**
@@ -114,7 +124,8 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
     throw new TypeError("a webhook URL is http: or https:");
   }
   if (!(options.timeoutMs > 0)) throw new RangeError("timeoutMs must be a positive number");
-  const request = requestBytes(url, options.headers, options.body);
+  const kept = options.connection;
+  const request = requestBytes(url, options.headers, options.body, kept !== undefined);
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const deadline = new Deadline(options.timeoutMs, options.signal);
@@ -134,36 +145,31 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
         return { status: null, error: "refused_address", durationMs: elapsed(), address: refused };
       }
     }
-    const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
-    const connect = options.connect ?? connectTcp;
-    for (const candidate of addresses) {
+    let answer: { head: ResponseHead; rest: Uint8Array; via: Deno.Conn } | undefined;
+    const reused = kept?.take(url.origin, addresses);
+    if (reused) {
+      const via = conn = reused.conn;
+      address = reused.address;
       try {
-        const tcp = await deadline.settle(
-          connect({ hostname: candidate, port, signal: deadline.signal }),
-        );
-        // Nagle's algorithm would hold the TLS handshake's last flight for the peer's delayed
-        // ACK (40 ms on Linux): every message here is complete when written.
-        tcp.setNoDelay(true);
-        conn = tcp;
-        address = candidate;
-        break;
+        await writeAll(via, request, deadline).catch((error) => {
+          throw deadline.signal.aborted ? error : new Unanswered();
+        });
+        answer = { ...await readHead(via, deadline), via };
       } catch (error) {
-        if (deadline.signal.aborted) throw error;
+        if (deadline.signal.aborted || !(error instanceof Unanswered)) throw error;
+        // Closed by the receiver while kept: the request goes on a new connection.
+        closeQuietly(conn);
+        conn = null;
+        address = undefined;
       }
     }
-    if (conn === null) return { status: null, error: "connection", durationMs: elapsed() };
-    if (url.protocol === "https:") {
-      const tls = await deadline.settle(Deno.startTls(conn as Deno.TcpConn, {
-        hostname: host, // the certificate is checked against the URL's name, not the address
-        caCerts: options.caCerts,
-        alpnProtocols: ["http/1.1"],
-        unsafelyDisableHostnameVerification: false,
-      }));
-      conn = tls;
-      await deadline.race(tls.handshake());
+    if (answer === undefined) {
+      const via = conn = await open(url, host, addresses, options, deadline, (a) => address = a);
+      if (via === null) return { status: null, error: "connection", durationMs: elapsed() };
+      await writeAll(via, request, deadline);
+      answer = { ...await readHead(via, deadline), via };
     }
-    await writeAll(conn, request, deadline);
-    const { head, rest } = await readHead(conn, deadline);
+    const { head, rest, via } = answer;
     const result: DeliveryResult = {
       status: head.status,
       error: null,
@@ -173,7 +179,11 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
     if (head.status >= 300 && head.status < 400) result.error = "redirect";
     const retryAfter = retryAfterOf(head);
     if (retryAfter !== undefined) result.retryAfterS = retryAfter;
-    await drain(conn, head, rest, deadline);
+    const complete = await drain(via, head, rest, deadline);
+    if (kept && complete && persists(head) && address !== undefined) {
+      kept.keep(via, url.origin, address);
+      conn = null;
+    }
     return result;
   } catch {
     if (deadline.abortedFromOutside) throw options.signal!.reason;
@@ -182,6 +192,62 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
   } finally {
     deadline.dispose();
     closeQuietly(conn);
+  }
+}
+
+/**
+ * Opens a connection to the first of `addresses` that accepts one (TLS for
+ * https, checked against the URL's name), or null when none does. The
+ * address is told to `connected` as soon as a TCP connection is made.
+ *
+ * @throws when the deadline passes, or TLS fails (the connection is closed).
+ */
+async function open(
+  url: URL,
+  host: string,
+  addresses: readonly string[],
+  options: DeliverOptions,
+  deadline: Deadline,
+  connected: (address: string) => void,
+): Promise<Deno.Conn | null> {
+  const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
+  const connect = options.connect ?? connectTcp;
+  let tcp: Deno.TcpConn | null = null;
+  for (const candidate of addresses) {
+    try {
+      tcp = await deadline.settle(connect({ hostname: candidate, port, signal: deadline.signal }));
+      connected(candidate);
+      break;
+    } catch (error) {
+      if (deadline.signal.aborted) throw error;
+    }
+  }
+  if (tcp === null) return null;
+  // Nagle's algorithm would hold the TLS handshake's last flight for the peer's delayed
+  // ACK (40 ms on Linux): every message here is complete when written.
+  tcp.setNoDelay(true);
+  if (url.protocol !== "https:") return tcp;
+  const closeOnAbort = () => closeQuietly(tcp);
+  deadline.signal.addEventListener("abort", closeOnAbort, { once: true });
+  try {
+    const tls = await deadline.settle(Deno.startTls(tcp, {
+      hostname: host, // the certificate is checked against the URL's name, not the address
+      caCerts: options.caCerts,
+      alpnProtocols: ["http/1.1"],
+      unsafelyDisableHostnameVerification: false,
+    }));
+    try {
+      await deadline.race(tls.handshake());
+    } catch (error) {
+      closeQuietly(tls);
+      throw error;
+    }
+    return tls;
+  } catch (error) {
+    closeQuietly(tcp);
+    throw error;
+  } finally {
+    deadline.signal.removeEventListener("abort", closeOnAbort);
   }
 }
 
@@ -215,7 +281,12 @@ function connectTcp(options: { hostname: string; port: number; signal: AbortSign
 }
 
 /** The request's bytes: head and body. */
-function requestBytes(url: URL, headers: Record<string, string>, body: string | Uint8Array) {
+function requestBytes(
+  url: URL,
+  headers: Record<string, string>,
+  body: string | Uint8Array,
+  keepAlive: boolean,
+) {
   const bodyBytes = typeof body === "string" ? encoder.encode(body) : body;
   const lines = [`POST ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`];
   for (const [name, value] of Object.entries(headers)) {
@@ -227,7 +298,10 @@ function requestBytes(url: URL, headers: Record<string, string>, body: string | 
     }
     lines.push(`${name}: ${value}`);
   }
-  lines.push(`content-length: ${bodyBytes.length}`, "connection: close", "", "");
+  lines.push(`content-length: ${bodyBytes.length}`);
+  // HTTP/1.1 connections persist unless either side says otherwise.
+  if (!keepAlive) lines.push("connection: close");
+  lines.push("", "");
   const head = encoder.encode(lines.join("\r\n"));
   const bytes = new Uint8Array(head.length + bodyBytes.length);
   bytes.set(head);
@@ -260,7 +334,13 @@ async function readHead(conn: Deno.Conn, deadline: Deadline) {
       continue;
     }
     if (total >= MAX_RESPONSE_BYTES) throw new SyntaxError("the response head is too large");
-    const chunk = await readChunk(conn, deadline);
+    let chunk: Uint8Array | null;
+    try {
+      chunk = await readChunk(conn, deadline);
+    } catch (error) {
+      throw total === 0 && !deadline.signal.aborted ? new Unanswered() : error;
+    }
+    if (chunk === null && total === 0) throw new Unanswered();
     if (chunk === null) throw new SyntaxError("the connection ended before a response head");
     total += chunk.length;
     buffer = concat(buffer, chunk);
@@ -273,16 +353,34 @@ async function readHead(conn: Deno.Conn, deadline: Deadline) {
  * Whatever happens here (a timeout, a reset) does not change the outcome:
  * the answer's status is already known.
  */
-async function drain(conn: Deno.Conn, head: ResponseHead, rest: Uint8Array, deadline: Deadline) {
+async function drain(
+  conn: Deno.Conn,
+  head: ResponseHead,
+  rest: Uint8Array,
+  deadline: Deadline,
+): Promise<boolean> {
   let body = rest;
   try {
     while (!bodyComplete(head, body) && body.length < MAX_RESPONSE_BYTES) {
       const chunk = await readChunk(conn, deadline);
-      if (chunk === null) return;
+      if (chunk === null) return false;
       body = concat(body, chunk);
     }
   } catch {
     // The status is known; the rest of the body is the receiver's business.
+    return false;
+  }
+  if (!bodyComplete(head, body)) return false;
+  // Exactly the body announced, nothing after it: the connection can carry the next request.
+  const length = head.headers.get("content-length");
+  return head.headers.has("transfer-encoding") || length === undefined ||
+    (length.length === 1 && body.length === Number(length[0]));
+}
+
+/** A kept connection that ended, or failed, before any byte of an answer: the receiver closed it. */
+class Unanswered extends Error {
+  constructor() {
+    super("the connection ended before any answer");
   }
 }
 
@@ -313,69 +411,5 @@ function closeQuietly(conn: Deno.Conn | null) {
     conn?.close();
   } catch {
     // Already closed (by the deadline, or by the peer's TLS alert).
-  }
-}
-
-/**
- * The time limit of one attempt, and its early end from outside: one signal
- * that aborts when either comes, and a way to stop waiting for any operation
- * when it does (the socket is closed too, which ends the operation itself).
- */
-class Deadline {
-  readonly #controller = new AbortController();
-  readonly #timer: ReturnType<typeof setTimeout>;
-  readonly #outside?: AbortSignal;
-  readonly #onOutside = () => this.#controller.abort(this.#outside!.reason);
-  #timedOut = false;
-
-  constructor(ms: number, outside?: AbortSignal) {
-    this.#outside = outside;
-    this.#timer = setTimeout(() => {
-      this.#timedOut = true;
-      this.#controller.abort(new DOMException("the delivery attempt timed out", "TimeoutError"));
-    }, ms);
-    if (outside?.aborted) this.#onOutside();
-    else outside?.addEventListener("abort", this.#onOutside, { once: true });
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  get timedOut(): boolean {
-    return this.#timedOut;
-  }
-
-  get abortedFromOutside(): boolean {
-    return this.#controller.signal.aborted && !this.#timedOut;
-  }
-
-  /** `promise`, or a rejection as soon as the deadline passes, whichever comes first. */
-  race<T>(promise: Promise<T>): Promise<T> {
-    const signal = this.#controller.signal;
-    return new Promise<T>((resolve, reject) => {
-      const stop = () => reject(signal.reason);
-      if (signal.aborted) stop();
-      else signal.addEventListener("abort", stop, { once: true });
-      promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
-    });
-  }
-
-  /**
-   * Like {@link race}, for an operation that yields a connection: one that
-   * arrives after the deadline is closed rather than leaked.
-   */
-  async settle<T extends Deno.Conn>(promise: Promise<T>): Promise<T> {
-    try {
-      return await this.race(promise);
-    } catch (error) {
-      promise.then(closeQuietly, () => {});
-      throw error;
-    }
-  }
-
-  dispose() {
-    clearTimeout(this.#timer);
-    this.#outside?.removeEventListener("abort", this.#onOutside);
   }
 }

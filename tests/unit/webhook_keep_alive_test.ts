@@ -1,0 +1,155 @@
+/**
+ * Tests of the connection a deliverer keeps between attempts, against real
+ * receivers on loopback addresses: reused while the answers allow it,
+ * dropped when the receiver says `connection: close` or closes it, and never
+ * used for a name that now resolves elsewhere.
+ */
+
+import assert from "node:assert/strict";
+import { deliverOnce, type DeliverOptions, type Resolver } from "../../src/webhooks/deliver.ts";
+import { KeptConnection } from "../../src/webhooks/kept_connection.ts";
+
+const BODY = JSON.stringify({ id: "1", type: "intent.accepted", record: {} });
+
+function options(url: string, connection: KeptConnection, extra: Partial<DeliverOptions> = {}) {
+  return {
+    url,
+    headers: { "webhook-id": "1" },
+    body: BODY,
+    timeoutMs: 5000,
+    allowPrivate: true,
+    connection,
+    ...extra,
+  };
+}
+
+/** A Deno.serve receiver on `hostname` that counts the connections its requests came on. */
+function countingReceiver(hostname = "127.0.0.1", answer?: () => Response) {
+  const connections = new Set<string>();
+  const server = Deno.serve({ hostname, port: 0, onListen() {} }, async (request, info) => {
+    await request.arrayBuffer();
+    const { hostname, port } = info.remoteAddr;
+    connections.add(`${hostname}:${port}`);
+    return answer?.() ?? new Response(null, { status: 204 });
+  });
+  return { server, connections, port: server.addr.port };
+}
+
+Deno.test("attempts to one endpoint reuse one connection while its answers allow it", async () => {
+  const receiver = countingReceiver();
+  const kept = new KeptConnection();
+  try {
+    const url = `http://127.0.0.1:${receiver.port}/hook`;
+    for (let i = 0; i < 5; i++) {
+      const result = await deliverOnce(options(url, kept));
+      assert.equal(result.status, 204);
+    }
+    assert.equal(receiver.connections.size, 1);
+    // Another origin (the same receiver by another path is the same origin; another port is not).
+    const other = countingReceiver();
+    try {
+      await deliverOnce(options(`http://127.0.0.1:${other.port}/hook`, kept));
+      await deliverOnce(options(url, kept));
+      assert.equal(receiver.connections.size, 2, "the kept one went with the change of origin");
+    } finally {
+      kept.close();
+      await other.server.shutdown();
+    }
+  } finally {
+    kept.close();
+    await receiver.server.shutdown();
+  }
+});
+
+Deno.test("an answer with connection: close, or of unknown length, is not kept", async () => {
+  let close = true;
+  const receiver = countingReceiver(
+    "127.0.0.1",
+    () =>
+      close ? new Response("ok", { headers: { connection: "close" } }) : new Response(
+        new ReadableStream({
+          start(c) {
+            c.enqueue(new TextEncoder().encode("streamed"));
+            c.close();
+          },
+        }),
+      ),
+  );
+  const kept = new KeptConnection();
+  try {
+    const url = `http://127.0.0.1:${receiver.port}/hook`;
+    await deliverOnce(options(url, kept));
+    await deliverOnce(options(url, kept));
+    assert.equal(receiver.connections.size, 2);
+    // A chunked body read to its end leaves the connection usable.
+    close = false;
+    await deliverOnce(options(url, kept));
+    await deliverOnce(options(url, kept));
+    assert.equal(receiver.connections.size, 3);
+  } finally {
+    kept.close();
+    await receiver.server.shutdown();
+  }
+});
+
+Deno.test("a kept connection the receiver closed: the attempt goes on a new one, delivered once", async () => {
+  // A raw receiver that answers one request per connection, then closes it without saying so.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let requests = 0;
+  const served = (async () => {
+    for await (const conn of listener) {
+      const buffer = new Uint8Array(64 * 1024);
+      let text = "";
+      while (!text.includes("\r\n\r\n") || !text.endsWith(BODY)) {
+        const n = await conn.read(buffer);
+        if (n === null) break;
+        text += new TextDecoder().decode(buffer.subarray(0, n));
+      }
+      requests++;
+      await conn.write(new TextEncoder().encode("HTTP/1.1 204 No Content\r\n\r\n"));
+      conn.close();
+    }
+  })();
+  const kept = new KeptConnection();
+  try {
+    const url = `http://127.0.0.1:${listener.addr.port}/hook`;
+    for (let i = 0; i < 3; i++) {
+      const result = await deliverOnce(options(url, kept));
+      assert.deepEqual([result.status, result.error], [204, null]);
+      // Let the close reach this side before the next attempt.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(requests, 3, "each event reached the receiver once");
+  } finally {
+    kept.close();
+    listener.close();
+    await served.catch(() => {});
+  }
+});
+
+Deno.test("a name that now resolves to another address gets a connection there", async () => {
+  // On 0.0.0.0, reached at 127.0.0.1 and 127.0.0.2 (both loopback on Linux).
+  const receiver = countingReceiver("0.0.0.0");
+  const kept = new KeptConnection();
+  let answer = ["127.0.0.1"];
+  const resolve: Resolver = () => Promise.resolve(answer);
+  try {
+    const url = `http://hooks.example:${receiver.port}/hook`;
+    await deliverOnce(options(url, kept, { resolve }));
+    await deliverOnce(options(url, kept, { resolve }));
+    assert.equal(receiver.connections.size, 1);
+    answer = ["127.0.0.2"];
+    const moved = await deliverOnce(options(url, kept, { resolve }));
+    assert.deepEqual([moved.status, moved.address], [204, "127.0.0.2"]);
+    assert.equal(receiver.connections.size, 2);
+    assert.ok([...receiver.connections].at(-1)!.startsWith("127.0.0.2:"));
+    // Resolving to a refused address: refused, the kept connection unused.
+    answer = ["10.0.0.1"];
+    const refused = await deliverOnce(options(url, kept, { resolve, allowPrivate: false }));
+    assert.deepEqual([refused.error, refused.address], ["refused_address", "10.0.0.1"]);
+    assert.equal(receiver.connections.size, 2);
+  } finally {
+    kept.close();
+    await receiver.server.shutdown();
+  }
+});
