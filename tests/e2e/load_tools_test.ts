@@ -44,6 +44,23 @@ Deno.test("load --spawn sends every body once and every one is accepted", async 
   assert.deepEqual(figures.statuses, { "201": 200 });
 });
 
+Deno.test("load --webhooks makes idle endpoints that receive nothing of the load", async () => {
+  const { code, out, err } = await runTool("tools/load/load.ts", [
+    "--spawn",
+    "--n",
+    "100",
+    "--warmup",
+    "0",
+    "--webhooks",
+    "3",
+    "--json",
+  ]);
+  assert.equal(code, 0, err);
+  const figures = JSON.parse(out);
+  assert.deepEqual(figures.statuses, { "201": 100 });
+  assert.deepEqual([figures.webhooks, figures.webhook_deliveries], [3, 0]);
+});
+
 Deno.test("load --base refuses a folder without the server script", async () => {
   const empty = await Deno.makeTempDir();
   try {
