@@ -92,6 +92,47 @@ storeTest(
 );
 
 storeTest(
+  "a holder SIGKILLed mid-delivery: another takes over, nothing skipped, only the event in flight again",
+  async (store) => {
+    const receiver = startReceiver();
+    const a = await startProcess({ store, env: LOCAL_WEBHOOKS });
+    const b = await startProcess({ store, env: LOCAL_WEBHOOKS });
+    try {
+      await a.client.webhooks.add({ url: receiver.url });
+      const template = await a.newTemplate();
+      // Slow answers: the kill lands while the receiver holds a request.
+      const arrived: string[] = [];
+      receiver.answer((d) => {
+        arrived.push(d.id);
+        return { status: 204, delayMs: 300 };
+      });
+      await submit(b, template, 8);
+      for (let i = 0; arrived.length < 3; i++) {
+        assert.ok(i < 200, "the third delivery did not arrive within 10 s");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const [holder, other] = await held(a) === 1 ? [a, b] : [b, a];
+      await holder.server.stop({ kill: true });
+      const inFlight = arrived.at(-1)!;
+      receiver.answer(() => ({ status: 204 }));
+      await receiver.until((d) => new Set(acknowledged(d)).size === 8, 35_000, "every event");
+      assert.equal(await held(other), 1);
+
+      // Every event, first arrivals in the feed's order; the one cut off is the only repeat.
+      const ids = receiver.deliveries.map((d) => d.id);
+      assert.deepEqual([...new Set(ids)].map(Number), upTo(8));
+      const repeated = ids.filter((id, i) => ids.indexOf(id) !== i);
+      assert.deepEqual(repeated, [inFlight]);
+      assert.equal(receiver.maxInFlight, 1);
+    } finally {
+      await a.server.stop({ kill: true });
+      await b.server.stop({ kill: true });
+      await receiver.close();
+    }
+  },
+);
+
+storeTest(
   "two processes never deliver to one endpoint at once; SIGTERM hands endpoints over at once",
   async (store) => {
     const receivers: Receiver[] = Array.from({ length: 4 }, () => startReceiver());
