@@ -12,7 +12,8 @@
  */
 
 import { dirname } from "node:path";
-import { readSettings, SettingsError } from "./src/settings.ts";
+import { readSettings } from "./src/settings.ts";
+import { SettingsError } from "./src/errors.ts";
 import { createApp } from "./src/http/app.ts";
 import { createWriter } from "./src/storage/writer.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";

@@ -81,3 +81,8 @@ export function tooLarge(limit: number, options: { asStored?: boolean } = {}): S
       : `request body is larger than ${limit} bytes`,
   );
 }
+
+/** Thrown for a malformed setting; the message is one line naming the variable. */
+export class SettingsError extends Error {
+  override name = "SettingsError";
+}

@@ -6,7 +6,7 @@
  */
 
 import { parseCidr, type ParsedCidr } from "./ip_address.ts";
-import { SettingsError } from "./settings.ts";
+import { SettingsError } from "./errors.ts";
 
 /** The validated abuse-control settings. */
 export interface LimitSettings {

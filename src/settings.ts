@@ -4,6 +4,7 @@
  * @module
  */
 
+import { SettingsError } from "./errors.ts";
 import { hex } from "@scure/base";
 import { checkExtractorUrl } from "./domain/extractor_url.ts";
 import { MAX_STORED_BODY_BYTES } from "./domain/intent.ts";
@@ -52,11 +53,6 @@ export interface Settings {
   webhookRetryScheduleMs: readonly number[];
   /** The abuse-control limits (docs/interface.md §12). */
   limits: LimitSettings;
-}
-
-/** Thrown for a malformed setting; the message is one line naming the variable. */
-export class SettingsError extends Error {
-  override name = "SettingsError";
 }
 
 /** The largest body accepted: an intent record stores the body, within a KV value. */

@@ -7,7 +7,7 @@
 import { ServiceError } from "../errors.ts";
 import type { Settings } from "../settings.ts";
 import { type IntentWriter, StorageUnavailableError, type Store } from "../domain/store.ts";
-import type { AppContext, Handler, RequestContext } from "./context.ts";
+import type { AppContext, Handler, RequestContext, Route } from "./context.ts";
 import { errorResponse, HttpError, internalErrorResponse } from "./respond.ts";
 import type { RequestLogLine } from "./request_log.ts";
 import { getIntent, listIntents, postIntent } from "./routes/intents.ts";
@@ -25,7 +25,7 @@ import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
 import { inlineVerifier, type Verifier } from "../workers/verify_pool.ts";
 import { singleCommitWriter } from "../storage/writer.ts";
 import { StaticFiles } from "./static_files.ts";
-import { RequestLimits } from "./limits.ts";
+import { RequestLimits } from "./rate_limit.ts";
 
 /** What `createApp` needs. */
 export interface AppDeps {
@@ -50,13 +50,6 @@ export interface AppDeps {
    * calling thread. Its owner closes it.
    */
   verifier?: (ctx: VerifyContext) => Verifier;
-}
-
-/** A route: a path pattern with capture groups, and handlers by method. */
-export interface Route {
-  name: string;
-  pattern: RegExp;
-  methods: Record<string, Handler>;
 }
 
 /** The routes of the service, in match order. */

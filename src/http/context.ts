@@ -15,7 +15,7 @@ import { parseJsonBody } from "../domain/json_body.ts";
 import { isJsonMediaType } from "../media_type.ts";
 import type { Verifier } from "../workers/verify_pool.ts";
 import type { StaticFiles } from "./static_files.ts";
-import type { RequestLimits } from "./limits.ts";
+import type { RequestLimits } from "./rate_limit.ts";
 
 /** Dependencies shared by every handler. */
 export interface AppContext {
@@ -61,6 +61,13 @@ export interface RequestContext {
 
 /** A route handler. */
 export type Handler = (request: Request, ctx: RequestContext) => Promise<Response> | Response;
+
+/** A route: a path pattern with capture groups, and handlers by method. */
+export interface Route {
+  name: string;
+  pattern: RegExp;
+  methods: Record<string, Handler>;
+}
 
 /** True when the request's media type is `application/json` (parameters allowed). */
 export function isJsonContentType(request: Request): boolean {

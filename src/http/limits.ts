@@ -10,41 +10,15 @@
  */
 
 import { ServiceError } from "../errors.ts";
-import type { LimitSettings } from "../limits_settings.ts";
 import { clientAddress } from "./client_address.ts";
 import type { RequestContext } from "./context.ts";
-import { type RateLimitDecision, RateLimiter, rateLimitHeaders } from "./rate_limit.ts";
+import { type RateLimitDecision, rateLimitHeaders } from "./rate_limit.ts";
 
 /**
  * `Retry-After` of a `too_many_pending`: nothing tells when one of the key's
  * pending intents ends, so a client is asked to wait a minute.
  */
 export const PENDING_RETRY_AFTER_S = 60;
-
-/** The limiters of one process. */
-export class RequestLimits {
-  /** One bucket per client address (an IPv6 /64 counts as one). */
-  readonly address: RateLimiter;
-  /** One bucket per public key (its id: a P-256 key in compressed form). */
-  readonly signer: RateLimiter;
-  /** The settings they were built from. */
-  readonly settings: LimitSettings;
-
-  /**
-   * @param settings `RATE_LIMIT_PER_ADDRESS`, `RATE_LIMIT_PER_SIGNER`,
-   *   `TRUSTED_PROXIES`, `MAX_PENDING_PER_SIGNER`.
-   * @param now a monotonic clock in milliseconds (default `performance.now`).
-   */
-  constructor(settings: LimitSettings, now?: () => number) {
-    this.settings = settings;
-    this.address = new RateLimiter({
-      policy: "address",
-      ratePerSecond: settings.ratePerAddress,
-      now,
-    });
-    this.signer = new RateLimiter({ policy: "signer", ratePerSecond: settings.ratePerSigner, now });
-  }
-}
 
 /** The per-address decision a request of a limited endpoint was let in with. */
 const ADMITTED = new WeakMap<RequestContext, RateLimitDecision>();

@@ -65,6 +65,8 @@
  * @module
  */
 
+import type { LimitSettings } from "../limits_settings.ts";
+
 /** The window `w` of both policies: a full bucket lasts two seconds at the full rate. */
 export const RATE_LIMIT_WINDOW_S = 2;
 
@@ -361,4 +363,29 @@ export function rateLimitHeaders(decisions: readonly RateLimitDecision[]): Recor
   };
   if (retryAfterS > 0) headers["retry-after"] = String(retryAfterS);
   return headers;
+}
+
+/** The limiters of one process. */
+export class RequestLimits {
+  /** One bucket per client address (an IPv6 /64 counts as one). */
+  readonly address: RateLimiter;
+  /** One bucket per public key (its id: a P-256 key in compressed form). */
+  readonly signer: RateLimiter;
+  /** The settings they were built from. */
+  readonly settings: LimitSettings;
+
+  /**
+   * @param settings `RATE_LIMIT_PER_ADDRESS`, `RATE_LIMIT_PER_SIGNER`,
+   *   `TRUSTED_PROXIES`, `MAX_PENDING_PER_SIGNER`.
+   * @param now a monotonic clock in milliseconds (default `performance.now`).
+   */
+  constructor(settings: LimitSettings, now?: () => number) {
+    this.settings = settings;
+    this.address = new RateLimiter({
+      policy: "address",
+      ratePerSecond: settings.ratePerAddress,
+      now,
+    });
+    this.signer = new RateLimiter({ policy: "signer", ratePerSecond: settings.ratePerSigner, now });
+  }
 }

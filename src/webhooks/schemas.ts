@@ -89,3 +89,6 @@ export const WebhookReplaySchema = v.strictObject({
 export type WebhookCreate = v.InferOutput<typeof WebhookCreateSchema>;
 /** A validated `PATCH /webhooks/{id}` body. */
 export type WebhookUpdate = v.InferOutput<typeof WebhookUpdateSchema>;
+
+/** The bounds of `limit` on `GET /webhooks/{id}/attempts`: at most the attempts kept. */
+export const ATTEMPTS_LIMIT = { min: 1, max: 100, fallback: 20 } as const;

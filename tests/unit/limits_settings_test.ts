@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { formatIpAddress } from "../../src/ip_address.ts";
 import { readLimitSettings } from "../../src/limits_settings.ts";
-import { SettingsError } from "../../src/settings.ts";
+import { SettingsError } from "../../src/errors.ts";
 
 Deno.test("readLimitSettings applies the documented defaults", () => {
   assert.deepEqual(readLimitSettings({}), {

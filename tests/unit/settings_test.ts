@@ -1,7 +1,8 @@
 /** Unit tests of `readSettings`: defaults and one refusal per malformed variable. */
 
 import assert from "node:assert/strict";
-import { readSettings, SettingsError } from "../../src/settings.ts";
+import { readSettings } from "../../src/settings.ts";
+import { SettingsError } from "../../src/errors.ts";
 
 Deno.test("readSettings applies the documented defaults", () => {
   const s = readSettings({});

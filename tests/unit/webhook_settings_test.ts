@@ -1,7 +1,8 @@
 /** Unit tests of the webhook settings of CONTRACT §2 and §11, as `readSettings` reads them. */
 
 import assert from "node:assert/strict";
-import { readSettings, SettingsError, WEBHOOK_RETRY_SCHEDULE_MS } from "../../src/settings.ts";
+import { readSettings, WEBHOOK_RETRY_SCHEDULE_MS } from "../../src/settings.ts";
+import { SettingsError } from "../../src/errors.ts";
 
 Deno.test("webhook settings default to https only, public addresses only, 15 s per attempt", () => {
   const s = readSettings({});

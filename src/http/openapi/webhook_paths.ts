@@ -17,7 +17,7 @@ import {
   REQUEST_ID_HEADER,
 } from "./responses.ts";
 import { webhookRef } from "./webhook_components.ts";
-import { ATTEMPTS_LIMIT } from "../routes/webhooks.ts";
+import { ATTEMPTS_LIMIT } from "../../webhooks/schemas.ts";
 
 const ID = idParameter("The endpoint's id.");
 

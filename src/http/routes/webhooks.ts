@@ -21,22 +21,21 @@ import {
   wants,
 } from "../../webhooks/endpoint.ts";
 import {
+  ATTEMPTS_LIMIT,
   WebhookCreateSchema,
   WebhookReplaySchema,
   WebhookUpdateSchema,
 } from "../../webhooks/schemas.ts";
 import { newWebhookSecret } from "../../webhooks/signing.ts";
 import { checkWebhookUrl } from "../../webhooks/url.ts";
-import type { Route } from "../app.ts";
 import { requireBearer } from "../auth.ts";
-import { type AppContext, readJsonBody, type RequestContext } from "../context.ts";
+import { type AppContext, readJsonBody, type RequestContext, type Route } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
 import { readQuery, wholeNumber } from "./query.ts";
 
 /** The query parameters of `GET /webhooks/{id}/attempts`, and the bounds of `limit`. */
 export const ATTEMPTS_QUERY = ["limit"] as const;
-export const ATTEMPTS_LIMIT = { min: 1, max: 100, fallback: 20 } as const;
 
 /**
  * How far `next_event` is looked for past the endpoint's position: pages of
