@@ -40,14 +40,13 @@ import type { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
 import type { RecentEvents } from "./recent_events.ts";
 
-/** A caught-up deliverer reads its endpoint again this often, whatever else happens. */
-const IDLE_MS = 10_000;
 /**
  * How long an endpoint may stay moved past events not of its types without
  * recording it: an endpoint that receives few of the feed's types costs one
  * write in this time, not one per commit of the feed. Until then, the
  * endpoint as read (`after`, `lag`) stands behind by those events; after a
- * restart they are passed again.
+ * restart they are passed again. A caught-up deliverer also reads its
+ * endpoint again this often, whatever else happens.
  */
 export const RECORD_SKIPS_MS = 5_000;
 /** After a storage failure, the next turn waits this long. */
@@ -212,7 +211,7 @@ export class EndpointWorker {
         endpoint.position,
         (type) => wants(endpoint, type),
         {
-          timeoutMs: Math.max(0, Math.min(IDLE_MS, since + RECORD_SKIPS_MS - now)),
+          timeoutMs: Math.max(0, since + RECORD_SKIPS_MS - now),
           signal: AbortSignal.any([this.#wake.signal, this.#lease.signal]),
         },
       );
@@ -334,6 +333,9 @@ export class EndpointWorker {
     }).then((version) => {
       if (this.#writing === landed) this.#writing = undefined;
       if (version === null) {
+        // As a change would: no write begun before now stands for the endpoint, so the
+        // attempts already under way are not followed by more before the endpoint is read.
+        this.#changes++;
         this.#known = undefined;
         this.#wake.abort();
       }

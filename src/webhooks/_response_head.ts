@@ -54,23 +54,36 @@ export function parseHead(bytes: Uint8Array): ResponseHead {
 }
 
 /**
- * Whether `body` (the bytes after the head so far) holds the whole body the
- * head announces: none for 1xx, 204 and 304; `Content-Length` bytes; the
- * last chunk of a chunked body. Without either, the body runs to the end of
- * the connection, and this says false.
+ * Where the body the head announces ends in `body` (the bytes after the head
+ * so far): the index just past it; -1 while it has not all arrived; -2 when
+ * it runs to the end of the connection (neither `Content-Length` nor
+ * chunked) or its chunked framing is malformed. No body for 1xx, 204 and
+ * 304; `Content-Length` bytes (one value); the chunks, their extensions and
+ * the trailer section of a chunked body (RFC 9112 §7.1).
  */
-export function bodyComplete(head: ResponseHead, body: Uint8Array): boolean {
-  if (head.status < 200 || head.status === 204 || head.status === 304) return true;
-  if (head.headers.has("transfer-encoding")) return endsChunked(body);
-  const length = head.headers.get("content-length")?.[0];
-  if (length !== undefined && /^[0-9]+$/.test(length)) return body.length >= Number(length);
-  return false;
+export function bodyEnd(head: ResponseHead, body: Uint8Array): number {
+  if (head.status < 200 || head.status === 204 || head.status === 304) return 0;
+  if (head.headers.has("transfer-encoding")) return chunkedEnd(body);
+  const length = head.headers.get("content-length");
+  if (length?.length !== 1 || !/^[0-9]{1,15}$/.test(length[0])) return -2;
+  const n = Number(length[0]);
+  return body.length >= n ? n : -1;
 }
 
 /**
- * Whether the connection may carry another request after this answer (RFC
- * 9112 §9.3): HTTP/1.1, not `Connection: close`, and a final answer that is
- * not a 101.
+ * Whether reading can stop: the whole body has arrived, or no end can be
+ * known from what arrived (a body to the end of the connection is not
+ * complete).
+ */
+export function bodyComplete(head: ResponseHead, body: Uint8Array): boolean {
+  const end = bodyEnd(head, body);
+  if (end === -2) return head.headers.has("transfer-encoding");
+  return end >= 0;
+}
+
+/**
+ * Persistence as RFC 9112 §9.3 has it: HTTP/1.1, not `Connection: close`,
+ * and a final answer that is not a 101.
  */
 export function persists(head: ResponseHead): boolean {
   if (head.minor < 1 || head.status < 200) return false;
@@ -78,14 +91,41 @@ export function persists(head: ResponseHead): boolean {
   return !connection.some((value) => /(?:^|,)\s*close\s*(?:,|$)/i.test(value));
 }
 
-const LAST_CHUNK = [0x30, 0x0d, 0x0a, 0x0d, 0x0a]; // "0\r\n\r\n"
+const CR = 0x0d;
+const LF = 0x0a;
+/** A chunk-size line longer than this is malformed (a size of 16 hex digits with room for extensions). */
+const MAX_CHUNK_LINE = 4096;
 
-/** Whether a chunked body ends with its last chunk and no trailers (the usual case). */
-function endsChunked(body: Uint8Array): boolean {
-  if (body.length < LAST_CHUNK.length) return false;
-  const tail = body.subarray(body.length - LAST_CHUNK.length);
-  if (!LAST_CHUNK.every((byte, i) => tail[i] === byte)) return false;
-  // "0\r\n\r\n" at the very start, or after the CRLF that ends the previous chunk's data.
-  const before = body.length - LAST_CHUNK.length;
-  return before === 0 || (body[before - 2] === 0x0d && body[before - 1] === 0x0a);
+/** The index of the CRLF at or after `from`, or -1. */
+function crlfAt(body: Uint8Array, from: number): number {
+  for (let i = from; i + 1 < body.length; i++) {
+    if (body[i] === CR && body[i + 1] === LF) return i;
+  }
+  return -1;
+}
+
+/** Where a chunked body ends (see {@link bodyEnd}). */
+function chunkedEnd(body: Uint8Array): number {
+  let i = 0;
+  for (;;) {
+    const lineEnd = crlfAt(body, i);
+    if (lineEnd < 0) return body.length - i > MAX_CHUNK_LINE ? -2 : -1;
+    const line = new TextDecoder("latin1").decode(body.subarray(i, lineEnd));
+    const size = /^([0-9A-Fa-f]{1,8})[ \t]*(?:;.*)?$/.exec(line);
+    if (!size) return -2;
+    const n = parseInt(size[1], 16);
+    i = lineEnd + 2;
+    if (n === 0) {
+      // The trailer section: field lines up to an empty line.
+      for (;;) {
+        const end = crlfAt(body, i);
+        if (end < 0) return -1;
+        if (end === i) return i + 2;
+        i = end + 2;
+      }
+    }
+    if (body.length < i + n + 2) return -1;
+    if (body[i + n] !== CR || body[i + n + 1] !== LF) return -2;
+    i += n + 2;
+  }
 }

@@ -14,7 +14,14 @@
  */
 
 import { judgeAddress } from "./addresses.ts";
-import { bodyComplete, headEnd, parseHead, persists, type ResponseHead } from "./_response_head.ts";
+import {
+  bodyComplete,
+  bodyEnd,
+  headEnd,
+  parseHead,
+  persists,
+  type ResponseHead,
+} from "./_response_head.ts";
 import type { KeptConnection } from "./kept_connection.ts";
 import { Deadline } from "./_deadline.ts";
 import { isIpLiteral } from "../ip_address.ts";
@@ -89,6 +96,9 @@ export interface DeliverOptions {
    */
   signal?: AbortSignal;
 }
+
+/** How long an answer's body may take after its head (within the attempt's time limit). */
+export const DRAIN_MS = 1_000;
 
 /** The most of an answer read: head and body together. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -351,7 +361,12 @@ async function readHead(conn: Deno.Conn, deadline: Deadline) {
  * Reads what the answer's body holds, up to 64 KiB with the head, so that a
  * well-behaved receiver is not reset mid-write; its bytes are not used.
  * Whatever happens here (a timeout, a reset) does not change the outcome:
- * the answer's status is already known.
+ * the answer's status is already known. The body gets {@link DRAIN_MS} at
+ * most (within the attempt's time): a receiver whose body's end cannot be
+ * recognised must not hold its endpoint for the whole time limit.
+ *
+ * @returns true when exactly the announced body arrived and nothing after
+ *   it: the connection can carry the next request.
  */
 async function drain(
   conn: Deno.Conn,
@@ -360,21 +375,29 @@ async function drain(
   deadline: Deadline,
 ): Promise<boolean> {
   let body = rest;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) =>
+    timer = setTimeout(() => resolve("late"), DRAIN_MS)
+  );
   try {
     while (!bodyComplete(head, body) && body.length < MAX_RESPONSE_BYTES) {
-      const chunk = await readChunk(conn, deadline);
+      const read = readChunk(conn, deadline);
+      const chunk = await Promise.race([read, late]);
+      if (chunk === "late") {
+        // The read in flight ends when the connection is closed (it is not kept).
+        read.catch(() => {});
+        return false;
+      }
       if (chunk === null) return false;
       body = concat(body, chunk);
     }
   } catch {
     // The status is known; the rest of the body is the receiver's business.
     return false;
+  } finally {
+    clearTimeout(timer);
   }
-  if (!bodyComplete(head, body)) return false;
-  // Exactly the body announced, nothing after it: the connection can carry the next request.
-  const length = head.headers.get("content-length");
-  return head.headers.has("transfer-encoding") || length === undefined ||
-    (length.length === 1 && body.length === Number(length[0]));
+  return bodyEnd(head, body) === body.length;
 }
 
 /** A kept connection that ended, or failed, before any byte of an answer: the receiver closed it. */

@@ -153,3 +153,85 @@ Deno.test("a name that now resolves to another address gets a connection there",
     await receiver.server.shutdown();
   }
 });
+
+/** A raw receiver that answers every request on a connection with `answer`, and keeps it open. */
+function rawReceiver(answer: string) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let connections = 0;
+  const open: Deno.Conn[] = [];
+  const served = (async () => {
+    for await (const conn of listener) {
+      connections++;
+      open.push(conn);
+      (async () => {
+        const buffer = new Uint8Array(64 * 1024);
+        let text = "";
+        for (;;) {
+          const n = await conn.read(buffer).catch(() => null);
+          if (n === null) return;
+          text += new TextDecoder().decode(buffer.subarray(0, n));
+          while (text.includes("\r\n\r\n") && text.endsWith(BODY)) {
+            text = "";
+            await conn.write(new TextEncoder().encode(answer)).catch(() => {});
+          }
+        }
+      })();
+    }
+  })();
+  return {
+    url: `http://127.0.0.1:${listener.addr.port}/hook`,
+    connections: () => connections,
+    async close() {
+      listener.close();
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch {
+          // closed
+        }
+      }
+      await served.catch(() => {});
+    },
+  };
+}
+
+Deno.test("an answer whose end cannot be known is read for a second at most, and not kept", async () => {
+  const receiver = rawReceiver("HTTP/1.1 200 OK\r\ncontent-length: 5, 5\r\n\r\nhello");
+  const kept = new KeptConnection();
+  try {
+    for (let i = 0; i < 2; i++) {
+      const started = performance.now();
+      const result = await deliverOnce(options(receiver.url, kept, { timeoutMs: 10_000 }));
+      const took = performance.now() - started;
+      assert.deepEqual([result.status, result.error], [200, null]);
+      assert.ok(took < 3_000, `the attempt took ${Math.round(took)} ms`);
+    }
+    assert.equal(receiver.connections(), 2, "not kept");
+  } finally {
+    kept.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("chunked answers with trailers are kept; a 204 followed by bytes is not", async () => {
+  const trailers = rawReceiver(
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2;x=y\r\nok\r\n0\r\nx-t: 1\r\n\r\n",
+  );
+  const junk = rawReceiver("HTTP/1.1 204 No Content\r\n\r\njunk");
+  const kept = new KeptConnection();
+  try {
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await deliverOnce(options(trailers.url, kept))).status, 200);
+    }
+    assert.equal(trailers.connections(), 1);
+    for (let i = 0; i < 3; i++) {
+      const result = await deliverOnce(options(junk.url, kept));
+      assert.deepEqual([result.status, result.error], [204, null]);
+    }
+    assert.equal(junk.connections(), 3, "a connection with stray bytes is not reused");
+  } finally {
+    kept.close();
+    await trailers.close();
+    await junk.close();
+  }
+});

@@ -5,7 +5,13 @@
 
 import assert from "node:assert/strict";
 import { parseHttpDate, parseRetryAfter } from "../../src/webhooks/retry_after.ts";
-import { bodyComplete, headEnd, parseHead } from "../../src/webhooks/_response_head.ts";
+import {
+  bodyComplete,
+  bodyEnd,
+  headEnd,
+  parseHead,
+  persists,
+} from "../../src/webhooks/_response_head.ts";
 
 const NOW = Date.UTC(1994, 10, 6, 8, 49, 7); // Sun, 06 Nov 1994 08:49:07 GMT
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -113,4 +119,36 @@ Deno.test("bodyComplete knows when a body announced by its head has arrived", ()
   assert.ok(bodyComplete(chunked, bytes("0\r\n\r\n")));
   assert.ok(!bodyComplete(chunked, bytes("2\r\nok\r\n")));
   assert.ok(!bodyComplete(head("HTTP/1.1 200 OK"), bytes("until the end")));
+});
+
+Deno.test("bodyEnd finds the exact end of a body, chunked framing parsed, or says it cannot", () => {
+  const head = (text: string) => parseHead(bytes(`${text}\r\n\r\n`));
+  const chunked = head("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked");
+  // Extensions, trailers, and chunk data that looks like the last chunk.
+  const whole = (text: string) => assert.equal(bodyEnd(chunked, bytes(text)), text.length, text);
+  whole("2;x=1\r\nok\r\n0\r\n\r\n");
+  whole("0\r\nx-check: 1\r\n\r\n");
+  assert.equal(bodyEnd(chunked, bytes("0\r\n\r\nHTTP/1.1")), 5, "bytes after it are not its");
+  const fake = "7\r\n\r\n0\r\n\r\n\r\n";
+  assert.equal(bodyEnd(chunked, bytes(fake)), -1, "inside a chunk's data, not its end");
+  assert.equal(bodyEnd(chunked, bytes(fake + "0\r\n\r\n")), fake.length + 5);
+  assert.equal(bodyEnd(chunked, bytes("zz\r\n")), -2);
+  assert.equal(bodyEnd(chunked, bytes("2\r\nokX\r\n")), -2);
+  assert.ok(bodyComplete(chunked, bytes("zz\r\n")), "malformed: nothing more to wait for");
+  // Content-Length: one value; bytes after it are not this body's.
+  const length = head("HTTP/1.1 200 OK\r\ncontent-length: 2");
+  assert.equal(bodyEnd(length, bytes("okHTTP/1.1")), 2);
+  assert.equal(bodyEnd(head("HTTP/1.1 200 OK\r\ncontent-length: 2, 2"), bytes("ok")), -2);
+  // No body for 204: bytes after its head are not a body, and the end is 0.
+  assert.equal(bodyEnd(head("HTTP/1.1 204 No Content"), bytes("junk")), 0);
+  assert.equal(bodyEnd(head("HTTP/1.1 200 OK"), bytes("to the end")), -2);
+});
+
+Deno.test("persists: HTTP/1.1 without connection: close, a final answer other than 101", () => {
+  const head = (text: string) => parseHead(bytes(`${text}\r\n\r\n`));
+  assert.ok(persists(head("HTTP/1.1 204 No Content")));
+  assert.ok(persists(head("HTTP/1.1 200 OK\r\nconnection: keep-alive")));
+  assert.ok(!persists(head("HTTP/1.1 200 OK\r\nConnection: Close")));
+  assert.ok(!persists(head("HTTP/1.1 200 OK\r\nconnection: upgrade, close")));
+  assert.ok(!persists(head("HTTP/1.0 200 OK")));
 });
