@@ -18,6 +18,8 @@
  * attempt made meanwhile is not recorded and its event is sent again after
  * the change: a repeat, never a skip. The wait for the commit leaves the
  * path from one event to the next (about half of it on a local KV file).
+ * One commit at most is left behind: an attempt waits for the write before
+ * the last, so a change made elsewhere costs one repeated event at most.
  * @module
  */
 
@@ -101,6 +103,8 @@ export class EndpointWorker {
   readonly #connection = new KeptConnection();
   /** The last write, while in flight (settles to its version, or null: it failed). */
   #writing: Promise<string | null> | undefined;
+  /** The write before the last, while still in flight: the next attempt waits for it. */
+  #earlier: Promise<string | null> | undefined;
   /** Counts notifications: a write made across one does not stand for the endpoint. */
   #changes = 0;
   /**
@@ -254,6 +258,12 @@ export class EndpointWorker {
 
   /** Makes one attempt of `event` and records it with what it makes of the endpoint. */
   async #attempt(entry: SeenEntry, event: IntentEvent, changes: number): Promise<void> {
+    // One acknowledgement at most commits behind the attempts: one that failed (a change came
+    // first) is seen before another attempt goes out on the endpoint as it stood before.
+    if (this.#earlier) {
+      await this.#earlier;
+      if (changes !== this.#changes) return;
+    }
     const endpoint = entry.endpoint;
     const { timeoutMs, allowPrivate } = this.#deps;
     const started = this.#deps.now();
@@ -332,6 +342,7 @@ export class EndpointWorker {
       return null;
     }).then((version) => {
       if (this.#writing === landed) this.#writing = undefined;
+      if (this.#earlier === landed) this.#earlier = undefined;
       if (version === null) {
         // As a change would: no write begun before now stands for the endpoint, so the
         // attempts already under way are not followed by more before the endpoint is read.
@@ -341,6 +352,7 @@ export class EndpointWorker {
       }
       return version;
     });
+    this.#earlier = this.#writing;
     this.#writing = landed;
     if (changes !== this.#changes) return;
     this.#known = { entry: { endpoint: after, version: landed }, at: this.#deps.now() };
