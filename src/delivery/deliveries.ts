@@ -46,7 +46,7 @@ const STATUS_REFRESH_MS = 15_000;
 
 /** Options of {@link WebhookDeliveries}. */
 export interface DeliveriesOptions {
-  store: Pick<Store, "readEvents" | "waitForEvents" | "webhooks">;
+  store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents" | "webhooks">;
   settings: {
     webhookTimeoutMs: number;
     webhooksAllowPrivate: boolean;
@@ -178,9 +178,11 @@ export class WebhookDeliveries {
       report: this.#report,
     }, lease);
     this.#workers.set(lease.id, worker);
+    this.#events.follow(true);
     metrics?.held(this.#workers.size);
     void worker.done.then(() => {
       if (this.#workers.get(lease.id) === worker) this.#workers.delete(lease.id);
+      if (this.#workers.size === 0) this.#events.follow(false);
       metrics?.held(this.#workers.size);
       metrics?.lag(lease.id, null);
       // It ends when its endpoint stopped being active (disabled, paused, removed).

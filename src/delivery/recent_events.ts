@@ -9,7 +9,10 @@
  * (a window of consecutive events, bounded in count and bytes), so a
  * deliverer whose position is inside the window reads from memory. A read
  * from the window ends where the window ends; the next read, after it, goes
- * to KV (and is shared again).
+ * to KV (and is shared again). While {@link RecentEvents.follow} is on,
+ * the events of this process's own commits join the window as they commit
+ * (`Store.onOwnEvents`), so that on one process the deliverers read the feed
+ * from memory.
  *
  * A deliverer caught up waits for an event of its types
  * ({@link RecentEvents.waitForWanted}), not for any event: one follower reads
@@ -35,6 +38,10 @@ interface Interest {
 const FAILURE_PAUSE_MS = 1_000;
 /** The follower's longest wait on the feed's head before it looks again. */
 const FOLLOW_WAIT_MS = 5_000;
+/** After a read found nothing past a head seen to have moved, the follower waits this long. */
+const EMPTY_PAUSE_MS = 50;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The window's bounds. */
 export interface RecentEventsOptions {
@@ -50,7 +57,9 @@ export interface RecentEventsOptions {
 
 /** Shared reads of the feed, for the deliverers of one process. */
 export class RecentEvents {
-  readonly #store: Pick<Store, "readEvents" | "waitForEvents">;
+  readonly #store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents">;
+  /** Stops taking this process's own events, while they are taken. */
+  #unsubscribe: (() => void) | undefined;
   readonly #interests = new Set<Interest>();
   /** Ends the follower's wait on the head: an interest came that it must look at now. */
   #poke = new AbortController();
@@ -65,9 +74,27 @@ export class RecentEvents {
    * @param store where the events are read.
    * @param options page and window bounds.
    */
-  constructor(store: Pick<Store, "readEvents" | "waitForEvents">, options: RecentEventsOptions) {
+  constructor(
+    store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents">,
+    options: RecentEventsOptions,
+  ) {
     this.#store = store;
     this.#options = options;
+  }
+
+  /**
+   * Takes this process's own events into the window as they commit (on), or
+   * stops and empties the window (off): on while any deliverer runs.
+   */
+  follow(on: boolean): void {
+    if (on && this.#unsubscribe === undefined) {
+      this.#unsubscribe = this.#store.onOwnEvents((events) => this.#keep(events));
+    } else if (!on && this.#unsubscribe !== undefined) {
+      this.#unsubscribe();
+      this.#unsubscribe = undefined;
+      this.#window = [];
+      this.#windowBytes = 0;
+    }
   }
 
   /**
@@ -138,23 +165,27 @@ export class RecentEvents {
         this.#poke = new AbortController();
         let from = Infinity;
         for (const interest of this.#interests) from = Math.min(from, interest.checked);
+        if (this.#fromWindow(from).length === 0) {
+          // Nothing after `from` in memory: read once the feed's head is past it (at once when
+          // it is known to be), rather than read to learn that nothing came.
+          const woken = await this.#store.waitForEvents(from, {
+            timeoutMs: FOLLOW_WAIT_MS,
+            signal: this.#poke.signal,
+          });
+          if (!woken) continue;
+        }
         let events: IntentEvent[];
         try {
           events = await this.read(from);
         } catch {
           // The storage failed: the deliverers read for themselves, and report it.
           for (const interest of [...this.#interests]) interest.end();
-          await new Promise((resolve) => setTimeout(resolve, FAILURE_PAUSE_MS));
+          await pause(FAILURE_PAUSE_MS);
           continue;
         }
-        if (events.length === 0) {
-          await this.#store.waitForEvents(from, {
-            timeoutMs: FOLLOW_WAIT_MS,
-            signal: this.#poke.signal,
-          });
-          continue;
-        }
-        this.#look(events);
+        // The head was seen past `from` before its events can be read (a lagging replica).
+        if (events.length === 0) await pause(EMPTY_PAUSE_MS);
+        else this.#look(events);
       }
     } finally {
       this.#following = false;
@@ -165,8 +196,14 @@ export class RecentEvents {
   #look(events: IntentEvent[]): void {
     const first = events[0].position;
     const last = events[events.length - 1].position;
+    // A page has few types (often one): an interest that wants none of them moves over it whole.
+    const types = [...new Set(events.map((event) => event.type))];
     for (const interest of [...this.#interests]) {
       if (interest.checked < first - 1 || interest.checked >= last) continue;
+      if (!types.some(interest.wants)) {
+        interest.checked = last;
+        continue;
+      }
       let wanted = false;
       for (let k = interest.checked + 1 - first; k < events.length; k++) {
         if (interest.wants(events[k].type)) {

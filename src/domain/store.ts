@@ -209,6 +209,15 @@ export interface Store {
     after: number,
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<boolean>;
+  /**
+   * Calls `listener` with the events of each commit this store makes, in
+   * feed order, as it commits them (before waiting readers wake): what a
+   * reader would read back, without the read. Events of other processes are
+   * not told.
+   *
+   * @returns a function that stops the calls.
+   */
+  onOwnEvents(listener: (events: IntentEvent[]) => void): () => void;
 
   /** The runtime configuration and its version (null when never set). */
   getConfig(): Promise<{ value: StoredConfig | null; version: string | null }>;

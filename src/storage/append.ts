@@ -68,7 +68,13 @@ export function addEvents(
 export async function commitEvents(
   ctx: Pick<InsertContext, "feed" | "commit">,
   op: Deno.AtomicOperation,
-  moved: { from: Head; position: number; ids?: readonly string[] },
+  moved: {
+    from: Head;
+    position: number;
+    ids?: readonly string[];
+    /** The events added, for the feed's listeners (`Store.onOwnEvents`). */
+    events?: readonly StoredEvent[];
+  },
 ): Promise<boolean> {
   let result: Deno.KvCommitResult | Deno.KvCommitError;
   try {
@@ -79,7 +85,7 @@ export async function commitEvents(
   }
   if (result.ok) {
     const head = { position: moved.position, versionstamp: result.versionstamp };
-    ctx.feed.advanced(head, moved.from.versionstamp, moved.ids);
+    ctx.feed.advanced(head, moved.from.versionstamp, moved.ids, moved.events);
   }
   return result.ok;
 }
@@ -245,7 +251,7 @@ export async function insertIntents(
     });
     counts?.write(op);
     const position = addEvents(op, head, events, plan.blockOf.slice(0, members.length));
-    if (await commitEvents(ctx, op, { from: head, position, ids })) {
+    if (await commitEvents(ctx, op, { from: head, position, ids, events })) {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
       open = open.slice(members.length);
       stalls = 0;
@@ -354,8 +360,9 @@ export async function appendChange(
         counts.write(op);
       }
     }
-    const position = addEvents(op, head, [{ type: change.type, intent: change.intent }], [0]);
-    if (await commitEvents(ctx, op, { from: head, position })) return change.intent;
+    const events = [{ type: change.type, intent: change.intent }];
+    const position = addEvents(op, head, events, [0]);
+    if (await commitEvents(ctx, op, { from: head, position, events })) return change.intent;
     // The head moved, the intent changed, or both: read both again.
     await feed.freshHead();
     entry = await getIntentEntry(kv, id);

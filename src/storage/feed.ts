@@ -17,7 +17,7 @@
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
-import { blockLength, decodeBlock, decodeHead } from "./codec.ts";
+import { blockLength, decodeBlock, decodeHead, type StoredEvent } from "./codec.ts";
 import { keys } from "./keys.ts";
 
 /** The newest feed position, and the version of the head key that says so. */
@@ -62,6 +62,7 @@ export class Feed {
   #poll: ReturnType<typeof setInterval> | undefined;
   /** This process's latest commits that moved the head, oldest first. */
   #own: OwnCommit[] = [];
+  readonly #ownEventListeners = new Set<(events: IntentEvent[]) => void>();
 
   /** @param kv an open KV handle; the caller closes it. */
   constructor(kv: Deno.Kv) {
@@ -88,12 +89,30 @@ export class Feed {
 
   /**
    * Records the head after a commit of this process moved it from the
-   * version `from`, storing `ids`, and wakes whoever waits.
+   * version `from`, storing `ids` and adding `events` (the last ones up to
+   * the head), tells the events to {@link onOwnEvents}' listeners, and wakes
+   * whoever waits.
    */
-  advanced(head: Head, from: string | null, ids: readonly string[] = []): void {
+  advanced(
+    head: Head,
+    from: string | null,
+    ids: readonly string[] = [],
+    events: readonly StoredEvent[] = [],
+  ): void {
     this.#own.push({ from, to: head.versionstamp!, ids });
     if (this.#own.length > OWN_COMMITS) this.#own.shift();
+    if (events.length > 0 && this.#ownEventListeners.size > 0) {
+      const first = head.position - events.length + 1;
+      const told = events.map(({ type, intent }, i) => ({ position: first + i, type, intent }));
+      for (const listener of this.#ownEventListeners) listener(told);
+    }
     this.#learn(head);
+  }
+
+  /** Calls `listener` with the events of each commit of this process (see `Store.onOwnEvents`). */
+  onOwnEvents(listener: (events: IntentEvent[]) => void): () => void {
+    this.#ownEventListeners.add(listener);
+    return () => this.#ownEventListeners.delete(listener);
   }
 
   /**

@@ -222,6 +222,10 @@ export class KvStore implements Store {
     return this.#feed.waitForEvents(after, options);
   }
 
+  onOwnEvents(listener: (events: IntentEvent[]) => void): () => void {
+    return this.#feed.onOwnEvents(listener);
+  }
+
   async getConfig(): Promise<{ value: StoredConfig | null; version: string | null }> {
     const entry = await this.#kv.get<unknown>(keys.config);
     return { value: decodeConfig(entry.value), version: entry.versionstamp };

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import { RecentEvents } from "../../src/delivery/recent_events.ts";
+import { renderEvent } from "../../src/domain/record.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 
 function intent(id: string, ref: DocumentRef): NewIntent {
@@ -21,7 +22,9 @@ function intent(id: string, ref: DocumentRef): NewIntent {
   };
 }
 
-async function withStore(fn: (store: KvStore, add: (n: number) => Promise<void>) => Promise<void>) {
+async function withStore(
+  fn: (store: KvStore, add: (n: number) => Promise<NewIntent[]>) => Promise<void>,
+) {
   const kv = await Deno.openKv(":memory:");
   try {
     const store = new KvStore(kv);
@@ -33,7 +36,8 @@ async function withStore(fn: (store: KvStore, add: (n: number) => Promise<void>)
     let made = 0;
     const add = async (n: number) => {
       const batch = Array.from({ length: n }, () => ({ intent: intent(`i-${made++}`, ref), ref }));
-      await store.insertIntents(batch);
+      const results = await store.insertIntents(batch);
+      return results.map((r) => (r as { intent: NewIntent }).intent);
     };
     await fn(store, add);
   } finally {
@@ -109,5 +113,24 @@ Deno.test("a waiting deliverer wakes for an event of its types, not for others",
     assert.equal(left, "waiting", "not woken by events it does not want");
     idleStop.abort();
     assert.equal(await idle, 9, "moved over all of them");
+  });
+});
+
+Deno.test("while following, this process's own commits join the window as they commit", async () => {
+  await withStore(async (store, add) => {
+    const events = new RecentEvents(store, OPTIONS);
+    events.follow(true);
+    const stored = await add(4);
+    const own = await events.read(0);
+    assert.deepEqual(own.map((e) => e.position), [1, 2, 3, 4]);
+    assert.equal(own[0].intent, stored[0], "the committed record itself: no read");
+    events.follow(false);
+    const read = await events.read(0);
+    assert.notEqual(read[0].intent, stored[0], "read back from KV once not following");
+    // What a deliverer sends is the same either way, byte for byte.
+    assert.deepEqual(own.map(renderEvent), read.map(renderEvent));
+    // Not following: own commits are not taken.
+    await add(2);
+    assert.deepEqual((await events.read(4)).map((e) => e.position), [5, 6]);
   });
 });

@@ -2,8 +2,9 @@
  * Load generator: builds N signed submissions with the client library, drives
  * a server on this host at a chosen concurrency over keep-alive HTTP/1.1
  * connections (a lean client of its own, so the generator takes little CPU),
- * and prints accepted/s, latency percentiles, answers by status and the
- * server's peak resident memory when it can read it.
+ * and prints accepted/s, latency percentiles, answers by status, and the
+ * server's peak resident memory and CPU time (all its threads) per accepted
+ * intent when it can read them.
  *
  * ```sh
  * deno task load -- --url http://127.0.0.1:8000 --token T --n 20000 --concurrency 64
@@ -44,7 +45,7 @@ import { addReference, bodyBuilder, buildBodies, webCryptoSigner } from "./bodie
 import { drive } from "./drive.ts";
 import { round, summary } from "./figures.ts";
 import { commitOf, projectRoot, type Spawned, spawnLoadServer } from "./spawn.ts";
-import { readMemory } from "../../testing/proc_stats.ts";
+import { readCpuSeconds, readMemory } from "../../testing/proc_stats.ts";
 import {
   type StartedKvConnectServer,
   startKvConnectServer,
@@ -244,6 +245,7 @@ async function main(): Promise<void> {
     if (options.warmup > 0) {
       await drive({ url, bodies: built.bodies.slice(0, options.warmup), concurrency, deadline });
     }
+    const cpuBefore = pid === undefined ? null : readCpuSeconds(pid);
     const result = await drive({
       url,
       bodies: built.bodies.slice(options.warmup),
@@ -251,6 +253,7 @@ async function main(): Promise<void> {
       deadline,
     });
     const memory = pid === undefined ? null : readMemory(pid);
+    const cpuAfter = pid === undefined ? null : readCpuSeconds(pid);
 
     const accepted = result.statuses.get("201") ?? 0;
     const figures = {
@@ -279,6 +282,9 @@ async function main(): Promise<void> {
       statuses: Object.fromEntries([...result.statuses].sort()),
       webhooks: options.webhooks,
       webhook_deliveries: receiver?.received() ?? 0,
+      server_cpu_us_per_accepted: cpuBefore !== null && cpuAfter !== null && accepted > 0
+        ? Math.round(((cpuAfter - cpuBefore) * 1e6) / accepted)
+        : null,
       server_rss_mib: memory
         ? {
           peak: round(memory.peak / 2 ** 20, 1),
@@ -313,6 +319,9 @@ async function main(): Promise<void> {
               ? `peak ${figures.server_rss_mib.peak} MiB, now ${figures.server_rss_mib.current} MiB`
               : "unknown (give --pid, or use --spawn)"
           }`,
+          ...(figures.server_cpu_us_per_accepted === null
+            ? []
+            : [`server CPU   ${figures.server_cpu_us_per_accepted} µs per accepted intent`]),
         ].join("\n"),
       );
     }
