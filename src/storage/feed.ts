@@ -12,7 +12,10 @@
  * networked KV (Deno Deploy, KV Connect); and a read of the head every
  * {@link HEAD_POLL_MS} catches commits of other processes on a local KV
  * file, which `kv.watch` does not see (SQLite has no cross-process
- * notification). Nobody waiting, nothing runs.
+ * notification). Nobody waiting and nobody listening to this process's
+ * events ({@link Feed.onOwnEvents}, the webhook deliverers), nothing runs;
+ * while somebody listens, the watch stays between waits rather than being
+ * made again for each one.
  * @module
  */
 
@@ -112,7 +115,11 @@ export class Feed {
   /** Calls `listener` with the events of each commit of this process (see `Store.onOwnEvents`). */
   onOwnEvents(listener: (events: IntentEvent[]) => void): () => void {
     this.#ownEventListeners.add(listener);
-    return () => this.#ownEventListeners.delete(listener);
+    this.#startWatch();
+    return () => {
+      this.#ownEventListeners.delete(listener);
+      if (this.#waiters.size === 0 && this.#ownEventListeners.size === 0) this.#stopWatch();
+    };
   }
 
   /**
@@ -193,7 +200,7 @@ export class Feed {
           clearTimeout(timer);
           signal?.removeEventListener("abort", onAbort);
           this.#waiters.delete(waiter);
-          if (this.#waiters.size === 0) this.#stopWatch();
+          if (this.#waiters.size === 0 && this.#ownEventListeners.size === 0) this.#stopWatch();
           resolve(woken);
         },
       };
