@@ -55,6 +55,8 @@ storeTest(
       const template = await a.newTemplate();
       await submit(a, template, 5);
       await receiver.until((d) => acknowledged(d).length === 5, 10_000, "the first five");
+      // Recorded before the kill: an acknowledgement still committing would be sent again.
+      await settled(a.client, endpoint.id, (e) => e.after === "5");
       const [holder, other] = await held(a) === 1 ? [a, b] : [b, a];
       assert.equal(await held(holder), 1);
       assert.equal(await held(other), 0);
@@ -70,6 +72,7 @@ storeTest(
       assert.equal(await held(other), 1);
 
       // Now no process runs: the next one started takes over within 30 s of its start.
+      await settled(other.client, endpoint.id, (e) => e.after === "10");
       await other.server.stop({ kill: true });
       const c = await start();
       const started = Date.now();
