@@ -1,5 +1,5 @@
 /**
- * The `webhooks` commands of the command-line client (CONTRACT §11): the
+ * The `webhooks` commands of the command-line client (docs/interface.md §11): the
  * admin calls on endpoints, and `webhooks listen`, a local receiver that
  * verifies each delivery with `verifyWebhook` and prints it, for developers.
  * @module

@@ -73,7 +73,7 @@ export class IntentsClient {
   readonly #fetch: typeof fetch;
 
   /**
-   * The webhook admin calls (CONTRACT §11), with this client's token:
+   * The webhook admin calls (docs/interface.md §11), with this client's token:
    * `client.webhooks.add({ url })`, `list()`, `get(id)`, `update(id, …)`,
    * `pause(id)`, `resume(id)`, `remove(id)`, `rotateSecret(id)`,
    * `replay(id, after)`, `attempts(id)`.

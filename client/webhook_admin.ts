@@ -1,5 +1,5 @@
 /**
- * The webhook admin calls of the client library (CONTRACT §11), reached as
+ * The webhook admin calls of the client library (docs/interface.md §11), reached as
  * `client.webhooks` of an `IntentsClient` holding the admin token:
  * register endpoints, read their state and attempts, pause, resume, rotate
  * their secrets, replay. Receivers verify deliveries with `verifyWebhook`

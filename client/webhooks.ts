@@ -1,6 +1,6 @@
 /**
  * Verifying webhook deliveries, for consumers of the service's webhooks
- * (CONTRACT §11): each delivery is signed as the Standard Webhooks
+ * (docs/interface.md §11): each delivery is signed as the Standard Webhooks
  * specification defines, with the endpoint's `whsec_` secret. Web Crypto
  * only: it runs in Deno, Node and browsers (and workers).
  *

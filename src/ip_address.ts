@@ -1,6 +1,6 @@
 /**
  * IP addresses and CIDR ranges in their strict text forms: the client address
- * of a request and the `TRUSTED_PROXIES` setting (CONTRACT §12) read them.
+ * of a request and the `TRUSTED_PROXIES` setting (docs/interface.md §12) read them.
  *
  * Strict means the forms of RFC 4291 §2.2 and the dotted quad of four decimal
  * octets, nothing else: no octal (`010.0.0.1`), hex (`0x7f.0.0.1`), short
@@ -95,7 +95,7 @@ function isIpv4Mapped(bytes: Uint8Array): boolean {
  * Parses an IPv4 dotted quad or an IPv6 address in a strict text form. An
  * IPv4-mapped IPv6 address (`::ffff:192.0.2.1`, `::ffff:c000:201`) comes back
  * as the IPv4 address it maps: a dual-stack listener reports IPv4 peers so,
- * and they must count as the same client (CONTRACT §12).
+ * and they must count as the same client (docs/interface.md §12).
  *
  * @param text the address alone: no brackets, port, zone id or whitespace.
  * @returns the address, or `undefined` when `text` is not one.
@@ -221,7 +221,7 @@ export function cidrContains(range: ParsedCidr, address: IpAddress): boolean {
 
 /**
  * Parses an IP address literal as it is written, for judging where a
- * connection would go (CONTRACT §11's webhook URLs and DNS answers): the same
+ * connection would go (docs/interface.md §11's webhook URLs and DNS answers): the same
  * strict forms as {@link parseIpAddress}, but an IPv4-mapped IPv6 address stays
  * the IPv6 address it is (the special-purpose registries list the mapped block
  * apart), and an IPv6 address may be written in a URL host's brackets

@@ -1,5 +1,5 @@
 /**
- * The abuse-control settings of CONTRACT §2 and §12, read from the
+ * The abuse-control settings of docs/interface.md §2 and §12, read from the
  * environment like the others in `settings.ts`: validated at boot, a malformed
  * one stopping the server with a one-line message naming the variable.
  * @module
@@ -80,7 +80,7 @@ function trustedProxies(env: Env): ParsedCidr[] {
 
 /**
  * Reads the abuse-control settings from an environment map. Unset or empty
- * variables take the defaults of CONTRACT §2: 50 requests per second per
+ * variables take the defaults of docs/interface.md §2: 50 requests per second per
  * address, 10 per second per signer, no trusted proxies, 100 pending intents
  * per signer. A rate of `0` turns that rate limit off.
  *

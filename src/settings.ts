@@ -39,7 +39,7 @@ export interface Settings {
   shutdownTimeoutMs: number;
   /** Worker threads parsing and verifying submissions; 0: the serving thread does it. */
   verifyWorkers: number;
-  /** `WEBHOOKS_ALLOW_HTTP`: webhook URLs may be plain `http:` (CONTRACT §11). */
+  /** `WEBHOOKS_ALLOW_HTTP`: webhook URLs may be plain `http:` (docs/interface.md §11). */
   webhooksAllowHttp: boolean;
   /** `WEBHOOKS_ALLOW_PRIVATE`: webhook URLs and their names' addresses may be inside (§11). */
   webhooksAllowPrivate: boolean;

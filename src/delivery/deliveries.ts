@@ -1,5 +1,5 @@
 /**
- * Webhook delivery in one process (CONTRACT §11): the endpoints whose leases
+ * Webhook delivery in one process (docs/interface.md §11): the endpoints whose leases
  * it holds, each with its deliverer (`worker.ts`).
  *
  * A process takes an endpoint's lease when the scheduler finds the

@@ -1,6 +1,6 @@
 /**
  * A lease this process holds on one endpoint: the right to deliver to it
- * (CONTRACT §11: one process at a time per endpoint).
+ * (docs/interface.md §11: one process at a time per endpoint).
  *
  * The lease is a KV entry `{holder, until}`. Its holder renews it before
  * `until`, each renewal checked against the version the holder last wrote,

@@ -1,6 +1,6 @@
 /**
  * The deliverer of one endpoint, run by the process that holds its lease:
- * the endpoint's events, in the feed's order, one at a time (CONTRACT §11).
+ * the endpoint's events, in the feed's order, one at a time (docs/interface.md §11).
  *
  * Each turn reads the endpoint as it stands, then either waits (for its
  * retry time, or, caught up, for the feed's next event), moves it past

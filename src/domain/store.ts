@@ -238,6 +238,6 @@ export interface Store {
    */
   lastCommit(): CommitAttempt | null;
 
-  /** Webhook endpoints, their leases and attempts (CONTRACT §11), on the same storage. */
+  /** Webhook endpoints, their leases and attempts (docs/interface.md §11), on the same storage. */
   readonly webhooks: WebhookStore;
 }

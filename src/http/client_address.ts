@@ -1,5 +1,5 @@
 /**
- * The client address a request counts against (CONTRACT §12): the peer the
+ * The client address a request counts against (docs/interface.md §12): the peer the
  * runtime reports, or, behind reverse proxies named in `TRUSTED_PROXIES`, the
  * address those proxies put in `X-Forwarded-For`.
  *

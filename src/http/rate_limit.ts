@@ -1,5 +1,5 @@
 /**
- * Per-process token buckets for the rate limits of CONTRACT §12, and the
+ * Per-process token buckets for the rate limits of docs/interface.md §12, and the
  * `RateLimit-Policy`, `RateLimit` and `Retry-After` headers that report them
  * (draft-ietf-httpapi-ratelimit-headers-10).
  *
@@ -70,7 +70,7 @@ import type { LimitSettings } from "../limits_settings.ts";
 /** The window `w` of both policies: a full bucket lasts two seconds at the full rate. */
 export const RATE_LIMIT_WINDOW_S = 2;
 
-/** The buckets a limiter keeps at most, unless told otherwise (CONTRACT §12). */
+/** The buckets a limiter keeps at most, unless told otherwise (docs/interface.md §12). */
 export const DEFAULT_MAX_BUCKETS = 100_000;
 
 /** A token is this many units: whole-number arithmetic keeps rounding exact. */

@@ -1,7 +1,7 @@
 /**
  * Whether an IP address is globally reachable, as the IANA IPv4 and IPv6
  * Special-Purpose Address Registries (RFC 6890, RFC 8190) record it, so that
- * webhooks are never sent into the service's own networks (CONTRACT §11).
+ * webhooks are never sent into the service's own networks (docs/interface.md §11).
  *
  * The tables below are the registries' entries with their "Globally
  * Reachable" column, plus the blocks the general address-space registries

@@ -1,5 +1,5 @@
 /**
- * One webhook delivery attempt (CONTRACT §11), safe against DNS rebinding:
+ * One webhook delivery attempt (docs/interface.md §11), safe against DNS rebinding:
  * the host name is resolved here, every address it resolves to is judged
  * (`judgeAddress`), and the connection goes to a judged address, never to
  * the name, so a name that resolves differently a moment later cannot send
@@ -27,7 +27,7 @@ import { Deadline } from "./_deadline.ts";
 import { isIpLiteral } from "../ip_address.ts";
 import { MAX_RETRY_AFTER_S, parseRetryAfter } from "./retry_after.ts";
 
-/** How an attempt failed before or instead of an answer (the `error` of CONTRACT §11's attempts). */
+/** How an attempt failed before or instead of an answer (the `error` of docs/interface.md §11's attempts). */
 export type DeliveryError = "timeout" | "connection" | "redirect" | "refused_address";
 
 /** The outcome of one attempt. */

@@ -1,5 +1,5 @@
 /**
- * A webhook endpoint (CONTRACT §11) as the service keeps it, and every
+ * A webhook endpoint (docs/interface.md §11) as the service keeps it, and every
  * change made to it, as pure functions: what an admin call or an attempt
  * makes of it. The store persists what these return, in commits checked
  * against the endpoint as it was read (`src/storage/webhooks.ts`).
@@ -31,7 +31,7 @@ export type EndpointStatus = "active" | "paused" | "disabled";
 /** Why the service disabled an endpoint: a 410 Gone, or the last retry of the schedule failed. */
 export type DisabledReason = "gone" | "failing";
 
-/** The most endpoints the service keeps (CONTRACT §11). */
+/** The most endpoints the service keeps (docs/interface.md §11). */
 export const MAX_WEBHOOKS = 100;
 
 /** How long a replaced secret stays in force: 24 hours. */

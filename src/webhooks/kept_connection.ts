@@ -4,7 +4,7 @@
  * after another does not pay a TCP and TLS handshake for each.
  *
  * A kept connection is reused only under the rules a new one is made under
- * (CONTRACT §11): the attempt resolves the name and judges its addresses
+ * (docs/interface.md §11): the attempt resolves the name and judges its addresses
  * first, and the connection serves only when it goes to the same origin
  * (scheme, name, port: the name its TLS certificate was checked against)
  * and to an address among those just judged. A name that now resolves

@@ -1,5 +1,5 @@
 /**
- * The parts of webhook delivery (CONTRACT §11) that need no storage: each
+ * The parts of webhook delivery (docs/interface.md §11) that need no storage: each
  * is pure or does one attempt, and the caller (the endpoint store, the
  * lease holder's loop, the admin routes) decides what to keep.
  *

@@ -1,11 +1,11 @@
 /**
  * The `Retry-After` response header (RFC 9110 §10.2.3), which a webhook
- * receiver may send with a 429 or 503 to say when to try again (CONTRACT
+ * receiver may send with a 429 or 503 to say when to try again (docs/interface.md
  * §11: at most an hour of it is honoured).
  * @module
  */
 
-/** The longest `Retry-After` a delivery honours, in seconds (CONTRACT §11). */
+/** The longest `Retry-After` a delivery honours, in seconds (docs/interface.md §11). */
 export const MAX_RETRY_AFTER_S = 3600;
 
 const DAYS = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";

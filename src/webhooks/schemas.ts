@@ -1,5 +1,5 @@
 /**
- * The request shapes of the webhook admin API (CONTRACT §11), one valibot
+ * The request shapes of the webhook admin API (docs/interface.md §11), one valibot
  * schema each: they validate requests and are the source of the OpenAPI
  * document's schemas (`src/http/openapi/webhook_paths.ts`). The URL rule
  * depends on the operator's settings, so it runs after the shape

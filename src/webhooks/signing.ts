@@ -1,6 +1,6 @@
 /**
  * Webhook secrets and signatures as the Standard Webhooks specification
- * (v1.0.0, "Signature scheme" and "Webhook headers") and CONTRACT §11
+ * (v1.0.0, "Signature scheme" and "Webhook headers") and docs/interface.md §11
  * define them: a secret is `whsec_` + base64 (RFC 4648 §4, padded) of random
  * bytes; a delivery carries `webhook-id`, `webhook-timestamp` and
  * `webhook-signature`, the last being `v1,` + base64 of HMAC-SHA256, keyed

@@ -21,7 +21,7 @@ import type { AttemptRecord, Endpoint } from "./endpoint.ts";
  */
 export const WEBHOOK_WORK = "webhook";
 
-/** Attempts kept per endpoint (CONTRACT §11). */
+/** Attempts kept per endpoint (docs/interface.md §11). */
 export const ATTEMPTS_KEPT = 100;
 
 /** An endpoint as read, with the version its writes check. */

@@ -1,6 +1,6 @@
 /**
  * The rule that decides whether a webhook endpoint URL may be registered
- * (CONTRACT §11), for `POST /webhooks` and `PATCH /webhooks/{id}`.
+ * (docs/interface.md §11), for `POST /webhooks` and `PATCH /webhooks/{id}`.
  * @module
  */
 
@@ -10,7 +10,7 @@ import { isIpLiteral } from "../ip_address.ts";
 /** Longest accepted webhook URL, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-/** The settings {@link checkWebhookUrl} depends on (CONTRACT §2). */
+/** The settings {@link checkWebhookUrl} depends on (docs/interface.md §2). */
 export interface WebhookUrlOptions {
   /** `WEBHOOKS_ALLOW_HTTP`: whether plain `http:` is accepted besides `https:`. */
   allowHttp: boolean;
@@ -24,7 +24,7 @@ export interface WebhookUrlOptions {
 /**
  * Checks a webhook endpoint URL: absolute, scheme `https` (or `http` when
  * `allowHttp`), with a host, no user info, no fragment, no white space, at
- * most 2048 characters, and written in its normal form as CONTRACT §6
+ * most 2048 characters, and written in its normal form as docs/interface.md §6
  * defines it: the URL standard's serialization (`new URL(url).href`) equals
  * it, or equals it with the `/` of an empty path added (`https://x.example`,
  * `https://x.example?a=1`). Unlike §6, a query is allowed.

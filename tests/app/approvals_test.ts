@@ -1,5 +1,5 @@
 /**
- * `GET` and `POST /intents/{id}/approvals` (CONTRACT §10) against the real
+ * `GET` and `POST /intents/{id}/approvals` (docs/interface.md §10) against the real
  * server: the view of a pending intent (what every approver signs and its
  * challenge, who has approved), of an accepted or expired one, 404s; every
  * refusal of an approval in the contract's order (415, 413, 400, 404, 409

@@ -1,5 +1,5 @@
 /**
- * `GET /events` (CONTRACT §9) on the whole app: who may read it, every 400,
+ * `GET /events` (docs/interface.md §9) on the whole app: who may read it, every 400,
  * the pull form's pages and long-poll, on a KV file and over KV Connect. The
  * stream form and events committed by another process are
  * `tests/e2e/events_test.ts`.

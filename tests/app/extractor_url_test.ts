@@ -1,5 +1,5 @@
 /**
- * Evidence extractor URLs in their normal form on the whole app (CONTRACT
+ * Evidence extractor URLs in their normal form on the whole app (docs/interface.md
  * §6): `PUT /config` refuses a URL that a URL parser reads differently from
  * how it is written, naming the normal form, and stores a normal one exactly
  * as sent. The `EVIDENCE_EXTRACTOR_URL` boot setting follows the same rule

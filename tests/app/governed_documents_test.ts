@@ -1,5 +1,5 @@
 /**
- * Governed documents (CONTRACT §10) against the real server: a template or
+ * Governed documents (docs/interface.md §10) against the real server: a template or
  * policy sent as `application/json` must be strict JSON, and its
  * `authorization` member a valid quorum, else 400 `invalid_json` or
  * `invalid_authorization` naming the path, and nothing is stored; a valid one

@@ -1,5 +1,5 @@
 /**
- * `POST /intents` under a governed 2-of-3 document (CONTRACT §10): one
+ * `POST /intents` under a governed 2-of-3 document (docs/interface.md §10): one
  * Ed25519 key and two passkeys, weight 1 each, threshold 2. The document, not
  * the caller, fixes the quorum: a co-signer's signature wrapped in a 1-of-1
  * Multisig of enormous weight is 400 `quorum_mismatch`; a key the document

@@ -1,6 +1,6 @@
 /**
  * Ids on every `{id}` path (`/intents/{id}`, `/templates/{id}`,
- * `/policies/{id}`; CONTRACT §7): an id no resource can have (over 128 code
+ * `/policies/{id}`; docs/interface.md §7): an id no resource can have (over 128 code
  * points, control characters, a malformed percent-encoding) is a plain 404
  * `not_found`, never a 500 from a store asked for an impossible key; an id of
  * exactly 128 code points is an ordinary id (404 when absent, 200 when

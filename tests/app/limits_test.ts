@@ -1,5 +1,5 @@
 /**
- * The rate limits of CONTRACT §12, in process with the peer address given as
+ * The rate limits of docs/interface.md §12, in process with the peer address given as
  * `Deno.serve` gives it: a bucket per client address on `POST /intents` and
  * the approval and rejection endpoints, checked before anything else, with
  * `RateLimit-Policy` and `RateLimit` on every answer and `Retry-After` on a

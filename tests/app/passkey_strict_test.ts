@@ -1,5 +1,5 @@
 /**
- * Passkey assertions read strictly, end to end (CONTRACT §4): client data is
+ * Passkey assertions read strictly, end to end (docs/interface.md §4): client data is
  * read under the strict JSON rules (a duplicate member anywhere is refused,
  * so is `topOrigin`), and authenticator data by its flags (37 bytes; never
  * AT; with ED one CBOR map that ends the data). Every refused assertion here

@@ -1,5 +1,5 @@
 /**
- * `MAX_PENDING_PER_SIGNER` (CONTRACT §12): under a governed document at most
+ * `MAX_PENDING_PER_SIGNER` (docs/interface.md §12): under a governed document at most
  * that many intents submitted by one key are pending at once; one more that
  * would be pending is 429 `too_many_pending` with `Retry-After`, after the id
  * check (409, or the replay) and the document's checks, and the id is not

@@ -1,5 +1,5 @@
 /**
- * The record holds only values that were signed (CONTRACT §4): a relayer may
+ * The record holds only values that were signed (docs/interface.md §4): a relayer may
  * re-send a signed body with other literals for the same doubles
  * (`9007199254740993.0` for 2^53, `-0` for 0, `1.50`, `1E2`) and other escapes
  * for the same strings; the signature still verifies, and the record's

@@ -1,5 +1,5 @@
 /**
- * `POST /intents/{id}/rejections` (CONTRACT §10): a signer says no over the
+ * `POST /intents/{id}/rejections` (docs/interface.md §10): a signer says no over the
  * rejection bytes (`intents:reject:` and the signed bytes), never over the
  * bytes of an approval or a submission; every refusal in the order of
  * approvals, each shown to come before the next by a request that would fail

@@ -1,5 +1,5 @@
 /**
- * A retry is safe (CONTRACT §4): the same signed submission sent again — the
+ * A retry is safe (docs/interface.md §4): the same signed submission sent again — the
  * same JSON value, whatever its white space or member order — is answered 200
  * with `Idempotent-Replayed: true`, `Location` and the record as
  * `GET /intents/{id}` renders it now, in both variants, with every signed

@@ -1,5 +1,5 @@
 /**
- * The binary fields of `POST /intents` (CONTRACT §3): bad base58, wrong
+ * The binary fields of `POST /intents` (docs/interface.md §3): bad base58, wrong
  * lengths and keys that are not curve points are 400 `invalid_body` naming
  * the field, without echoing the input.
  */

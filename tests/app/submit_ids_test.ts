@@ -1,5 +1,5 @@
 /**
- * Intent ids on `POST /intents` (CONTRACT §4): Variant A ids of 1–128 code
+ * Intent ids on `POST /intents` (docs/interface.md §4): Variant A ids of 1–128 code
  * points without control characters, Variant B UUIDs, UUID ids of either
  * variant lower-cased (ids differing only in case are one intent), and the
  * length of template and policy ids.

@@ -1,5 +1,5 @@
 /**
- * Multisig on `POST /intents` (CONTRACT §4): malformed descriptors are 400
+ * Multisig on `POST /intents` (docs/interface.md §4): malformed descriptors are 400
  * `invalid_body` (nesting, more than 16 signers or signatures, bad weights
  * and thresholds, one key named twice, no signers); entries by non-signers,
  * a signer signing twice, weights below the threshold and an entry that does

@@ -1,5 +1,5 @@
 /**
- * The order of checks on `POST /intents` (CONTRACT §4): 400s (signature,
+ * The order of checks on `POST /intents` (docs/interface.md §4): 400s (signature,
  * missing template or policy, `unsigned_not_permitted`) before 409
  * `intent_exists`, so a request whose authorship does not verify never learns
  * whether an id exists; and a refused request stores nothing.

@@ -1,6 +1,6 @@
 /**
  * `POST /intents` bodies of the wrong shape are 400 `invalid_body` naming the
- * field (CONTRACT §4): no variant selected, unknown members inside the
+ * field (docs/interface.md §4): no variant selected, unknown members inside the
  * described objects (but not inside `attrs.fields`), `attrs` that is null or
  * lacks an object `fields`, signature objects naming no or two kinds, and
  * missing required members.

@@ -1,6 +1,6 @@
 /**
  * Ed25519 and passkey signatures on `POST /intents` that do not verify are 400
- * `invalid_signature` naming the signature's path (CONTRACT §4): another key,
+ * `invalid_signature` naming the signature's path (docs/interface.md §4): another key,
  * a tampered payload, bytes other than the JCS form, and each passkey check.
  */
 

@@ -1,5 +1,5 @@
 /**
- * `POST /intents` accepts both variants (CONTRACT §4) with each signature
+ * `POST /intents` accepts both variants (docs/interface.md §4) with each signature
  * kind, and Variant B `Unsigned` where the operator permits it; each 201
  * record has the contract's shape and reads back the same from
  * `GET /intents/{id}`. Also the passkey user-verified flag when required.

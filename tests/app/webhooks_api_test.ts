@@ -1,5 +1,5 @@
 /**
- * The webhook admin API of CONTRACT §11 in process: every operation's answer
+ * The webhook admin API of docs/interface.md §11 in process: every operation's answer
  * and refusals (401, 404 with and without a read, 400 `invalid_body`,
  * `invalid_webhook_url`, `too_many_webhooks`), the secret shown at creation
  * and rotation only, `after`, `next_event` and `lag` as the feed grows, and

@@ -1,5 +1,5 @@
 /**
- * The passkey page approves (CONTRACT §10), end to end in headless Chromium:
+ * The passkey page approves (docs/interface.md §10), end to end in headless Chromium:
  * `/?approve=<id>` shows what a pending intent's signers approve, passkeys
  * registered through the page approve it one after another with the browser's
  * own WebAuthn stack, and the real server counts them until the intent is

@@ -1,5 +1,5 @@
 /**
- * The passkey page says no (CONTRACT §10), end to end in headless Chromium:
+ * The passkey page says no (docs/interface.md §10), end to end in headless Chromium:
  * beside "Approve", a "Reject" button signs the rejection bytes with a
  * passkey registered through the page; the page says what was rejected and
  * what that did (still pending while the others can reach the threshold,

@@ -1,5 +1,5 @@
 /**
- * Concurrent approvals across processes (CONTRACT §10): a 16-of-16 quorum,
+ * Concurrent approvals across processes (docs/interface.md §10): a 16-of-16 quorum,
  * the intent submitted by signer 1 (202); then the other 15 signers, some of
  * them sending the same approval twice, and signer 1 its submission's
  * signature again, approve all at once through two server processes sharing

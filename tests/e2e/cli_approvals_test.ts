@@ -1,5 +1,5 @@
 /**
- * The CLI's side of approvals over time (CONTRACT §10), as a process against
+ * The CLI's side of approvals over time (docs/interface.md §10), as a process against
  * the real server: a governed policy, a submission stored pending, the
  * approvals view, approvals by key file until accepted, rejections until
  * rejected, and the feed.

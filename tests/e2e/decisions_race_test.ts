@@ -1,6 +1,6 @@
 /**
  * Approvals, rejections and the expiry racing on one intent across
- * processes (CONTRACT §10, §12): two server processes sharing a store (a KV
+ * processes (docs/interface.md §10, §12): two server processes sharing a store (a KV
  * file, or denokv over KV Connect). Sixteen signers of weight 1, threshold 9,
  * the submission approving: fifteen decisions at once, approvals and
  * rejections mixed, some sent twice, some at the deadline. Each decision is

@@ -1,5 +1,5 @@
 /**
- * One store, two Deno versions (CONTRACT §1, §8): what the service wrote
+ * One store, two Deno versions (docs/interface.md §1, §8): what the service wrote
  * under this Deno is read and written by the server running on Deno 2.5
  * (what Deno Deploy runs), and what that one wrote is read back here. A
  * V8-serialized value written by a newer Deno cannot be read by an older one;

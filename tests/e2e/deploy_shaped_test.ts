@@ -1,5 +1,5 @@
 /**
- * The service as Deno Deploy runs it (CONTRACT §1, §2, §8, §9, §10), on this
+ * The service as Deno Deploy runs it (docs/interface.md §1, §2, §8, §9, §10), on this
  * Deno and on Deno 2.5: instances started with `deno run -A main.ts` and no
  * other flag, `DENO_DEPLOY=true`, sharing one KV Connect store. Under load,
  * round-robin over three instances, the instance a feed consumer streams
@@ -55,7 +55,7 @@ const ROUND_MS = 1_500;
 const CONCURRENCY = 6;
 /** The governed policy's approval window: short, as the test waits past it. */
 const WINDOW_S = 2;
-/** CONTRACT §10: where no instance runs, the expiry is in the feed within 5 s of the next start. */
+/** docs/interface.md §10: where no instance runs, the expiry is in the feed within 5 s of the next start. */
 const EXPIRY_AFTER_START_MS = 5_000;
 
 const keys = Array.from({ length: 8 }, () => generateEd25519Key());

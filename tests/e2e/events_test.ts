@@ -1,5 +1,5 @@
 /**
- * `GET /events` (CONTRACT §9) against the real server: the stream form's
+ * `GET /events` (docs/interface.md §9) against the real server: the stream form's
  * history, live events, resumption and idle comments, delivery of events
  * committed by another process sharing the KV, and the count of open streams
  * as consumers leave. The stream's resumption and the other process's events

@@ -1,5 +1,5 @@
 /**
- * Expiry of pending intents (CONTRACT §10) against the real server, with
+ * Expiry of pending intents (docs/interface.md §10) against the real server, with
  * governed policies whose approval window is one or two seconds: at
  * `expires_at` every read and approval sees the intent expired at once, its
  * due work records its `intent.expired` event within 5 s while the process

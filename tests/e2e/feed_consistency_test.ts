@@ -1,5 +1,5 @@
 /**
- * The feed's guarantees under load, across processes (CONTRACT §9): two
+ * The feed's guarantees under load, across processes (docs/interface.md §9): two
  * server processes on one store (a KV file, or denokv over KV Connect) take
  * concurrent submissions (some ids sent to both); a stream consumer that
  * leaves every few hundred events and resumes with Last-Event-ID against

@@ -1,5 +1,5 @@
 /**
- * The feed carries the whole life of a governed intent (CONTRACT §9, §10):
+ * The feed carries the whole life of a governed intent (docs/interface.md §9, §10):
  * `intent.pending`, then `intent.approval_added` for each approval that did
  * not complete it, then `intent.accepted` (exactly once) or `intent.expired`,
  * in the one order every reader sees, each event's record as it stood after

@@ -1,5 +1,5 @@
 /**
- * The rate limits through a real server (CONTRACT §12): the peer address
+ * The rate limits through a real server (docs/interface.md §12): the peer address
  * `Deno.serve` reports reaches the limiter, `X-Forwarded-For` counts only
  * behind `TRUSTED_PROXIES`, and the defaults are on for a server started
  * without any limit setting.

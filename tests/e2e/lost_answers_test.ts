@@ -1,5 +1,5 @@
 /**
- * A store that applies a commit and loses its answer (CONTRACT §4, §10): a
+ * A store that applies a commit and loses its answer (docs/interface.md §4, §10): a
  * server on KV Connect whose every second atomic write is applied and then
  * answered 503, as a connection cut after the commit. Deno's KV client sends
  * the write again and its checks fail; the service still answers every

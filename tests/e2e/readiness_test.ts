@@ -1,5 +1,5 @@
 /**
- * Readiness end to end (CONTRACT §7): when the storage cannot write — a full
+ * Readiness end to end (docs/interface.md §7): when the storage cannot write — a full
  * disk, a KV file the process may only read, another process holding the
  * SQLite lock past the retries — a submission is 503 `unavailable` (nothing
  * stored, retryable), `/readyz` is 503 with the reason while `/healthz` stays

@@ -1,5 +1,5 @@
 /**
- * Shutdown end to end (CONTRACT §2 `SHUTDOWN_TIMEOUT_MS`): on SIGTERM or
+ * Shutdown end to end (docs/interface.md §2 `SHUTDOWN_TIMEOUT_MS`): on SIGTERM or
  * SIGINT the server stops accepting, answers clients stalled inside their
  * bodies with 503 `unavailable` and `Connection: close`, lets in-flight
  * submissions finish their commit, ends event streams, and exits 0 within the

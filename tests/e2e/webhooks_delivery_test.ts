@@ -1,5 +1,5 @@
 /**
- * Webhook delivery (CONTRACT §11) from a real server to real receivers, on a
+ * Webhook delivery (docs/interface.md §11) from a real server to real receivers, on a
  * KV file and over KV Connect: every event of an endpoint's types, in the
  * feed's order, none skipped, each within 3 s of its 201, while submissions
  * arrive concurrently; bodies exactly as the pull form gives them; the

@@ -1,5 +1,5 @@
 /**
- * One deliverer per endpoint across processes (CONTRACT §11), with server
+ * One deliverer per endpoint across processes (docs/interface.md §11), with server
  * processes sharing a KV file or a KV Connect store: a lease whose holder is
  * killed (SIGKILL) is taken over by the other process within 30 s, and where
  * no process runs, by the next one started within 30 s of its start, without

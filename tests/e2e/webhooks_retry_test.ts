@@ -1,5 +1,5 @@
 /**
- * What a webhook endpoint's failures do (CONTRACT §11), against a real server
+ * What a webhook endpoint's failures do (docs/interface.md §11), against a real server
  * and receivers that fail as told, on a KV file and over KV Connect, with the
  * retry schedule shortened (`WEBHOOK_RETRY_SCHEDULE_MS`): the same event
  * again after each delay, nothing after it meanwhile; redirects, time-outs

@@ -1,5 +1,5 @@
 /**
- * Where deliveries may go (CONTRACT §11) against a real server: address
+ * Where deliveries may go (docs/interface.md §11) against a real server: address
  * literals that are not globally reachable are refused at creation, and a
  * name is resolved at each attempt, so a name that resolves to a private
  * address then (here `localhost`, to the receiver's own loopback address)

@@ -1,5 +1,5 @@
 /**
- * The feed pushed from two server processes sharing one store (CONTRACT
+ * The feed pushed from two server processes sharing one store (docs/interface.md
  * §11): 2,000 intents submitted through both reach one endpoint exactly as
  * the feed has them, in its order, once each, every delivery verified by the
  * Standard Webhooks reference library and by the client's `verifyWebhook`.

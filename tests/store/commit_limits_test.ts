@@ -1,5 +1,5 @@
 /**
- * Every commit path of the store against denokv's per-commit limits (CONTRACT
+ * Every commit path of the store against denokv's per-commit limits (docs/interface.md
  * §8: 10 checks, 1,000 mutations, 800 KiB, values of 64 KiB, keys of 2 KiB),
  * which a KV Connect server enforces in its backend and Deno's client in
  * part on any store: group commits of maximum-size intents with ids of 128

@@ -1,5 +1,5 @@
 /**
- * The upgrade paths of the store against denokv's per-commit limits (CONTRACT
+ * The upgrade paths of the store against denokv's per-commit limits (docs/interface.md
  * §8), on a KV file and over KV Connect: the conversion of a store written in
  * the earlier layout (every value a JavaScript value) with enough data for
  * several commits, and the move of the layout before the feed

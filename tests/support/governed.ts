@@ -1,5 +1,5 @@
 /**
- * What the end-to-end tests of governed documents and approvals (CONTRACT
+ * What the end-to-end tests of governed documents and approvals (docs/interface.md
  * §10) share: signers of both kinds that sign a payload or intent, governed
  * documents, bodies under them, the approvals endpoints, the record's
  * `approval` member, and reading the feed.
@@ -284,7 +284,7 @@ export interface ExpectedGoverned {
 
 /**
  * Checks the answer to a submission under a governed document: the status,
- * `Location`, the record's exact members (CONTRACT §4, §10), and that
+ * `Location`, the record's exact members (docs/interface.md §4, §10), and that
  * `GET /intents/{id}` returns the same record.
  *
  * @returns the record.

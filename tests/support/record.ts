@@ -1,5 +1,5 @@
 /**
- * The shape of a stored intent's record (CONTRACT §4) as the end-to-end tests
+ * The shape of a stored intent's record (docs/interface.md §4) as the end-to-end tests
  * check it: the 201 answer's members, then the same record from
  * `GET /intents/{id}`.
  * @module

@@ -1,6 +1,6 @@
 /**
  * `parseAuthenticatorData`: assertion authenticator data read by its flags
- * (CONTRACT §4): 37 bytes, or with ED one CBOR map that ends the data; never AT.
+ * (docs/interface.md §4): 37 bytes, or with ED one CBOR map that ends the data; never AT.
  */
 
 import assert from "node:assert/strict";

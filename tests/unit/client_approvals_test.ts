@@ -1,5 +1,5 @@
 /**
- * The client library's side of approvals over time (CONTRACT §10): submit
+ * The client library's side of approvals over time (docs/interface.md §10): submit
  * answering pending, approvals(), approve() with Ed25519 keys and passkeys,
  * against the whole server stack in-process on a real KV.
  */

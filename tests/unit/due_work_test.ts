@@ -1,6 +1,6 @@
 /**
  * Work that falls due later, kept in KV and done by whichever process finds
- * it (CONTRACT §8, §10): on real stores, with a controlled clock where the
+ * it (docs/interface.md §8, §10): on real stores, with a controlled clock where the
  * timing is not the point and the real one where it is.
  */
 

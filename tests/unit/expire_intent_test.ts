@@ -1,5 +1,5 @@
 /**
- * A pending intent's expiry as the KV queue delivers it (CONTRACT §10), on a
+ * A pending intent's expiry as the KV queue delivers it (docs/interface.md §10), on a
  * real KV with a controlled clock: delivered early it is queued again for the
  * rest; at the deadline it records `intent.expired` once; delivered again, or
  * for an intent accepted meanwhile, it changes nothing.

@@ -1,4 +1,4 @@
-/** Unit tests of `checkExtractorUrl`: the validation table of CONTRACT §6, normal form included. */
+/** Unit tests of `checkExtractorUrl`: the validation table of docs/interface.md §6, normal form included. */
 
 import assert from "node:assert/strict";
 import fc from "fast-check";

@@ -1,6 +1,6 @@
 /**
  * Impossible ids on every `{id}` path are answered 404 without a store read
- * (CONTRACT §7), in-process on a real in-memory KV store whose calls are
+ * (docs/interface.md §7), in-process on a real in-memory KV store whose calls are
  * counted; an id that could exist is looked up (the counter works).
  */
 

@@ -1,5 +1,5 @@
 /**
- * The strict reading of passkey assertions (CONTRACT §4): client data under
+ * The strict reading of passkey assertions (docs/interface.md §4): client data under
  * the strict JSON rules (no member twice, no `topOrigin`) and authenticator
  * data by its flags. Every assertion is signed over the bytes as they stand,
  * so only the rule under test is broken.

@@ -1,5 +1,5 @@
 /**
- * The strict JSON reader: every rule of CONTRACT §3, agreement with
+ * The strict JSON reader: every rule of docs/interface.md §3, agreement with
  * JSON.parse on everything it accepts, and safe error messages.
  */
 

@@ -1,7 +1,7 @@
 /**
  * Unit tests of the IP literals webhook URLs and DNS answers are read as
  * (`parseIpLiteral` of the shared `src/ip_address.ts`) and of the
- * special-purpose registry verdicts they are judged by (CONTRACT §11).
+ * special-purpose registry verdicts they are judged by (docs/interface.md §11).
  */
 
 import assert from "node:assert/strict";

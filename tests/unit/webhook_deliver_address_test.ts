@@ -1,5 +1,5 @@
 /**
- * Tests of where `deliverOnce` connects (CONTRACT §11): only to addresses it
+ * Tests of where `deliverOnce` connects (docs/interface.md §11): only to addresses it
  * judged globally reachable, whatever a name resolves to (DNS rebinding, with
  * an injected resolver), and over TLS checked against the URL's name.
  */

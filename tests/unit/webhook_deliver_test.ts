@@ -1,5 +1,5 @@
 /**
- * Tests of `deliverOnce` against real receivers on 127.0.0.1 (CONTRACT §11):
+ * Tests of `deliverOnce` against real receivers on 127.0.0.1 (docs/interface.md §11):
  * the request as sent, statuses, redirects, Retry-After, time-outs and
  * connection failures. Where it connects (judged addresses, DNS rebinding,
  * TLS by name) is in webhook_deliver_address_test.ts.

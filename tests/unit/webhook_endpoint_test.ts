@@ -1,6 +1,6 @@
 /**
  * Unit tests of what admin calls and attempts make of a webhook endpoint
- * (`src/webhooks/endpoint.ts`): the retry schedule of CONTRACT §11, with
+ * (`src/webhooks/endpoint.ts`): the retry schedule of docs/interface.md §11, with
  * `Retry-After` and 410, resumption, replay, secret rotation and rendering.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The webhook parts of the OpenAPI document (CONTRACT §11): every operation
+ * The webhook parts of the OpenAPI document (docs/interface.md §11): every operation
  * admin-only with its operationId, the delivery as a `webhooks` entry with the
  * Standard Webhooks headers, and request schemas that refuse what the
  * server's valibot schemas refuse.

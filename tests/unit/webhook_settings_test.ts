@@ -1,4 +1,4 @@
-/** Unit tests of the webhook settings of CONTRACT §2 and §11, as `readSettings` reads them. */
+/** Unit tests of the webhook settings of docs/interface.md §2 and §11, as `readSettings` reads them. */
 
 import assert from "node:assert/strict";
 import { readSettings, WEBHOOK_RETRY_SCHEDULE_MS } from "../../src/settings.ts";

@@ -1,5 +1,5 @@
 /**
- * Unit tests of webhook secrets and signatures (CONTRACT §11, Standard
+ * Unit tests of webhook secrets and signatures (docs/interface.md §11, Standard
  * Webhooks v1): the specification's published vector, and an independent
  * HMAC (node:crypto) over the signed content.
  */

@@ -1,4 +1,4 @@
-/** Unit tests of `checkWebhookUrl`: the webhook URL rule of CONTRACT §11, normal form of §6. */
+/** Unit tests of `checkWebhookUrl`: the webhook URL rule of docs/interface.md §11, normal form of §6. */
 
 import assert from "node:assert/strict";
 import fc from "fast-check";

@@ -1,6 +1,6 @@
 /**
  * Unit tests of the consumers' verifier `verifyWebhook` (client/webhooks.ts)
- * against deliveries signed by the service's signing module (CONTRACT §11).
+ * against deliveries signed by the service's signing module (docs/interface.md §11).
  */
 
 import assert from "node:assert/strict";
