@@ -6,38 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import {
-  type Connector,
-  deliverOnce,
-  type DeliverOptions,
-  type Resolver,
-} from "../../src/webhooks/deliver.ts";
-import { deliveryHeaders, newWebhookSecret } from "../../src/webhooks/signing.ts";
-
-const BODY = JSON.stringify({ id: "00000000000000000001", type: "intent.accepted", record: {} });
-const HEADERS = await deliveryHeaders({
-  secrets: [newWebhookSecret()],
-  id: "00000000000000000001",
-  timestampS: 1_760_000_000,
-  body: BODY,
-});
-
-/** Options for a delivery to a receiver on 127.0.0.1. */
-function local(url: string, extra: Partial<DeliverOptions> = {}): DeliverOptions {
-  return { url, headers: HEADERS, body: BODY, timeoutMs: 5000, allowPrivate: true, ...extra };
-}
-
-/** A resolver that answers `addresses` for any name, and records the names asked. */
-function resolver(addresses: string[]): Resolver & { asked: string[] } {
-  const asked: string[] = [];
-  return Object.assign((name: string) => {
-    asked.push(name);
-    return Promise.resolve(addresses);
-  }, { asked });
-}
-
-/** A connector that must not be called. */
-const noConnect: Connector = () => Promise.reject(new Error("must not connect"));
+import { deliverOnce, type Resolver } from "../../src/webhooks/deliver.ts";
+import { BODY, HEADERS, local, noConnect, resolver } from "../support/deliver.ts";
 
 /** A port nothing listens on. */
 function closedPort(): number {

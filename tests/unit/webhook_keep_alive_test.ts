@@ -8,19 +8,10 @@
 import assert from "node:assert/strict";
 import { deliverOnce, type DeliverOptions, type Resolver } from "../../src/webhooks/deliver.ts";
 import { KeptConnection } from "../../src/webhooks/kept_connection.ts";
-
-const BODY = JSON.stringify({ id: "1", type: "intent.accepted", record: {} });
+import { BODY, local } from "../support/deliver.ts";
 
 function options(url: string, connection: KeptConnection, extra: Partial<DeliverOptions> = {}) {
-  return {
-    url,
-    headers: { "webhook-id": "1" },
-    body: BODY,
-    timeoutMs: 5000,
-    allowPrivate: true,
-    connection,
-    ...extra,
-  };
+  return local(url, { connection, ...extra });
 }
 
 /** A Deno.serve receiver on `hostname` that counts the connections its requests came on. */
