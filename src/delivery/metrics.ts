@@ -1,6 +1,7 @@
 /**
  * The metrics of webhook delivery, rendered into `GET /metrics` with the
- * rest (`MetricsRegistry.include`). Deliveries, attempt latency, leases and
+ * rest (`MetricsRegistry.include`) and reported as OpenTelemetry instruments
+ * (`src/telemetry/instruments.ts`). Deliveries, attempt latency, leases and
  * lag are this process's: the endpoints it delivers to. The count of
  * endpoints by status is the store's, the same on every process (take the
  * max across processes, not the sum).
@@ -11,7 +12,7 @@
  * @module
  */
 
-import { Counter, Histogram, labelText, LATENCY_BUCKETS, number } from "../http/metrics.ts";
+import { Counter, Gauge, Histogram, LATENCY_BUCKETS } from "../telemetry/instruments.ts";
 import type { DeliveryResult } from "../webhooks/deliver.ts";
 import { type EndpointStatus, judgeAttempt } from "../webhooks/endpoint.ts";
 
@@ -36,52 +37,46 @@ export function outcomeOf(result: Pick<DeliveryResult, "status" | "error">): Del
   return verdict === "failed" ? "http_error" : verdict;
 }
 
-/** A gauge by one label, whose series can be removed. */
-class LabeledGauge {
-  readonly #values = new Map<string, number>();
-  constructor(readonly name: string, readonly help: string, readonly label: string) {}
-
-  set(value: string, to: number): void {
-    this.#values.set(value, to);
-  }
-
-  delete(value: string): void {
-    this.#values.delete(value);
-  }
-
-  render(): string[] {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
-    for (const [value, to] of this.#values) {
-      lines.push(`${this.name}${labelText([this.label], [value])} ${number(to)}`);
-    }
-    return lines;
-  }
-}
-
 /** Webhook delivery metrics of one process. */
 export class WebhookMetrics {
-  readonly #deliveries = new Counter(
-    "intents_webhook_deliveries_total",
-    "Webhook delivery attempts made by this process, by outcome.",
-    ["outcome"],
-  );
-  readonly #duration = new Histogram(
-    "intents_webhook_attempt_duration_seconds",
-    "Time from the start of a webhook delivery attempt to its answer or failure.",
-    [],
-    LATENCY_BUCKETS,
-  );
-  readonly #lag = new LabeledGauge(
-    "intents_webhook_lag_events",
-    "Events of the feed after the last one an endpoint acknowledged, for the endpoints this process delivers to.",
-    "endpoint",
-  );
-  #held = 0;
-  readonly #endpoints = new LabeledGauge(
-    "intents_webhook_endpoints",
-    "Webhook endpoints in the store, by status (the same on every process).",
-    "status",
-  );
+  readonly #deliveries = new Counter({
+    name: "intents_webhook_deliveries_total",
+    otelName: "intents.webhook.deliveries",
+    help: "Webhook delivery attempts made by this process, by outcome.",
+    unit: "{attempt}",
+    labels: [{ prometheus: "outcome", otel: "intents.outcome" }],
+  });
+  readonly #duration = new Histogram({
+    name: "intents_webhook_attempt_duration_seconds",
+    otelName: "intents.webhook.attempt.duration",
+    help: "Time from the start of a webhook delivery attempt to its answer or failure.",
+    unit: "s",
+  }, LATENCY_BUCKETS);
+  readonly #lag = new Gauge({
+    name: "intents_webhook_lag_events",
+    otelName: "intents.webhook.lag",
+    help:
+      "Events of the feed after the last one an endpoint acknowledged, for the endpoints this process delivers to.",
+    unit: "{event}",
+    labels: [{ prometheus: "endpoint", otel: "intents.webhook.endpoint" }],
+    additive: false,
+  });
+  readonly #held = new Gauge({
+    name: "intents_webhook_leases_held",
+    otelName: "intents.webhook.leases",
+    help: "Webhook endpoints this process delivers to now (it holds their leases).",
+    unit: "{lease}",
+    additive: true,
+  });
+  readonly #endpoints = new Gauge({
+    name: "intents_webhook_endpoints",
+    otelName: "intents.webhook.endpoints",
+    help: "Webhook endpoints in the store, by status (the same on every process).",
+    unit: "{endpoint}",
+    labels: [{ prometheus: "status", otel: "intents.webhook.status" }],
+    // The store's count, reported alike by every process: not to be summed.
+    additive: false,
+  });
 
   /** Counts one attempt and its duration. */
   attempt(result: Pick<DeliveryResult, "status" | "error" | "durationMs">): void {
@@ -91,18 +86,18 @@ export class WebhookMetrics {
 
   /** Sets an endpoint's lag, or removes it (`null`) when this process stops delivering to it. */
   lag(endpoint: string, events: number | null): void {
-    if (events === null) this.#lag.delete(endpoint);
-    else this.#lag.set(endpoint, events);
+    if (events === null) this.#lag.delete([endpoint]);
+    else this.#lag.set([endpoint], events);
   }
 
   /** Sets how many leases this process holds. */
   held(count: number): void {
-    this.#held = count;
+    this.#held.set([], count);
   }
 
   /** Sets the store's endpoints by status. */
   endpoints(counts: Readonly<Record<EndpointStatus, number>>): void {
-    for (const [status, count] of Object.entries(counts)) this.#endpoints.set(status, count);
+    for (const [status, count] of Object.entries(counts)) this.#endpoints.set([status], count);
   }
 
   /** The lines `GET /metrics` adds. */
@@ -110,9 +105,7 @@ export class WebhookMetrics {
     ...this.#deliveries.render(),
     ...this.#duration.render(),
     ...this.#lag.render(),
-    "# HELP intents_webhook_leases_held Webhook endpoints this process delivers to now (it holds their leases).",
-    "# TYPE intents_webhook_leases_held gauge",
-    `intents_webhook_leases_held ${this.#held}`,
+    ...this.#held.render(),
     ...this.#endpoints.render(),
   ];
 }

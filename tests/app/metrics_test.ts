@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { generateEd25519Key, type Payload, signVariantA } from "../../client/mod.ts";
 import { openApiExamples } from "../../src/http/openapi/examples.ts";
-import { LATENCY_BUCKETS } from "../../src/http/metrics.ts";
+import { LATENCY_BUCKETS } from "../../src/telemetry/instruments.ts";
 import type { Harness } from "../support/harness.ts";
 import { sampleValue, scrape } from "../support/metrics.ts";
 import { withApp } from "../support/in_process.ts";

@@ -7,7 +7,7 @@
 
 import { requireBearer } from "../auth.ts";
 import type { AppContext, RequestContext } from "../context.ts";
-import { METRICS_CONTENT_TYPE } from "../metrics.ts";
+import { METRICS_CONTENT_TYPE } from "../../telemetry/instruments.ts";
 import { json } from "../respond.ts";
 
 /** How long `/healthz` and `/readyz` wait for the storage to answer. */
