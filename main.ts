@@ -16,6 +16,7 @@ import { readSettings } from "./src/settings.ts";
 import { SettingsError } from "./src/errors.ts";
 import { createApp } from "./src/http/app.ts";
 import { createWriter } from "./src/storage/writer.ts";
+import { commitSpans } from "./src/storage/commit_spans.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
 import { KvStore } from "./src/storage/kv_store.ts";
 import { DeadlineSweeper } from "./src/http/deadlines.ts";
@@ -27,6 +28,13 @@ import { WEBHOOK_WORK } from "./src/webhooks/store.ts";
 import { InFlightRequests, stopServing } from "./src/http/shutdown.ts";
 import { inlineVerifier, type Verifier, VerifyPool } from "./src/workers/verify_pool.ts";
 import type { VerifyContext } from "./src/domain/authorship.ts";
+
+/** Writes all of `text` to stderr, around `console` (whose output telemetry exports). */
+function writeStderr(text: string): void {
+  const bytes = new TextEncoder().encode(text);
+  let offset = 0;
+  while (offset < bytes.length) offset += Deno.stderr.writeSync(bytes.subarray(offset));
+}
 
 function defaultKvPath(args: string[]): string | undefined {
   const flag = args.find((a) => a.startsWith("--default-kv-path="));
@@ -108,8 +116,9 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     Deno.exit(2);
   }
   if (settings.adminTokenGenerated) {
-    console.error(
-      `intents: ADMIN_TOKEN is not set; this run's admin token is ${settings.adminToken}`,
+    // Straight to stderr: with telemetry on, console output is exported as logs.
+    writeStderr(
+      `intents: ADMIN_TOKEN is not set; this run's admin token is ${settings.adminToken}\n`,
     );
   }
   const now = () => new Date();
@@ -125,7 +134,10 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     console.error(`intents: cannot bring stored data to this version's layout: ${reason}`);
     Deno.exit(1);
   }
-  const writer = createWriter(store, { batchMax: settings.commitBatchMax });
+  const writer = createWriter(store, {
+    batchMax: settings.commitBatchMax,
+    observer: commitSpans(),
+  });
   const requestLog = createBatchedLog();
   // Body reads time out up to a tenth of the limit late (at most 250 ms).
   const deadlines = new DeadlineSweeper(Math.min(250, Math.max(10, settings.bodyTimeoutMs / 10)));

@@ -41,6 +41,7 @@ import type { EndpointEntry } from "../webhooks/store.ts";
 import type { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
 import type { RecentEvents } from "./recent_events.ts";
+import { abandonAttemptSpan, endAttemptSpan, startAttemptSpan } from "./attempt_span.ts";
 
 /**
  * How long an endpoint may stay moved past events not of its types without
@@ -276,6 +277,7 @@ export class EndpointWorker {
       body,
     });
     const signal = AbortSignal.any([this.#abort.signal, this.#lease.signal]);
+    const span = startAttemptSpan(endpoint.id, event);
     let result: DeliveryResult;
     try {
       result = await deliverOnce({
@@ -289,7 +291,7 @@ export class EndpointWorker {
       });
     } catch (error) {
       // Stopped, or the lease lost: nothing to record; the holder after this one sends it again.
-      if (signal.aborted) return;
+      if (signal.aborted) return abandonAttemptSpan(span);
       // A URL or header deliverOnce cannot send (the URL rule keeps such out): a failure all the same.
       this.#deps.report(`intents: webhook ${endpoint.id}: ${(error as Error).message}`);
       result = { status: null, error: "connection", durationMs: this.#deps.now() - started };
@@ -310,6 +312,7 @@ export class EndpointWorker {
       schedule: this.#deps.schedule,
     });
     this.#deps.metrics?.attempt(result);
+    endAttemptSpan(span, result, record, after);
     // The endpoint as written carries any position passed without a record.
     this.#ahead = undefined;
     const write = this.#lease.run(async (leaseVersion) => {

@@ -26,6 +26,7 @@ import { inlineVerifier, type Verifier } from "../workers/verify_pool.ts";
 import { singleCommitWriter } from "../storage/writer.ts";
 import { StaticFiles } from "./static_files.ts";
 import { RequestLimits } from "./rate_limit.ts";
+import { activeSpan, traceIds } from "../telemetry/tracing.ts";
 
 /** What `createApp` needs. */
 export interface AppDeps {
@@ -177,6 +178,7 @@ export function createApp(deps: AppDeps): App {
     deadlines: deps.deadlines,
     limits: new RequestLimits(deps.settings.limits),
   };
+  metrics.verifyWorkersFrom(() => context.verifier.threads);
   const routes = buildRoutes();
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
   const observers = [metrics.observe, ...(deps.observers ?? [])];
@@ -212,6 +214,9 @@ export function createApp(deps: AppDeps): App {
     const given = request.headers.get("x-request-id");
     const requestId = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     const path = new URL(request.url).pathname;
+    // The request's server span (Deno.serve's, when telemetry is on): docs/interface.md §13.
+    const span = activeSpan();
+    span?.setAttribute("intents.request_id", requestId);
     let response: Response;
     let route = "unmatched";
     let cause: unknown;
@@ -220,6 +225,8 @@ export function createApp(deps: AppDeps): App {
     try {
       const found = resolve(request, path);
       route = found.route.name;
+      // The template, never the path: spans (and the runtime's metrics) group by it.
+      span?.setAttribute("http.route", route).updateName(`${request.method} ${route}`);
       ctx = { app: context, params: found.params, peer: info?.remoteAddr, headers: {} };
       response = await found.handler(request, ctx);
     } catch (error) {
@@ -257,6 +264,7 @@ export function createApp(deps: AppDeps): App {
       duration_ms: Math.round(durationMs * 1000) / 1000,
     };
     if (cause !== undefined) line.error = describeCause(cause);
+    if (span) Object.assign(line, traceIds(span));
     log(line);
     const event = {
       route,

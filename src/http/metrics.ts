@@ -108,7 +108,8 @@ export class MetricsRegistry {
   readonly #approvals = new Counter({
     name: "intents_approvals_total",
     otelName: "intents.approvals",
-    help: "Approvals stored, by outcome (approval_added, or accepted when it reached the threshold).",
+    help:
+      "Approvals stored, by outcome (approval_added, or accepted when it reached the threshold).",
     unit: "{approval}",
     labels: [OUTCOME],
   });
@@ -122,14 +123,16 @@ export class MetricsRegistry {
   readonly #replays = new Counter({
     name: "intents_replays_total",
     otelName: "intents.replays",
-    help: "Answers that replayed a submission, approval or rejection stored before (a retry), by route.",
+    help:
+      "Answers that replayed a submission, approval or rejection stored before (a retry), by route.",
     unit: "{response}",
     labels: [ROUTE],
   });
   readonly #limitRefusals = new Counter({
     name: "intents_limit_refusals_total",
     otelName: "intents.limit_refusals",
-    help: "Requests refused by a limit: address or signer (rate_limited), pending (too_many_pending).",
+    help:
+      "Requests refused by a limit: address or signer (rate_limited), pending (too_many_pending).",
     unit: "{request}",
     labels: [{ prometheus: "limit", otel: "intents.limit" }],
   });
@@ -169,11 +172,6 @@ export class MetricsRegistry {
   /** Renders `render()`'s lines after the registry's own, in every scrape. */
   include(render: () => string[]): void {
     this.#more.push(render);
-  }
-
-  /** Sets how many worker threads verify submissions now. */
-  verifyWorkers(threads: number): void {
-    this.#verifyWorkers.set([], threads);
   }
 
   /** Reads how many worker threads verify submissions from `threads` at each scrape or export. */
@@ -239,4 +237,3 @@ export class MetricsRegistry {
     ].join("\n") + "\n";
   }
 }
-

@@ -20,6 +20,9 @@ export interface RequestLogLine {
    * causes, for operators (never sent to the client).
    */
   error?: string;
+  /** The request's trace and span (W3C ids) when telemetry is on: the line leads to its trace. */
+  trace_id?: string;
+  span_id?: string;
 }
 
 /** Options of {@link createBatchedLog}. */

@@ -18,6 +18,7 @@
  */
 
 import type { DueEntry, Store } from "../domain/store.ts";
+import { inSpan } from "../telemetry/tracing.ts";
 
 /** What a handler made of one entry of due work. */
 export type DueVerdict = "done" | "drop" | "later";
@@ -159,8 +160,7 @@ export class DueWorkScheduler {
         return look;
       }
       try {
-        const verdict = await handler(entry);
-        if (verdict === "drop") await store.dropDueWork(entry);
+        const verdict = await this.#do(entry, handler);
         if (verdict === "later") look.failed = true;
         else look.done++;
       } catch (error) {
@@ -171,6 +171,21 @@ export class DueWorkScheduler {
     // A full page, all due: more may follow.
     look.more = entries.length === PAGE;
     return look;
+  }
+
+  /**
+   * Does one entry in a span `intents.due_work` (docs/interface.md §13): its
+   * kind, id and verdict. The span starts a trace of its own: a look runs
+   * on from whatever context armed its timer (a request that made work due).
+   */
+  #do(entry: DueEntry, handler: DueHandler): Promise<DueVerdict> {
+    const attributes = { "intents.work.kind": entry.kind, "intents.work.id": entry.id };
+    return inSpan("intents.due_work", { root: true, attributes }, async (span) => {
+      const verdict = await handler(entry);
+      if (verdict === "drop") await this.#options.store.dropDueWork(entry);
+      span?.setAttribute("intents.outcome", verdict);
+      return verdict;
+    });
   }
 
   #report(what: string, error: unknown): void {

@@ -22,6 +22,22 @@ import type { InsertResult, IntentWriter, PendingIntent } from "../domain/store.
 /** Commits a batch of inserts with distinct ids; one result per input, in order. */
 export type CommitBatch = (batch: readonly PendingIntent[]) => Promise<InsertResult[]>;
 
+/** How a commit of a batch ended: a result per member, or the error that failed it whole. */
+export type CommitOutcome = InsertResult[] | { error: unknown };
+
+/**
+ * Told of each insert's wait and of each commit, e.g. to trace them
+ * (`src/telemetry/commit_spans.ts`). `W` is what it keeps for one wait.
+ */
+export interface CommitObserver<W = unknown> {
+  /** An insert starts waiting, in its caller's context; what stands for its wait. */
+  waiting(pending: PendingIntent): W;
+  /** A commit of these waits starts; what to call with how it ended. */
+  committing(waits: readonly W[]): (outcome: CommitOutcome) => void;
+  /** A wait ended: its result, or the error that failed its commit. */
+  answered(wait: W, outcome: InsertResult | { error: unknown }): void;
+}
+
 /** Options of {@link createGroupCommitWriter}. */
 export interface GroupCommitOptions {
   /** The most inserts one batch carries (at least 1). */
@@ -33,16 +49,19 @@ export interface GroupCommitOptions {
    * e.g. to read its id while the commit before it is in flight.
    */
   arrived?: (pending: PendingIntent, waiting: number) => void;
+  /** Told of each wait and commit; none by default. */
+  observer?: CommitObserver;
 }
 
 interface Waiter {
   pending: PendingIntent;
+  /** What the observer keeps for this wait. */
+  wait: unknown;
   resolve: (result: InsertResult) => void;
   reject: (error: unknown) => void;
 }
 
-/** What a commit of a batch came to: a result per member, or the error that failed it whole. */
-type Outcome = InsertResult[] | { error: unknown };
+type Outcome = CommitOutcome;
 
 /** A batch taken from the queue: members with distinct ids, and later inserts of those ids. */
 interface Batch {
@@ -72,7 +91,7 @@ interface Batch {
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  */
 export function createGroupCommitWriter(options: GroupCommitOptions): IntentWriter {
-  const { batchMax, commit, arrived } = options;
+  const { batchMax, commit, arrived, observer } = options;
   if (!Number.isInteger(batchMax) || batchMax < 1) {
     throw new RangeError("batchMax must be a whole number of at least 1");
   }
@@ -102,15 +121,24 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
 
   /** Commits a batch; its results, or the error that failed the whole commit. */
   async function commitBatch({ members }: Batch): Promise<Outcome> {
+    const ended = observer?.committing(members.map((m) => m.wait));
+    let outcome: Outcome;
     try {
       const results = await commit(members.map((m) => m.pending));
       if (results.length !== members.length) {
         throw new Error(`commit returned ${results.length} results for ${members.length}`);
       }
-      return results;
+      outcome = results;
     } catch (error) {
-      return { error };
+      outcome = { error };
     }
+    ended?.(outcome);
+    return outcome;
+  }
+
+  function answerOne(waiter: Waiter, result: InsertResult): void {
+    observer?.answered(waiter.wait, result);
+    waiter.resolve(result);
   }
 
   /**
@@ -121,7 +149,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
     const retry: Waiter[] = [];
     for (const { waiter, of } of duplicates) {
       const first = Array.isArray(outcome) ? outcome[of].outcome : undefined;
-      if (first === "created" || first === "exists") waiter.resolve({ outcome: "exists" });
+      if (first === "created" || first === "exists") answerOne(waiter, { outcome: "exists" });
       else retry.push(waiter);
     }
     if (retry.length > 0) queue = retry.concat(queue);
@@ -130,9 +158,12 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   /** Answers the members of a committed batch. */
   function answer({ members }: Batch, outcome: Outcome): void {
     if (Array.isArray(outcome)) {
-      for (let i = 0; i < members.length; i++) members[i].resolve(outcome[i]);
+      for (let i = 0; i < members.length; i++) answerOne(members[i], outcome[i]);
     } else {
-      for (const m of members) m.reject(outcome.error);
+      for (const m of members) {
+        observer?.answered(m.wait, outcome);
+        m.reject(outcome.error);
+      }
     }
   }
 
@@ -160,8 +191,9 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   return {
     insert(pending: PendingIntent): Promise<InsertResult> {
       arrived?.(pending, queue.length);
+      const wait = observer?.waiting(pending);
       return new Promise<InsertResult>((resolve, reject) => {
-        queue.push({ pending, resolve, reject });
+        queue.push({ pending, wait, resolve, reject });
         if (!running) {
           running = true;
           // A microtask, not a timer: inserts made in the same turn join the

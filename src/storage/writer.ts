@@ -7,7 +7,7 @@
  */
 
 import type { IntentWriter, Store } from "../domain/store.ts";
-import { createGroupCommitWriter } from "./group_commit.ts";
+import { type CommitObserver, createGroupCommitWriter } from "./group_commit.ts";
 import { KV_COMMIT_LIMITS } from "./layout.ts";
 
 /**
@@ -19,9 +19,28 @@ const CHECKED_IN_COMMIT = KV_COMMIT_LIMITS.checks - 2;
 /** What the writer needs of the store: inserts, and reads of ids ahead of them when it has them. */
 export type WriterStore = Pick<Store, "insertIntents"> & { readAhead?: (id: string) => void };
 
-/** The writer that stores each intent in a commit of its own. */
-export function singleCommitWriter(store: Pick<Store, "insertIntents">): IntentWriter {
-  return { insert: async (pending) => (await store.insertIntents([pending]))[0] };
+/** The writer that stores each intent in a commit of its own, told to `observer` when given. */
+export function singleCommitWriter(
+  store: Pick<Store, "insertIntents">,
+  observer?: CommitObserver,
+): IntentWriter {
+  if (!observer) return { insert: async (pending) => (await store.insertIntents([pending]))[0] };
+  return {
+    async insert(pending) {
+      const wait = observer.waiting(pending);
+      const ended = observer.committing([wait]);
+      try {
+        const [result] = await store.insertIntents([pending]);
+        ended([result]);
+        observer.answered(wait, result);
+        return result;
+      } catch (error) {
+        ended({ error });
+        observer.answered(wait, { error });
+        throw error;
+      }
+    },
+  };
 }
 
 /**
@@ -29,6 +48,7 @@ export function singleCommitWriter(store: Pick<Store, "insertIntents">): IntentW
  *
  * @param options.batchMax the most inserts one batch may carry
  *   (`COMMIT_BATCH_MAX`); 1 means one commit per insert.
+ * @param options.observer told of each wait and commit (telemetry); none by default.
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  * @example
  * ```ts
@@ -39,10 +59,14 @@ export function singleCommitWriter(store: Pick<Store, "insertIntents">): IntentW
  * kv.close();
  * ```
  */
-export function createWriter(store: WriterStore, options: { batchMax: number }): IntentWriter {
-  if (options.batchMax === 1) return singleCommitWriter(store);
+export function createWriter(
+  store: WriterStore,
+  options: { batchMax: number; observer?: CommitObserver },
+): IntentWriter {
+  if (options.batchMax === 1) return singleCommitWriter(store, options.observer);
   return createGroupCommitWriter({
     batchMax: options.batchMax,
+    observer: options.observer,
     commit: (batch) => store.insertIntents(batch),
     // Its id is read while the commit before it is in flight, unless it is
     // among the first of its batch, whose ids the commit checks itself.

@@ -6,6 +6,7 @@
 import type { ErrorCode } from "../errors.ts";
 import type { VerifiedSubmission } from "../domain/verify_submission.ts";
 import type { PasskeyPolicy } from "../domain/passkey.ts";
+import type { TraceParent } from "./verify_span.ts";
 
 /** The first message a worker gets: what verification needs besides the body. */
 export interface InitMessage {
@@ -13,10 +14,10 @@ export interface InitMessage {
   passkey: PasskeyPolicy;
 }
 
-/** Bodies to verify, each under the pool's id for it. */
+/** Bodies to verify, each under the pool's id for it, with its request's span when tracing. */
 export interface BatchMessage {
   type: "batch";
-  jobs: { id: number; bytes: Uint8Array }[];
+  jobs: { id: number; bytes: Uint8Array; parent?: TraceParent }[];
 }
 
 /**

@@ -19,9 +19,11 @@
 
 import { setImmediate } from "node:timers";
 import { ServiceError } from "../errors.ts";
-import { type VerifiedSubmission, verifySubmissionBody } from "../domain/verify_submission.ts";
+import type { VerifiedSubmission } from "../domain/verify_submission.ts";
 import type { VerifyContext } from "../domain/authorship.ts";
+import { activeSpan } from "../telemetry/tracing.ts";
 import type { BatchMessage, InitMessage, Outcome } from "./verify_messages.ts";
+import { type TraceParent, traceParentOf, verifyInSpan } from "./verify_span.ts";
 
 /** Parses and verifies `POST /intents` bodies. */
 export interface Verifier {
@@ -52,13 +54,15 @@ export interface Verifier {
 export function inlineVerifier(ctx: VerifyContext): Verifier {
   return {
     threads: 0,
-    verify: (bytes) => verifySubmissionBody(ctx, bytes),
+    verify: (bytes) => verifyInSpan(ctx, bytes, { thread: "serving" }),
     close() {},
   };
 }
 
 interface Job {
   bytes: Uint8Array;
+  /** The request's span, when tracing: the worker's span of this body is its child. */
+  parent: TraceParent | undefined;
   resolve: (verified: VerifiedSubmission) => void;
   reject: (error: unknown) => void;
 }
@@ -138,9 +142,10 @@ export class VerifyPool implements Verifier {
 
   verify(bytes: Uint8Array): Promise<VerifiedSubmission> {
     const slot = this.#leastBusy();
-    if (slot === undefined) return verifySubmissionBody(this.#ctx, bytes);
+    if (slot === undefined) return verifyInSpan(this.#ctx, bytes, { thread: "serving" });
+    const parent = traceParentOf(activeSpan());
     return new Promise((resolve, reject) => {
-      slot.queue.set(this.#nextId++, { bytes, resolve, reject });
+      slot.queue.set(this.#nextId++, { bytes, parent, resolve, reject });
       if (!slot.flushing) {
         slot.flushing = true;
         // After this turn's I/O: every body read in it goes in one message.
@@ -196,9 +201,7 @@ export class VerifyPool implements Verifier {
     clearInterval(slot.watch);
     slot.worker.terminate();
     for (const jobs of [slot.sent, slot.queue]) {
-      for (const job of jobs.values()) {
-        verifySubmissionBody(this.#ctx, job.bytes).then(job.resolve, job.reject);
-      }
+      for (const job of jobs.values()) this.#verifyHere(job);
       jobs.clear();
     }
   }
@@ -222,7 +225,9 @@ export class VerifyPool implements Verifier {
     slot.watch ??= setInterval(() => this.#check(slot), this.#stallMs / 2);
     const jobs: BatchMessage["jobs"] = [];
     for (const [id, job] of slot.queue) {
-      jobs.push({ id, bytes: job.bytes });
+      jobs.push(
+        job.parent ? { id, bytes: job.bytes, parent: job.parent } : { id, bytes: job.bytes },
+      );
       slot.sent.set(id, job);
     }
     slot.queue.clear();
@@ -253,8 +258,14 @@ export class VerifyPool implements Verifier {
       } else {
         // Not the request's fault: the calling thread answers as it would have.
         this.#onFault(outcome.fault);
-        verifySubmissionBody(this.#ctx, job.bytes).then(job.resolve, job.reject);
+        this.#verifyHere(job);
       }
     }
+  }
+
+  /** Verifies a job on the calling thread (what a worker could not). */
+  #verifyHere(job: Job): void {
+    verifyInSpan(this.#ctx, job.bytes, { parent: job.parent, thread: "serving" })
+      .then(job.resolve, job.reject);
   }
 }

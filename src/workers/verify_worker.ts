@@ -12,13 +12,19 @@
 
 import { setImmediate } from "node:timers";
 import { ServiceError } from "../errors.ts";
-import { verifySubmissionBody } from "../domain/verify_submission.ts";
 import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
 import type { BatchMessage, InitMessage, Outcome } from "./verify_messages.ts";
+import { type TraceParent, verifyInSpan } from "./verify_span.ts";
 
-async function settle(ctx: VerifyContext, id: number, bytes: Uint8Array): Promise<Outcome> {
+async function settle(
+  ctx: VerifyContext,
+  id: number,
+  bytes: Uint8Array,
+  parent: TraceParent | undefined,
+): Promise<Outcome> {
   try {
-    return { id, verified: await verifySubmissionBody(ctx, bytes) };
+    // A span of this thread, the child of the request's (when tracing).
+    return { id, verified: await verifyInSpan(ctx, bytes, { parent, thread: "worker" }) };
   } catch (error) {
     if (error instanceof ServiceError) {
       return { id, refused: { code: error.code, message: error.message } };
@@ -53,5 +59,5 @@ self.onmessage = (event: MessageEvent<InitMessage | BatchMessage>) => {
   const ctx = thread.ctx;
   if (ctx === undefined) throw new Error("verify worker: a batch before its settings");
   // Each answer goes as soon as it is ready: a slow passkey check holds back no Ed25519 one.
-  for (const { id, bytes } of message.jobs) settle(ctx, id, bytes).then(send);
+  for (const { id, bytes, parent } of message.jobs) settle(ctx, id, bytes, parent).then(send);
 };

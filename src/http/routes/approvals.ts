@@ -7,7 +7,8 @@
 
 import { ServiceError } from "../../errors.ts";
 import { readApprovals } from "../../domain/approve.ts";
-import { decideIntent, type Decision } from "../../domain/decide.ts";
+import type { Decision } from "../../domain/decide.ts";
+import { decideInSpan } from "../../domain/decide_span.ts";
 import { readJsonBody, type RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { admitAddress, checkSigners, spendSigners } from "../limits.ts";
@@ -28,7 +29,7 @@ function postDecision(decision: Decision) {
     const { value } = await readJsonBody(request, app);
     // An impossible id is a 404 without a store read, after the body's 400s
     // (the order of docs/interface.md §10).
-    const result = await decideIntent(
+    const result = await decideInSpan(
       {
         ...app.verifyContext,
         store: app.store,

@@ -62,7 +62,6 @@ export async function readyz(_request: Request, { app }: RequestContext): Promis
 /** `GET /metrics`: 401 unless the request carries the admin token or `METRICS_TOKEN`. */
 export function metrics(request: Request, { app }: RequestContext): Response {
   requireBearer(request, [app.settings.adminToken, app.settings.metricsToken]);
-  app.metrics.verifyWorkers(app.verifier.threads);
   return new Response(app.metrics.render(), {
     status: 200,
     headers: {
