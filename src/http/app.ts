@@ -216,7 +216,6 @@ export function createApp(deps: AppDeps): App {
     const path = new URL(request.url).pathname;
     // The request's server span (Deno.serve's, when telemetry is on): docs/interface.md §13.
     const span = activeSpan();
-    span?.setAttribute("intents.request_id", requestId);
     let response: Response;
     let route = "unmatched";
     let cause: unknown;

@@ -31,7 +31,10 @@
  * endpoint's deliverer follows the feed and moves past every event, and the
  * figures say what that costs the serving path; they point at a receiver in
  * this tool, and a spawned server is given `WEBHOOKS_ALLOW_HTTP` and
- * `WEBHOOKS_ALLOW_PRIVATE`), `--json` (print the figures as one JSON object).
+ * `WEBHOOKS_ALLOW_PRIVATE`), `--otel` (a spawned server runs with telemetry on,
+ * `OTEL_DENO=true`, exporting OTLP (Deno's default, http/protobuf) to a receiver in this tool that reads
+ * and drops every export; the figures say how many bytes it got), `--json`
+ * (print the figures as one JSON object).
  *
  * Only loopback addresses are accepted: this is a measuring tool, not a
  * stress tool for other hosts.
@@ -82,6 +85,8 @@ interface Options {
   origin: string;
   /** Idle webhook endpoints made before the run. */
   webhooks: number;
+  /** `--spawn` starts the server with telemetry on, exporting to a receiver of this tool's. */
+  otel: boolean;
   json: boolean;
 }
 
@@ -97,7 +102,7 @@ function intOption(raw: string | undefined, name: string, fallback: number, max:
 }
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
-  "[--server S] [--base DIR] [--kv-connect] [--deploy]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
+  "[--server S] [--base DIR] [--kv-connect] [--deploy] [--otel]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
   "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--webhooks N] [--json]";
 
 function readOptions(args: string[]): Options {
@@ -135,6 +140,7 @@ function parseOptions(args: string[]) {
       "max-seconds": { type: "string" },
       origin: { type: "string" },
       webhooks: { type: "string" },
+      otel: { type: "boolean" },
       json: { type: "boolean" },
     },
     strict: true,
@@ -169,13 +175,14 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     maxSeconds: intOption(values["max-seconds"], "max-seconds", 300, 3600),
     origin: values.origin ?? "http://localhost:8000",
     webhooks: intOption(values.webhooks, "webhooks", 0, 100),
+    otel: values.otel ?? false,
     json: values.json ?? false,
   };
   if (options.n < 1 || options.concurrency < 1) fail("--n and --concurrency must be at least 1");
   if (options.spawn === (options.url !== undefined)) fail("give exactly one of --url and --spawn");
   if (values.base !== undefined && !options.spawn) fail("--base needs --spawn");
-  if ((options.kvConnect || options.deploy) && !options.spawn) {
-    fail("--kv-connect and --deploy need --spawn");
+  if ((options.kvConnect || options.deploy || options.otel) && !options.spawn) {
+    fail("--kv-connect, --deploy and --otel need --spawn");
   }
   if (options.governed && kind !== "ed25519") fail("--governed goes with --kind ed25519");
   if (values.ids !== undefined && values.ids !== "v4" && values.ids !== "v7") {
@@ -203,6 +210,7 @@ async function main(): Promise<void> {
   const options = readOptions(Deno.args);
   let spawned: Spawned | undefined;
   let kvConnect: StartedKvConnectServer | undefined;
+  const otlp = options.otel ? otlpSink() : undefined;
   try {
     kvConnect = options.kvConnect ? await startKvConnectServer() : undefined;
     spawned = options.spawn
@@ -216,12 +224,17 @@ async function main(): Promise<void> {
             WEBHOOKS_ALLOW_HTTP: "true",
             WEBHOOKS_ALLOW_PRIVATE: "true",
           }),
+          ...(otlp && {
+            OTEL_DENO: "true",
+            OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+          }),
         },
         deploy: options.deploy,
       })
       : undefined;
   } catch (error) {
     await kvConnect?.close();
+    await otlp?.close();
     fail(error instanceof Error ? error.message : String(error));
   }
   const receiver = options.webhooks > 0 ? idleReceiver() : undefined;
@@ -265,7 +278,7 @@ async function main(): Promise<void> {
           options.base === projectRoot ? "" : ` of ${options.base}`
         }, COMMIT_BATCH_MAX=${options.batchMax}${options.kvConnect ? ", KV Connect" : ""}${
           options.deploy ? ", as Deno Deploy starts it" : ""
-        }`
+        }${options.otel ? ", telemetry on (OTLP)" : ""}`
         : `running server at ${url}`,
       commit: spawned ? await commitOf(options.base) : null,
       variant: options.variant,
@@ -282,6 +295,8 @@ async function main(): Promise<void> {
       statuses: Object.fromEntries([...result.statuses].sort()),
       webhooks: options.webhooks,
       webhook_deliveries: receiver?.received() ?? 0,
+      /** Bytes of OTLP exports received so far (with `--otel`). */
+      telemetry_bytes: otlp?.bytes() ?? null,
       server_cpu_us_per_accepted: cpuBefore !== null && cpuAfter !== null && accepted > 0
         ? Math.round(((cpuAfter - cpuBefore) * 1e6) / accepted)
         : null,
@@ -329,10 +344,27 @@ async function main(): Promise<void> {
     await spawned?.stop();
     await kvConnect?.close();
     await receiver?.close();
+    await otlp?.close();
   }
 }
 
 /** Where the idle endpoints point: answers 204, counts what (never) arrives. */
+/** An OTLP/HTTP receiver that reads each export and answers it, keeping only the byte count. */
+function otlpSink() {
+  let bytes = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    bytes += (await request.arrayBuffer()).byteLength;
+    // An empty answer is an empty Export…ServiceResponse in either encoding.
+    const type = request.headers.get("content-type") ?? "application/json";
+    return new Response(type.includes("json") ? "{}" : null, { headers: { "content-type": type } });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    bytes: () => bytes,
+    close: () => server.shutdown(),
+  };
+}
+
 function idleReceiver() {
   let received = 0;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
