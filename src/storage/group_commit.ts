@@ -26,6 +26,13 @@ export type CommitBatch = (batch: readonly PendingIntent[]) => Promise<InsertRes
 export interface GroupCommitOptions {
   /** The most inserts one batch carries (at least 1). */
   batchMax: number;
+  /**
+   * The most batches committing at once (default 1), asked as each batch
+   * starts, with the most inserts a batch then carries when that is fewer
+   * than `batchMax` (a store whose commits check each id carries fewer
+   * a commit, and makes up with more of them side by side).
+   */
+  shape?: () => { inFlight: number; batchMax: number };
   /** Commits one batch, e.g. `(b) => store.insertIntents(b)`. */
   commit: CommitBatch;
   /**
@@ -72,15 +79,23 @@ interface Batch {
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  */
 export function createGroupCommitWriter(options: GroupCommitOptions): IntentWriter {
-  const { batchMax, commit, arrived } = options;
-  if (!Number.isInteger(batchMax) || batchMax < 1) {
+  const { commit, arrived } = options;
+  if (!Number.isInteger(options.batchMax) || options.batchMax < 1) {
     throw new RangeError("batchMax must be a whole number of at least 1");
   }
   let queue: Waiter[] = [];
-  let running = false;
+  let committing = 0;
+  let scheduled = false;
+  const shape = () => {
+    const asked = options.shape?.() ?? { inFlight: 1, batchMax: options.batchMax };
+    return {
+      inFlight: Math.max(1, asked.inFlight),
+      batchMax: Math.max(1, Math.min(options.batchMax, asked.batchMax)),
+    };
+  };
 
   /** Takes up to `batchMax` inserts of distinct ids from the queue, and their duplicates. */
-  function takeBatch(): Batch {
+  function takeBatch(batchMax: number): Batch {
     const members: Waiter[] = [];
     const duplicates: Batch["duplicates"] = [];
     const ids = new Map<string, number>();
@@ -137,24 +152,31 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   }
 
   /**
-   * Commits batch after batch while inserts wait. When a commit ends, the
-   * next one starts before the ended one's members are answered: answering
-   * runs their requests on (rendering, responding), and the commit should
-   * not wait for that.
+   * Starts batches while inserts wait and fewer than `inFlight` commit: a
+   * batch that is not full starts only when none is committing, so that
+   * under load inserts gather into full batches.
    */
-  async function run(): Promise<void> {
-    let batch = takeBatch();
-    let committing = commitBatch(batch);
+  function pump(): void {
     for (;;) {
-      const outcome = await committing;
-      requeueDuplicates(batch, outcome);
-      const next = queue.length > 0 ? takeBatch() : null;
-      if (next) committing = commitBatch(next);
-      else running = false;
-      answer(batch, outcome);
-      if (!next) return;
-      batch = next;
+      const { inFlight, batchMax } = shape();
+      if (queue.length === 0 || committing >= inFlight) return;
+      if (committing > 0 && queue.length < batchMax) return;
+      void start(takeBatch(batchMax));
     }
+  }
+
+  /**
+   * Commits one batch. When it ends, the next batch starts before its
+   * members are answered: answering runs their requests on (rendering,
+   * responding), and the commit should not wait for that.
+   */
+  async function start(batch: Batch): Promise<void> {
+    committing++;
+    const outcome = await commitBatch(batch);
+    committing--;
+    requeueDuplicates(batch, outcome);
+    pump();
+    answer(batch, outcome);
   }
 
   return {
@@ -162,11 +184,14 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
       arrived?.(pending, queue.length);
       return new Promise<InsertResult>((resolve, reject) => {
         queue.push({ pending, resolve, reject });
-        if (!running) {
-          running = true;
+        if (!scheduled) {
+          scheduled = true;
           // A microtask, not a timer: inserts made in the same turn join the
           // first commit, and a lone insert is not delayed.
-          queueMicrotask(() => void run());
+          queueMicrotask(() => {
+            scheduled = false;
+            pump();
+          });
         }
       });
     },

@@ -27,7 +27,13 @@ import type {
 import { documentQuorum } from "../domain/governance.ts";
 import { isJsonMediaType } from "../media_type.ts";
 import { ClockCache } from "../clock_cache.ts";
-import { appendChange, insertIntents } from "./append.ts";
+import { appendChange, insertIntents, WriteLayoutChanged } from "./append.ts";
+import { Lanes } from "./contention.ts";
+import type { StoredEvent } from "./codec.ts";
+import { Sequencer } from "./sequencer.ts";
+import { insertStaged, type StagedInsertContext } from "./staged_insert.ts";
+import { changeStaged } from "./staged_change.ts";
+import { beginStaged, switchToStaged, type WriteLayout } from "./write_layout.ts";
 import { Feed } from "./feed.ts";
 import { decodeConfig, decodeDocument, encodeConfig, encodeDocument, NO_DATA } from "./codec.ts";
 import { convertValues } from "./convert.ts";
@@ -37,6 +43,9 @@ import { CommitLog } from "./commits.ts";
 import { ReadAhead } from "./read_ahead.ts";
 import { moveEarlierBlocks } from "./upgrade.ts";
 import { KvWebhookStore } from "./webhooks.ts";
+
+/** Ids one staged commit checks when its intents share one document: denokv's ten checks less its. */
+const STAGED_IDS_PER_COMMIT = 9;
 
 /** Template/policy references remembered (a few hundred bytes each). */
 const DOCUMENT_REFS_CACHED = 1024;
@@ -68,6 +77,10 @@ export class KvStore implements Store {
   /** Every write goes through it: retries, storage failures, the latest outcome. */
   readonly #commits: CommitLog;
   readonly #ahead: ReadAhead;
+  readonly #sequencer: Sequencer;
+  readonly #staged: StagedInsertContext;
+  /** The write layout as last seen: "staged" never changes back. */
+  #layout: WriteLayout | undefined;
   /** Webhook endpoints, leases and attempts on the same KV, written through the same commit log. */
   readonly webhooks: KvWebhookStore;
 
@@ -78,6 +91,19 @@ export class KvStore implements Store {
     this.#feed = new Feed(kv);
     this.#commits = new CommitLog(this.#now);
     this.#ahead = new ReadAhead(options.readKv ?? kv);
+    this.#sequencer = new Sequencer({ kv, feed: this.#feed, commit: this.#commit, now: this.#now });
+    this.#feed.onPoll = async () => {
+      if (this.#staged_()) await this.#sequencer.moveStale();
+    };
+    this.#staged = {
+      kv,
+      now: this.#now,
+      commit: this.#commit,
+      staged: (versionstamp: string, events: StoredEvent[]) =>
+        this.#sequencer.staged(versionstamp, events),
+      lanes: new Lanes(),
+      staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
+    };
     this.webhooks = new KvWebhookStore(kv, {
       feed: this.#feed,
       commit: this.#commit,
@@ -90,7 +116,58 @@ export class KvStore implements Store {
    * (see `read_ahead.ts`): the group commit asks as each insert arrives.
    */
   readAhead(id: string): void {
-    this.#ahead.ask(id);
+    // The staged layout checks every id in its commit: nothing to read ahead.
+    if (!this.#staged_()) this.#ahead.ask(id);
+  }
+
+  /**
+   * How the writer best feeds this store's commits (`writer.ts`): in the
+   * head layout, one commit at a time of up to `batchMax`; in the staged
+   * layout, commits of as many ids as denokv's ten checks allow beside one
+   * document's, several at once, `batchMax` inserts in all.
+   */
+  commitShape(batchMax: number): { inFlight: number; batchMax: number } {
+    if (!this.#staged_()) return { inFlight: 1, batchMax };
+    const perCommit = Math.min(batchMax, STAGED_IDS_PER_COMMIT);
+    return { inFlight: Math.max(1, Math.ceil(batchMax / perCommit)), batchMax: perCommit };
+  }
+
+  /** The store's write layout (`write_layout.ts`); an empty store begins the staged one. */
+  async writeLayout(): Promise<WriteLayout> {
+    if (this.#staged_()) return "staged";
+    // A head-layout commit finds a switch by its failed head check.
+    if (this.#layout === "head") return "head";
+    const head = await this.#feed.freshHead();
+    this.#layout = head.layout === "empty" ? await beginStaged(this.#kv) : head.layout;
+    return this.#layout!;
+  }
+
+  /**
+   * Switches the store to the staged layout: the operator's step once no
+   * process of a version that writes the head layout runs (see `write_layout.ts`).
+   */
+  async switchWriteLayout(): Promise<{ before: WriteLayout; after: WriteLayout }> {
+    const switched = await switchToStaged(this.#kv);
+    this.#layout = switched.after;
+    await this.#feed.freshHead();
+    return switched;
+  }
+
+  /**
+   * Moves into the feed events staged longer than a reader should wait
+   * (the scheduler's looks and the cron job do this, as readers do), so the
+   * feed's bound holds even when the process that staged them is gone.
+   */
+  async settleFeed(): Promise<void> {
+    if (await this.writeLayout() === "staged") await this.#sequencer.moveStale();
+  }
+
+  /**
+   * Moves what this process staged into the feed (a stopping process leaves
+   * nothing of its own staged), until `deadlineMs` (`performance.now()` time).
+   */
+  async drain(deadlineMs: number): Promise<void> {
+    if (this.#staged_()) await this.#sequencer.drain(deadlineMs);
   }
 
   /**
@@ -105,12 +182,12 @@ export class KvStore implements Store {
    */
   upgrade(
     progress?: (rewritten: number) => void,
-  ): Promise<{ rewritten: number; moved: number }> {
+  ): Promise<{ rewritten: number; moved: number; layout: WriteLayout }> {
     return this.#appending(async () => {
       const ctx = { kv: this.#kv, feed: this.#feed, commit: this.#commit };
       const rewritten = await convertValues(ctx, progress);
       const moved = await moveEarlierBlocks(ctx);
-      return { rewritten, moved };
+      return { rewritten, moved, layout: await this.writeLayout() };
     });
   }
 
@@ -149,34 +226,55 @@ export class KvStore implements Store {
     return result.ok ? "created" : "exists";
   }
 
-  insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]> {
-    return this.#appending(() =>
-      insertIntents({
-        kv: this.#kv,
-        feed: this.#feed,
-        now: this.#now,
-        staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
-        commit: this.#commit,
-        ahead: this.#ahead,
-      }, batch)
-    );
+  async insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]> {
+    if (!this.#staged_() && await this.writeLayout() !== "staged") {
+      const results = await this.#appending(() =>
+        insertIntents({
+          kv: this.#kv,
+          feed: this.#feed,
+          now: this.#now,
+          staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
+          commit: this.#commit,
+          ahead: this.#ahead,
+        }, batch)
+      );
+      const left = batch.flatMap((_, i) => results[i] === undefined ? [i] : []);
+      if (left.length === 0) return results as InsertResult[];
+      // The store was switched to the staged layout meanwhile: the rest are stored there.
+      this.#layout = "staged";
+      const rest = await insertStaged(this.#staged, left.map((i) => batch[i]));
+      left.forEach((i, k) => results[i] = rest[k]);
+      return results as InsertResult[];
+    }
+    return await insertStaged(this.#staged, batch);
   }
 
   async getIntent(id: string): Promise<StoredIntent | null> {
     return (await getIntentEntry(this.#kv, id))?.intent ?? null;
   }
 
-  changeIntent(id: string, decide: DecideChange): Promise<StoredIntent | null> {
-    // In this store's turn: no other change of this process can come between
-    // the read and the commit, so only other processes make it try again.
-    return this.#appending(() =>
-      appendChange({ kv: this.#kv, feed: this.#feed, commit: this.#commit }, id, decide)
-    );
+  async changeIntent(id: string, decide: DecideChange): Promise<StoredIntent | null> {
+    if (!this.#staged_() && await this.writeLayout() !== "staged") {
+      try {
+        // In this store's turn: no other change of this process can come between
+        // the read and the commit, so only other processes make it try again.
+        return await this.#appending(() =>
+          appendChange({ kv: this.#kv, feed: this.#feed, commit: this.#commit }, id, decide)
+        );
+      } catch (error) {
+        if (!(error instanceof WriteLayoutChanged)) throw error;
+        this.#layout = "staged";
+      }
+    }
+    return await changeStaged(this.#staged, id, decide);
   }
 
-  listIntents(
+  async listIntents(
     options: { limit: number; before?: number; state?: IntentState; now?: Date },
   ): Promise<IntentPage> {
+    // Intents are listed from the feed: what is staged goes in first, so that
+    // every intent answered before the listing is in it.
+    if (await this.#readLayout() === "staged") await this.#sequencer.moveStale({ all: true });
     return listIntents(this.#kv, { ...options, now: options.now ?? this.#now() });
   }
 
@@ -211,8 +309,18 @@ export class KvStore implements Store {
     return this.#feed.isPosition(position);
   }
 
-  readEvents(options: { after: number; limit: number; maxBytes?: number }): Promise<IntentEvent[]> {
-    return this.#feed.readEvents(options);
+  async readEvents(
+    options: { after: number; limit: number; maxBytes?: number },
+  ): Promise<IntentEvent[]> {
+    if (await this.#readLayout() !== "staged") return await this.#feed.readEvents(options);
+    // A reader in the process that staged events sees them once its own moves land.
+    await this.#sequencer.settled();
+    const events = await this.#feed.readEvents(options);
+    // At the end of the feed, events staged too long ago are moved first (their mover may be gone).
+    if (events.length < options.limit && await this.#sequencer.moveStale()) {
+      return await this.#feed.readEvents(options);
+    }
+    return events;
   }
 
   waitForEvents(
@@ -268,6 +376,18 @@ export class KvStore implements Store {
     return turn;
   }
   #lane: Promise<unknown> = Promise.resolve();
+
+  /** True once the store is known to be in the staged layout (by this process's reads or writes). */
+  #staged_(): boolean {
+    if (this.#layout !== "staged" && this.#feed.known?.layout === "staged") this.#layout = "staged";
+    return this.#layout === "staged";
+  }
+
+  /** The layout as a reader needs it: known, or learned once. */
+  async #readLayout(): Promise<WriteLayout> {
+    if (this.#staged_()) return "staged";
+    return this.#layout ?? await this.writeLayout();
+  }
 
   /** Runs one write through the commit log (bound, so it can be handed on). */
   readonly #commit = <T>(write: () => Promise<T>): Promise<T> => this.#commits.run(write);

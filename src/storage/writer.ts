@@ -17,7 +17,14 @@ import { KV_COMMIT_LIMITS } from "./layout.ts";
 const CHECKED_IN_COMMIT = KV_COMMIT_LIMITS.checks - 2;
 
 /** What the writer needs of the store: inserts, and reads of ids ahead of them when it has them. */
-export type WriterStore = Pick<Store, "insertIntents"> & { readAhead?: (id: string) => void };
+export type WriterStore = Pick<Store, "insertIntents"> & {
+  readAhead?: (id: string) => void;
+  /**
+   * How its commits are best fed: how many inserts one commit carries at
+   * most, and how many commits may go at once (see `KvStore.commitShape`).
+   */
+  commitShape?: (batchMax: number) => { inFlight: number; batchMax: number };
+};
 
 /** The writer that stores each intent in a commit of its own. */
 export function singleCommitWriter(store: Pick<Store, "insertIntents">): IntentWriter {
@@ -27,8 +34,10 @@ export function singleCommitWriter(store: Pick<Store, "insertIntents">): IntentW
 /**
  * Builds the writer for the settings.
  *
- * @param options.batchMax the most inserts one batch may carry
- *   (`COMMIT_BATCH_MAX`); 1 means one commit per insert.
+ * @param options.batchMax the most inserts in commits at once
+ *   (`COMMIT_BATCH_MAX`): in the head layout, one commit carries them; in the
+ *   staged layout, several commits side by side do; 1 means one commit per
+ *   insert.
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  * @example
  * ```ts
@@ -41,8 +50,10 @@ export function singleCommitWriter(store: Pick<Store, "insertIntents">): IntentW
  */
 export function createWriter(store: WriterStore, options: { batchMax: number }): IntentWriter {
   if (options.batchMax === 1) return singleCommitWriter(store);
+  const commitShape = store.commitShape;
   return createGroupCommitWriter({
     batchMax: options.batchMax,
+    shape: commitShape && (() => commitShape.call(store, options.batchMax)),
     commit: (batch) => store.insertIntents(batch),
     // Its id is read while the commit before it is in flight, unless it is
     // among the first of its batch, whose ids the commit checks itself.
