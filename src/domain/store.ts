@@ -37,6 +37,13 @@ export type InsertResult =
   /** A key that signed it has `maxPending` intents pending under its document; nothing stored. */
   | { outcome: "too_many_pending" };
 
+/**
+ * What became of one insert of a batch: its result, or the error of the
+ * commit that carried it (a batch may go in several commits; each is
+ * atomic, and one failing fails only its own inserts).
+ */
+export type BatchResult = InsertResult | { outcome: "failed"; error: unknown };
+
 /** Stores verified intents: one commit per insert, or concurrent inserts grouped. */
 export interface IntentWriter {
   /**
@@ -155,8 +162,9 @@ export interface Store {
    * acceptance time and their feed positions in the commit that stores them.
    *
    * @returns one result per input, in order.
+   * @throws the error of a commit, when the store cannot say which inserts it failed.
    */
-  insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]>;
+  insertIntents(batch: readonly PendingIntent[]): Promise<BatchResult[]>;
   /** One intent by its stored id, as its latest event left it, or null. */
   getIntent(id: string): Promise<StoredIntent | null>;
   /**

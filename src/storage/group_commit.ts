@@ -17,10 +17,15 @@
  * @module
  */
 
-import type { InsertResult, IntentWriter, PendingIntent } from "../domain/store.ts";
+import type {
+  BatchResult,
+  InsertResult,
+  IntentWriter,
+  PendingIntent,
+} from "../domain/store.ts";
 
 /** Commits a batch of inserts with distinct ids; one result per input, in order. */
-export type CommitBatch = (batch: readonly PendingIntent[]) => Promise<InsertResult[]>;
+export type CommitBatch = (batch: readonly PendingIntent[]) => Promise<BatchResult[]>;
 
 /** Options of {@link createGroupCommitWriter}. */
 export interface GroupCommitOptions {
@@ -49,7 +54,7 @@ interface Waiter {
 }
 
 /** What a commit of a batch came to: a result per member, or the error that failed it whole. */
-type Outcome = InsertResult[] | { error: unknown };
+type Outcome = BatchResult[] | { error: unknown };
 
 /** A batch taken from the queue: members with distinct ids, and later inserts of those ids. */
 interface Batch {
@@ -145,7 +150,11 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   /** Answers the members of a committed batch. */
   function answer({ members }: Batch, outcome: Outcome): void {
     if (Array.isArray(outcome)) {
-      for (let i = 0; i < members.length; i++) members[i].resolve(outcome[i]);
+      for (let i = 0; i < members.length; i++) {
+        const result = outcome[i];
+        if (result.outcome === "failed") members[i].reject(result.error);
+        else members[i].resolve(result);
+      }
     } else {
       for (const m of members) m.reject(outcome.error);
     }

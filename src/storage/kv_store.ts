@@ -19,7 +19,7 @@ import type {
   DecideChange,
   DueEntry,
   DueWork,
-  InsertResult,
+  BatchResult,
   IntentPage,
   PendingIntent,
   Store,
@@ -46,6 +46,9 @@ import { KvWebhookStore } from "./webhooks.ts";
 
 /** Ids one staged commit checks when its intents share one document: denokv's ten checks less its. */
 const STAGED_IDS_PER_COMMIT = 9;
+
+/** Moves a flush makes at most (each of up to 64 staged commits). */
+const FLUSH_ROUNDS = 64;
 
 /** Template/policy references remembered (a few hundred bytes each). */
 const DOCUMENT_REFS_CACHED = 1024;
@@ -108,6 +111,7 @@ export class KvStore implements Store {
       feed: this.#feed,
       commit: this.#commit,
       now: this.#now,
+      settleFeed: () => this.flushStaged(),
     });
   }
 
@@ -160,6 +164,17 @@ export class KvStore implements Store {
    */
   async settleFeed(): Promise<void> {
     if (await this.writeLayout() === "staged") await this.#sequencer.moveStale();
+  }
+
+  /**
+   * Moves every event staged so far, by any process, into the feed: a
+   * listing, a new webhook endpoint's start and tests see every intent
+   * answered before them in it.
+   */
+  async flushStaged(): Promise<void> {
+    if (await this.#readLayout() === "staged") {
+      await this.#sequencer.moveStale({ all: true, rounds: FLUSH_ROUNDS });
+    }
   }
 
   /**
@@ -226,9 +241,9 @@ export class KvStore implements Store {
     return result.ok ? "created" : "exists";
   }
 
-  async insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]> {
+  async insertIntents(batch: readonly PendingIntent[]): Promise<BatchResult[]> {
     if (!this.#staged_() && await this.writeLayout() !== "staged") {
-      const results = await this.#appending(() =>
+      const results: (BatchResult | undefined)[] = await this.#appending(() =>
         insertIntents({
           kv: this.#kv,
           feed: this.#feed,
@@ -239,12 +254,12 @@ export class KvStore implements Store {
         }, batch)
       );
       const left = batch.flatMap((_, i) => results[i] === undefined ? [i] : []);
-      if (left.length === 0) return results as InsertResult[];
+      if (left.length === 0) return results as BatchResult[];
       // The store was switched to the staged layout meanwhile: the rest are stored there.
       this.#layout = "staged";
       const rest = await insertStaged(this.#staged, left.map((i) => batch[i]));
       left.forEach((i, k) => results[i] = rest[k]);
-      return results as InsertResult[];
+      return results as BatchResult[];
     }
     return await insertStaged(this.#staged, batch);
   }
@@ -274,7 +289,7 @@ export class KvStore implements Store {
   ): Promise<IntentPage> {
     // Intents are listed from the feed: what is staged goes in first, so that
     // every intent answered before the listing is in it.
-    if (await this.#readLayout() === "staged") await this.#sequencer.moveStale({ all: true });
+    await this.flushStaged();
     return listIntents(this.#kv, { ...options, now: options.now ?? this.#now() });
   }
 
@@ -305,8 +320,10 @@ export class KvStore implements Store {
     return result.ok;
   }
 
-  isPosition(position: number): Promise<boolean> {
-    return this.#feed.isPosition(position);
+  async isPosition(position: number): Promise<boolean> {
+    // A position this process handed out is one its own moves made.
+    if (this.#staged_()) await this.#sequencer.settled();
+    return await this.#feed.isPosition(position);
   }
 
   async readEvents(

@@ -12,7 +12,12 @@
 
 import type { DocumentRef, NewIntent, StoredIntent } from "../domain/intent.ts";
 import { startApproval } from "../domain/governance.ts";
-import { EXPIRY_WORK, type InsertResult, type PendingIntent } from "../domain/store.ts";
+import {
+  type BatchResult,
+  EXPIRY_WORK,
+  type InsertResult,
+  type PendingIntent,
+} from "../domain/store.ts";
 import { encodeRecord, encodeStaged, NO_DATA, type StoredEvent } from "./codec.ts";
 import { Attempts, Lanes } from "./contention.ts";
 import {
@@ -62,16 +67,16 @@ function newRecord(intent: NewIntent, receivedAt: string): StoredIntent {
  * document is "too_many_pending" once its id was found free; the others are
  * committed again until stored.
  *
- * @returns one result per input, in order; "created" only after its commit succeeded.
+ * @returns one result per input, in order; "created" only after its commit
+ *   succeeded; "failed" with the error of a commit that threw (the storage
+ *   cannot write; other writes of the same counts kept coming first past the
+ *   retries: `StorageUnavailableError`): what it carried is not written.
  * @throws {RangeError} when two inserts share an id.
- * @throws {StorageUnavailableError} when the storage cannot write, or other
- *   writes of the same counts keep coming first past the retries; what the
- *   failed commit carried is then not written.
  */
 export async function insertStaged(
   ctx: StagedInsertContext,
   batch: readonly PendingIntent[],
-): Promise<InsertResult[]> {
+): Promise<BatchResult[]> {
   const ids = new Set<string>();
   for (const { intent } of batch) {
     if (ids.has(intent.id)) throw new RangeError("a batch must not repeat an intent id");
@@ -85,13 +90,18 @@ export async function insertStaged(
     groups.push(open.slice(0, count));
     open = open.slice(count);
   }
-  await Promise.all(groups.map((group) => {
+  const failed: (BatchResult | undefined)[] = results;
+  await Promise.all(groups.map(async (group) => {
     const pending = group.find((i) => batch[i].intent.state === "pending");
     const commit = () => commitGroup(ctx, { batch, group, receivedAt, results });
-    if (pending === undefined) return commit();
-    return ctx.lanes.run(documentIdentity(countedDocument(batch[pending].intent)), commit);
+    try {
+      if (pending === undefined) await commit();
+      else await ctx.lanes.run(documentIdentity(countedDocument(batch[pending].intent)), commit);
+    } catch (error) {
+      for (const i of group) if (results[i] === undefined) failed[i] = { outcome: "failed", error };
+    }
   }));
-  return results as InsertResult[];
+  return failed as BatchResult[];
 }
 
 /** One group of a batch, committed until each member is settled. */

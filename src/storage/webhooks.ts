@@ -70,6 +70,11 @@ export interface KvWebhookStoreOptions {
   commit: <T>(write: () => Promise<T>) => Promise<T>;
   /** The clock of due work written for now. */
   now: () => Date;
+  /**
+   * Puts into the feed every event answered so far (the staged layout), so
+   * that a new endpoint starts after each of them.
+   */
+  settleFeed?: () => Promise<void>;
 }
 
 /** Webhook endpoints, leases and attempts on one `Deno.Kv`. */
@@ -78,6 +83,7 @@ export class KvWebhookStore implements WebhookStore {
   readonly #feed: Feed;
   readonly #commit: <T>(write: () => Promise<T>) => Promise<T>;
   readonly #now: () => Date;
+  readonly #settleFeed: () => Promise<void>;
   readonly #listeners = new Set<(id: string) => void>();
 
   /** @param kv an open KV handle; the caller closes it. */
@@ -86,6 +92,7 @@ export class KvWebhookStore implements WebhookStore {
     this.#feed = options.feed;
     this.#commit = options.commit;
     this.#now = options.now;
+    this.#settleFeed = options.settleFeed ?? (() => Promise.resolve());
   }
 
   async feedHead(): Promise<number> {
@@ -100,6 +107,8 @@ export class KvWebhookStore implements WebhookStore {
       const count = await this.#kv.get<unknown>(keys.webhooksCount);
       const existing = decodeCount(count.value);
       if (existing >= limit) return "too_many";
+      // Events answered before this request are before the endpoint's start.
+      await this.#settleFeed();
       const endpoint = make(await this.feedHead());
       const result = await this.#commit(() =>
         this.#kv.atomic()

@@ -28,7 +28,13 @@ export type WriterStore = Pick<Store, "insertIntents"> & {
 
 /** The writer that stores each intent in a commit of its own. */
 export function singleCommitWriter(store: Pick<Store, "insertIntents">): IntentWriter {
-  return { insert: async (pending) => (await store.insertIntents([pending]))[0] };
+  return {
+    insert: async (pending) => {
+      const [result] = await store.insertIntents([pending]);
+      if (result.outcome === "failed") throw result.error;
+      return result;
+    },
+  };
 }
 
 /**
