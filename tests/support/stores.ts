@@ -9,6 +9,7 @@
 import { dirname } from "node:path";
 import { startKvConnectServer } from "../../testing/kv_connect/start.ts";
 import { tempKvPath } from "./server.ts";
+import { type Layout, LAYOUTS } from "./layouts.ts";
 
 /** Which store: a KV file, or a KV Connect URL. */
 export type StoreKind = "file" | "kv_connect";
@@ -93,5 +94,19 @@ export function storeTest(
         }
       },
     });
+  }
+}
+
+/**
+ * Registers `fn` as one test per store kind and write layout
+ * (`src/storage/write_layout.ts`), each named `name (… layout) [store]`.
+ */
+export function layoutStoreTest(
+  name: string,
+  fn: (store: TestStore, layout: Layout, t: Deno.TestContext) => Promise<void>,
+  options: Omit<Deno.TestDefinition, "name" | "fn"> = {},
+): void {
+  for (const layout of LAYOUTS) {
+    storeTest(`${name} (${layout} layout)`, (store, t) => fn(store, layout, t), options);
   }
 }
