@@ -112,6 +112,9 @@ export class KvStore implements Store {
       commit: this.#commit,
       now: this.#now,
       settleFeed: () => this.flushStaged(),
+      settled: async () => {
+        if (this.#staged_()) await this.#sequencer.settled();
+      },
     });
   }
 

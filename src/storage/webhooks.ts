@@ -75,6 +75,8 @@ export interface KvWebhookStoreOptions {
    * that a new endpoint starts after each of them.
    */
   settleFeed?: () => Promise<void>;
+  /** Resolves once this process's own answered events are in the feed (the staged layout). */
+  settled?: () => Promise<void>;
 }
 
 /** Webhook endpoints, leases and attempts on one `Deno.Kv`. */
@@ -84,6 +86,7 @@ export class KvWebhookStore implements WebhookStore {
   readonly #commit: <T>(write: () => Promise<T>) => Promise<T>;
   readonly #now: () => Date;
   readonly #settleFeed: () => Promise<void>;
+  readonly #settled: () => Promise<void>;
   readonly #listeners = new Set<(id: string) => void>();
 
   /** @param kv an open KV handle; the caller closes it. */
@@ -93,9 +96,11 @@ export class KvWebhookStore implements WebhookStore {
     this.#commit = options.commit;
     this.#now = options.now;
     this.#settleFeed = options.settleFeed ?? (() => Promise.resolve());
+    this.#settled = options.settled ?? (() => Promise.resolve());
   }
 
   async feedHead(): Promise<number> {
+    await this.#settled();
     return (await this.#feed.freshHead()).position;
   }
 
