@@ -17,12 +17,7 @@
  * @module
  */
 
-import type {
-  BatchResult,
-  InsertResult,
-  IntentWriter,
-  PendingIntent,
-} from "../domain/store.ts";
+import type { BatchResult, InsertResult, IntentWriter, PendingIntent } from "../domain/store.ts";
 
 /** Commits a batch of inserts with distinct ids; one result per input, in order. */
 export type CommitBatch = (batch: readonly PendingIntent[]) => Promise<BatchResult[]>;

@@ -15,11 +15,11 @@ import type {
   StoredIntent,
 } from "../domain/intent.ts";
 import type {
+  BatchResult,
   CommitAttempt,
   DecideChange,
   DueEntry,
   DueWork,
-  BatchResult,
   IntentPage,
   PendingIntent,
   Store,

@@ -26,6 +26,7 @@
 
 import { decodeHeadValue, encodeStagedHead, type WriteLayout } from "./codec.ts";
 import { keys } from "./keys.ts";
+import { retryWhileLocked } from "./retry.ts";
 
 export type { WriteLayout } from "./codec.ts";
 
@@ -46,10 +47,12 @@ export async function beginStaged(kv: Deno.Kv): Promise<WriteLayout> {
     const entry = await kv.get<unknown>(keys.feedHead);
     const { layout } = decodeHeadValue(entry.value);
     if (layout !== "empty") return layout;
-    const result = await kv.atomic()
-      .check({ key: keys.feedHead, versionstamp: null })
-      .set(keys.feedHead, encodeStagedHead(0))
-      .commit();
+    const result = await retryWhileLocked(() =>
+      kv.atomic()
+        .check({ key: keys.feedHead, versionstamp: null })
+        .set(keys.feedHead, encodeStagedHead(0))
+        .commit()
+    );
     if (result.ok) return "staged";
   }
 }
@@ -72,10 +75,12 @@ export async function switchToStaged(
     if (layout === "empty") return { before: layout, after: await beginStaged(kv) };
     // Checked against the head as read: a head-layout commit that lands first moves it, and
     // the step reads it again.
-    const result = await kv.atomic()
-      .check(entry)
-      .set(keys.feedHead, encodeStagedHead(position))
-      .commit();
+    const result = await retryWhileLocked(() =>
+      kv.atomic()
+        .check(entry)
+        .set(keys.feedHead, encodeStagedHead(position))
+        .commit()
+    );
     if (result.ok) return { before: layout, after: "staged" };
   }
 }

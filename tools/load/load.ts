@@ -9,6 +9,7 @@
  * ```sh
  * deno task load -- --url http://127.0.0.1:8000 --token T --n 20000 --concurrency 64
  * deno task load -- --spawn --batch-max 32 --n 20000 --concurrency 64
+ * deno task load -- --instances 4 --kv-delay-ms 25 --n 6000 --concurrency 256
  * ```
  *
  * Options: `--variant A|B` (default B), `--kind ed25519|passkey|multisig`
@@ -31,7 +32,10 @@
  * endpoint's deliverer follows the feed and moves past every event, and the
  * figures say what that costs the serving path; they point at a receiver in
  * this tool, and a spawned server is given `WEBHOOKS_ALLOW_HTTP` and
- * `WEBHOOKS_ALLOW_PRIVATE`), `--json` (print the figures as one JSON object).
+ * `WEBHOOKS_ALLOW_PRIVATE`), `--instances N` (scale mode, `scale.ts`: N servers started
+ * as Deno Deploy starts them on one KV Connect server, behind a link of
+ * `--kv-delay-ms D` each way; the load split evenly over them, and how long
+ * intents take to reach the feed), `--json` (print the figures as one JSON object).
  *
  * Only loopback addresses are accepted: this is a measuring tool, not a
  * stress tool for other hosts.
@@ -45,6 +49,7 @@ import { addReference, bodyBuilder, buildBodies, webCryptoSigner } from "./bodie
 import { drive } from "./drive.ts";
 import { round, summary } from "./figures.ts";
 import { commitOf, projectRoot, type Spawned, spawnLoadServer } from "./spawn.ts";
+import { runScale, scaleLines, startRig } from "./scale.ts";
 import { readCpuSeconds, readMemory } from "../../testing/proc_stats.ts";
 import {
   type StartedKvConnectServer,
@@ -82,6 +87,10 @@ interface Options {
   origin: string;
   /** Idle webhook endpoints made before the run. */
   webhooks: number;
+  /** Scale mode: this many instances on one KV Connect server (0: off). */
+  instances: number;
+  /** Scale mode: the KV Connect link's delay each way. */
+  kvDelayMs: number;
   json: boolean;
 }
 
@@ -97,7 +106,8 @@ function intOption(raw: string | undefined, name: string, fallback: number, max:
 }
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
-  "[--server S] [--base DIR] [--kv-connect] [--deploy]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
+  "[--server S] [--base DIR] [--kv-connect] [--deploy] | --instances N [--kv-delay-ms D] " +
+  "[--batch-max N] [--base DIR]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
   "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--webhooks N] [--json]";
 
 function readOptions(args: string[]): Options {
@@ -135,6 +145,8 @@ function parseOptions(args: string[]) {
       "max-seconds": { type: "string" },
       origin: { type: "string" },
       webhooks: { type: "string" },
+      instances: { type: "string" },
+      "kv-delay-ms": { type: "string" },
       json: { type: "boolean" },
     },
     strict: true,
@@ -169,8 +181,18 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     maxSeconds: intOption(values["max-seconds"], "max-seconds", 300, 3600),
     origin: values.origin ?? "http://localhost:8000",
     webhooks: intOption(values.webhooks, "webhooks", 0, 100),
+    instances: intOption(values.instances, "instances", 0, 16),
+    kvDelayMs: intOption(values["kv-delay-ms"], "kv-delay-ms", 0, 1000),
     json: values.json ?? false,
   };
+  if (options.instances > 0) {
+    // Scale mode spawns its servers itself, on a KV Connect server of its own.
+    if (options.url !== undefined || options.spawn || options.kvConnect || options.webhooks > 0) {
+      fail("--instances spawns its own servers: no --url, --spawn, --kv-connect or --webhooks");
+    }
+    return options;
+  }
+  if (values["kv-delay-ms"] !== undefined) fail("--kv-delay-ms goes with --instances");
   if (options.n < 1 || options.concurrency < 1) fail("--n and --concurrency must be at least 1");
   if (options.spawn === (options.url !== undefined)) fail("give exactly one of --url and --spawn");
   if (values.base !== undefined && !options.spawn) fail("--base needs --spawn");
@@ -201,6 +223,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
 
 async function main(): Promise<void> {
   const options = readOptions(Deno.args);
+  if (options.instances > 0) return await mainScale(options);
   let spawned: Spawned | undefined;
   let kvConnect: StartedKvConnectServer | undefined;
   try {
@@ -329,6 +352,69 @@ async function main(): Promise<void> {
     await spawned?.stop();
     await kvConnect?.close();
     await receiver?.close();
+  }
+}
+
+/** Scale mode: N instances on one KV Connect server behind a delaying link (`scale.ts`). */
+async function mainScale(options: Options): Promise<void> {
+  let rig;
+  try {
+    rig = await startRig({ ...options, root: options.base });
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+  try {
+    const [first] = rig.servers;
+    const signer = await webCryptoSigner();
+    const refId = await addReference(first.url, first.token, options.variant);
+    const total = options.warmup + options.n;
+    const built = await buildBodies(await bodyBuilder({ ...options, signer }, refId), total);
+    const deadline = performance.now() + options.maxSeconds * 1000;
+    if (options.warmup > 0) {
+      // Every instance warms up, with an even share.
+      await Promise.all(rig.servers.map((server, k) =>
+        drive({
+          url: server.url,
+          bodies: built.bodies.slice(0, options.warmup).filter((_, i) =>
+            i % rig.servers.length === k
+          ),
+          concurrency: Math.max(1, Math.round(options.concurrency / rig.servers.length)),
+          deadline,
+        })
+      ));
+    }
+    const figures = {
+      date: new Date().toISOString(),
+      cpus: navigator.hardwareConcurrency,
+      deno: Deno.version.deno,
+      commit: await commitOf(options.base),
+      variant: options.variant,
+      kind: options.kind,
+      sent: options.n,
+      warmup: options.warmup,
+      ...await runScale(rig, {
+        ...options,
+        root: options.base,
+        ids: built.ids.slice(options.warmup),
+        bodies: built.bodies.slice(options.warmup),
+        deadline,
+      }),
+    };
+    if (options.json) console.log(JSON.stringify(figures));
+    else {
+      console.log(
+        [
+          `${figures.date}  ${figures.cpus} CPUs  Deno ${figures.deno}  main.ts as Deno Deploy ` +
+          `starts it, COMMIT_BATCH_MAX=${options.batchMax}` +
+          (figures.commit ? ` (${figures.commit})` : ""),
+          `variant ${figures.variant}, ${figures.kind}, ${figures.sent} sent after ` +
+          `${figures.warmup} warm-up`,
+          ...scaleLines(figures),
+        ].join("\n"),
+      );
+    }
+  } finally {
+    await rig.close();
   }
 }
 
