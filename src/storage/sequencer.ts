@@ -56,6 +56,8 @@ const LEASE_MS = 1_000;
 /** How often a holder with nothing to move looks again, and how many looks before it lets go. */
 const IDLE_LOOK_MS = 10;
 const IDLE_LOOKS = 20;
+/** How often, at most, readers of one process look for events waiting too long. */
+const STALE_LOOK_MS = 100;
 /** How often a process that left its events to another holder looks whether they were moved. */
 const CONFIRM_MS = 100;
 /** Staged blocks one move reads, at most (one read, one snapshot). */
@@ -116,6 +118,8 @@ export class Sequencer {
   #again = false;
   #wake: (() => void) | undefined;
   #stopped = false;
+  /** When a reader last looked for events waiting too long (Unix ms). */
+  #lookedForStale = 0;
   /** Waiting for blocks up to a versionstamp to be moved. */
   readonly #waiters = new Set<{ through: string; done: () => void }>();
 
@@ -169,6 +173,13 @@ export class Sequencer {
    */
   async moveStale(options: { all?: boolean; rounds?: number } = {}): Promise<boolean> {
     const { all = false, rounds = 8 } = options;
+    if (!all) {
+      // This process moves everything staged while it holds the lease; and what waits too long
+      // need not be looked for by every read.
+      const now = this.#now().getTime();
+      if (this.#heldUntil > now || now - this.#lookedForStale < STALE_LOOK_MS) return false;
+      this.#lookedForStale = now;
+    }
     let movedAny = false;
     for (let round = 0; round < rounds; round++) {
       const first = await this.#first();
