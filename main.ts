@@ -18,6 +18,7 @@ import { createApp } from "./src/http/app.ts";
 import { createWriter } from "./src/storage/writer.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
 import { KvStore } from "./src/storage/kv_store.ts";
+import { layoutFor } from "./src/storage/write_layout.ts";
 import { DeadlineSweeper } from "./src/http/deadlines.ts";
 import { DueWorkScheduler } from "./src/scheduler/due_work.ts";
 import { dueWorkHandlers } from "./src/scheduler/handlers.ts";
@@ -115,12 +116,13 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
   const now = () => new Date();
   // On a local file a second handle reads ids ahead of their commits, beside the writer.
   const readKv = isFilePath(kvPath) ? await Deno.openKv(kvPath) : undefined;
-  const store = new KvStore(kv, { now, readKv });
+  const beginLayout = layoutFor(kvPath, Deno.env.get("DENO_DEPLOY") === "true");
+  const store = new KvStore(kv, { now, readKv, beginLayout });
   try {
     const { rewritten, moved, layout } = await store.upgrade(conversionProgress());
     if (rewritten > 0) console.error(`intents: rewrote ${rewritten} stored values as bytes`);
     if (moved > 0) console.error(`intents: moved ${moved} earlier intents into the feed`);
-    if (layout === "head") {
+    if (layout === "head" && beginLayout === "staged") {
       console.error(
         "intents: the store is in the head layout: every commit takes turns on the feed head; " +
           "once no earlier version runs, switch it (docs/deployment.md#upgrading)",

@@ -33,7 +33,7 @@ import type { StoredEvent } from "./codec.ts";
 import { Sequencer } from "./sequencer.ts";
 import { insertStaged, type StagedInsertContext } from "./staged_insert.ts";
 import { changeStaged } from "./staged_change.ts";
-import { beginStaged, switchToStaged, type WriteLayout } from "./write_layout.ts";
+import { beginLayout, switchToStaged, type WriteLayout } from "./write_layout.ts";
 import { Feed } from "./feed.ts";
 import { decodeConfig, decodeDocument, encodeConfig, encodeDocument, NO_DATA } from "./codec.ts";
 import { convertValues } from "./convert.ts";
@@ -68,6 +68,11 @@ export interface KvStoreOptions {
    * reads and commits go out side by side anyway). The caller closes it.
    */
   readKv?: Deno.Kv;
+  /**
+   * The write layout an empty store begins (`write_layout.ts`, `layoutFor`);
+   * default "staged". A store that has a head keeps its own.
+   */
+  beginLayout?: "head" | "staged";
 }
 
 /** The service's storage on one `Deno.Kv`. */
@@ -82,6 +87,7 @@ export class KvStore implements Store {
   readonly #ahead: ReadAhead;
   readonly #sequencer: Sequencer;
   readonly #staged: StagedInsertContext;
+  readonly #beginLayout: "head" | "staged";
   /** The write layout as last seen: "staged" never changes back. */
   #layout: WriteLayout | undefined;
   /** Webhook endpoints, leases and attempts on the same KV, written through the same commit log. */
@@ -94,6 +100,7 @@ export class KvStore implements Store {
     this.#feed = new Feed(kv);
     this.#commits = new CommitLog(this.#now);
     this.#ahead = new ReadAhead(options.readKv ?? kv);
+    this.#beginLayout = options.beginLayout ?? "staged";
     this.#sequencer = new Sequencer({ kv, feed: this.#feed, commit: this.#commit, now: this.#now });
     this.#feed.onPoll = async () => {
       if (this.#staged_()) await this.#sequencer.moveStale();
@@ -139,13 +146,15 @@ export class KvStore implements Store {
     return { inFlight: Math.max(1, Math.ceil(batchMax / perCommit)), batchMax: perCommit };
   }
 
-  /** The store's write layout (`write_layout.ts`); an empty store begins the staged one. */
+  /** The store's write layout (`write_layout.ts`); an empty store begins the one it was given. */
   async writeLayout(): Promise<WriteLayout> {
     if (this.#staged_()) return "staged";
     // A head-layout commit finds a switch by its failed head check.
     if (this.#layout === "head") return "head";
     const head = await this.#feed.freshHead();
-    this.#layout = head.layout === "empty" ? await beginStaged(this.#kv) : head.layout;
+    this.#layout = head.layout === "empty"
+      ? await beginLayout(this.#kv, this.#beginLayout)
+      : head.layout;
     return this.#layout!;
   }
 

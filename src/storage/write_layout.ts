@@ -14,8 +14,8 @@
  * head's check, so it would miss an id stored by a staged commit, which does
  * not move the head: the two must never write at once. So the staged layout
  * begins only by an explicit step, once no writer of the head layout runs
- * ({@link switchToStaged}); an empty store begins in it at once
- * ({@link beginStaged}). Rewriting the head as bytes changes its version,
+ * ({@link switchToStaged}); an empty store on a networked KV begins in it at
+ * once ({@link beginLayout}, {@link layoutFor}). Rewriting the head as bytes changes its version,
  * so every head-layout commit of this version still in flight fails its
  * check and finds the new layout, and a version that knows only the head
  * layout cannot read the head at all (it throws on an unknown layout), so it
@@ -24,7 +24,7 @@
  * @module
  */
 
-import { decodeHeadValue, encodeStagedHead, type WriteLayout } from "./codec.ts";
+import { decodeHeadValue, encodeHead, encodeStagedHead, type WriteLayout } from "./codec.ts";
 import { keys } from "./keys.ts";
 import { retryWhileLocked } from "./retry.ts";
 
@@ -36,25 +36,45 @@ export async function readWriteLayout(kv: Deno.Kv): Promise<WriteLayout> {
 }
 
 /**
- * Begins the staged layout in a store that has no feed head yet (an empty
- * store: the head is written by the first commit of either layout).
+ * Begins `layout` in a store that has no feed head yet (an empty store: the
+ * head is written by the first commit of either layout).
  *
- * @returns the layout the store has afterwards: "staged", or "head" when a
- *   writer of the head layout wrote the head first.
+ * @returns the layout the store has afterwards: `layout`, or the other one
+ *   when a writer of it wrote the head first.
  */
-export async function beginStaged(kv: Deno.Kv): Promise<WriteLayout> {
+export async function beginLayout(kv: Deno.Kv, layout: "head" | "staged"): Promise<WriteLayout> {
   for (;;) {
     const entry = await kv.get<unknown>(keys.feedHead);
-    const { layout } = decodeHeadValue(entry.value);
-    if (layout !== "empty") return layout;
+    const found = decodeHeadValue(entry.value).layout;
+    if (found !== "empty") return found;
     const result = await retryWhileLocked(() =>
       kv.atomic()
         .check({ key: keys.feedHead, versionstamp: null })
-        .set(keys.feedHead, encodeStagedHead(0))
+        .set(keys.feedHead, layout === "staged" ? encodeStagedHead(0) : encodeHead(0))
         .commit()
     );
-    if (result.ok) return "staged";
+    if (result.ok) return layout;
   }
+}
+
+/** Begins the staged layout in an empty store (see {@link beginLayout}). */
+export function beginStaged(kv: Deno.Kv): Promise<WriteLayout> {
+  return beginLayout(kv, "staged");
+}
+
+/**
+ * The layout a new store begins in, by where it lives: the staged layout on
+ * a networked KV (a KV Connect URL, or Deno Deploy's KV, which `Deno.openKv()`
+ * opens there), where commits wait on round trips and many instances write
+ * at once; the head layout on a local file (or Deno's default file), where
+ * SQLite takes one write at a time whatever the layout and the head layout
+ * does the same work in fewer commits (the staged layout checks each id, so
+ * a commit carries nine intents, not thirty-two). `:memory:` is staged.
+ */
+export function layoutFor(kvPath: string | undefined, onDenoDeploy: boolean): "head" | "staged" {
+  if (kvPath === undefined) return onDenoDeploy ? "staged" : "head";
+  if (kvPath === ":memory:" || /^https?:\/\//i.test(kvPath)) return "staged";
+  return "head";
 }
 
 /**

@@ -12,13 +12,13 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import type { Payload } from "../../client/mod.ts";
 import { projectRoot, spawnServer } from "../../testing/spawn_server.ts";
 import { auditIntents } from "../support/audit.ts";
+import { newTestStore } from "../support/stores.ts";
 import { checkOut, hasCommit, HEAD_LAYOUT_COMMIT } from "../support/earlier_version.ts";
 import { bodyOf, ed25519Signer, newSigned, readFeed } from "../support/governed.ts";
-import { startServer, tempKvPath, TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "../support/server.ts";
+import { startServer, TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "../support/server.ts";
 
 const available = await hasCommit(HEAD_LAYOUT_COMMIT);
 if (!available) {
@@ -32,7 +32,7 @@ async function storeLayout(kvPath: string, ...args: string[]) {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["task", "-q", "store-layout", ...args],
     cwd: projectRoot,
-    env: { KV_PATH: kvPath },
+    env: { KV_PATH: kvPath, DENO_KV_ACCESS_TOKEN: Deno.env.get("DENO_KV_ACCESS_TOKEN") ?? "" },
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -54,7 +54,10 @@ Deno.test({
   ignore: !available,
   fn: async () => {
     const earlier = await checkOut(HEAD_LAYOUT_COMMIT);
-    const kvPath = await tempKvPath();
+    // Over KV Connect, as Deno Deploy's KV is reached: a networked store, where this version
+    // begins empty stores in the staged layout and says so of one it finds in the head layout.
+    const store = await newTestStore("kv_connect");
+    const kvPath = store.kvPath;
     const env = { KV_PATH: kvPath, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...TEST_LIMITS_OFF };
     // The store of the earlier version, which began the head layout with its first intent.
     const old = await spawnServer({ root: earlier.dir, env });
@@ -121,7 +124,7 @@ Deno.test({
         resumed.map((e) => Number(e.id)),
         resumed.map((_, i) => Number(handedOut) + 1 + i),
       );
-      const kv = await Deno.openKv(kvPath);
+      const kv = await store.open();
       try {
         assert.equal((await auditIntents(kv, { staged: "none" })).length, 81);
       } finally {
@@ -131,7 +134,7 @@ Deno.test({
       await current?.stop();
       await old.stop();
       await earlier.remove();
-      await Deno.remove(join(kvPath, ".."), { recursive: true });
+      await store.close();
     }
   },
 });
