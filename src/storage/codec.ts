@@ -31,6 +31,10 @@ export type IntentPointer = [blockKey: number, index: number];
 
 /** The first byte of a block: the layout it is written in. */
 const BLOCK_LAYOUT = 1;
+/** The first byte of a staged block. */
+const STAGED_LAYOUT = 3;
+/** A staged block's bytes before its events: the layout, the time of staging and the count. */
+export const STAGED_HEADER_BYTES = 11;
 /** The first byte of a document value. */
 const DOCUMENT_LAYOUT = 1;
 
@@ -252,11 +256,6 @@ export function decodeEventAt(value: unknown, index: number): StoredEvent | unde
   return undefined;
 }
 
-/** The first byte of a staged block. */
-const STAGED_LAYOUT = 3;
-/** A staged block's bytes before its events: the layout, the time of staging and the count. */
-export const STAGED_HEADER_BYTES = 11;
-
 /**
  * Events staged by one commit (`["feed_staged", versionstamp]`): byte 0 = 3,
  * the time of staging (Unix ms) as a 64-bit big-endian integer, the count of
@@ -264,14 +263,45 @@ export const STAGED_HEADER_BYTES = 11;
  * a block holds them, so that moving them into the feed copies bytes.
  */
 export function encodeStaged(events: readonly StoredEvent[], atMs: number): Uint8Array {
-  const block = encodeBlock(events);
-  const out = new Uint8Array(STAGED_HEADER_BYTES - 1 + block.byteLength);
+  return encodeStagedCommit(events, atMs).staged;
+}
+
+/**
+ * What a commit of the staged layout writes, encoded once: its staged block
+ * (see {@link encodeStaged}), and each event's record value for
+ * `["intents", id]` (a view of the event's frame in the staged block, see
+ * {@link encodeRecord}).
+ */
+export function encodeStagedCommit(
+  events: readonly StoredEvent[],
+  atMs: number,
+): { staged: Uint8Array; records: Uint8Array[] } {
+  const metas = events.map(eventMeta);
+  // UTF-8 takes at most three bytes per UTF-16 unit.
+  let size = STAGED_HEADER_BYTES;
+  for (let i = 0; i < events.length; i++) {
+    size += 8 + 3 * metas[i].length + events[i].intent.body.byteLength;
+  }
+  const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   out[0] = STAGED_LAYOUT;
   view.setBigUint64(1, BigInt(Math.max(0, Math.floor(atMs))));
   view.setUint16(9, events.length);
-  out.set(block.subarray(1), STAGED_HEADER_BYTES);
-  return out;
+  const records: Uint8Array[] = [];
+  let at = STAGED_HEADER_BYTES;
+  for (let i = 0; i < events.length; i++) {
+    const start = at;
+    const body = events[i].intent.body;
+    const { written } = encoder.encodeInto(metas[i], out.subarray(at + 4));
+    view.setUint32(at, written);
+    at += 4 + written;
+    view.setUint32(at, body.byteLength);
+    out.set(body, at + 4);
+    at += 4 + body.byteLength;
+    records.push(out.subarray(start, at));
+  }
+  // Deno KV stores a view's own bytes.
+  return { staged: out.subarray(0, at), records };
 }
 
 /** What a staged block holds, without decoding its events. */
@@ -333,16 +363,20 @@ export type IntentValue =
   | { record: StoredEvent; pointer?: undefined }
   | { pointer: IntentPointer; record?: undefined };
 
-/** The staged layout's value of `["intents", id]`: a block of one event. */
+/**
+ * The staged layout's value of `["intents", id]`: the frame of the one
+ * event that left the record so, as a block holds it (its first byte, the
+ * high byte of a length under 64 KiB, is 0, where a pointer starts with `[`).
+ */
 export function encodeRecord(event: StoredEvent): Uint8Array {
-  return encodeBlock([event]);
+  return encodeBlock([event]).subarray(BLOCK_HEADER_BYTES);
 }
 
 /** A stored `["intents", id]` value, or null when there is none (absent or malformed). */
 export function decodeIntentValue(value: unknown): IntentValue | null {
-  if (value instanceof Uint8Array && value.byteLength > 0 && value[0] === BLOCK_LAYOUT) {
-    const record = decodeEventAt(value, 0);
-    return record ? { record } : null;
+  if (value instanceof Uint8Array && value.byteLength > 0 && value[0] === 0) {
+    const [span] = spans(value, 0);
+    return span ? { record: eventAt(value, span) } : null;
   }
   const pointer = decodePointer(value);
   return pointer ? { pointer } : null;

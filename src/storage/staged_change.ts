@@ -8,7 +8,7 @@
 
 import { type DecideChange, EXPIRY_WORK } from "../domain/store.ts";
 import type { StoredIntent } from "../domain/intent.ts";
-import { encodeRecord, encodeStaged, type StoredEvent } from "./codec.ts";
+import { encodeStagedCommit, type StoredEvent } from "./codec.ts";
 import { Attempts } from "./contention.ts";
 import {
   countedDocument,
@@ -57,8 +57,9 @@ export async function changeStaged(
         counts.add(counted, -1);
         counts.write(op);
       }
-      op.set(key, encodeRecord(event));
-      op.set(keys.staged(ctx.kv.commitVersionstamp()), encodeStaged([event], ctx.now().getTime()));
+      const encoded = encodeStagedCommit([event], ctx.now().getTime());
+      op.set(key, encoded.records[0]);
+      op.set(keys.staged(ctx.kv.commitVersionstamp()), encoded.staged);
       const result = await ctx.commit(() => op.commit());
       if (result.ok) ctx.staged(result.versionstamp, [event]);
       return result.ok;

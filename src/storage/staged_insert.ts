@@ -18,7 +18,7 @@ import {
   type InsertResult,
   type PendingIntent,
 } from "../domain/store.ts";
-import { encodeRecord, encodeStaged, NO_DATA, type StoredEvent } from "./codec.ts";
+import { encodeStagedCommit, NO_DATA, type StoredEvent } from "./codec.ts";
 import { Attempts, Lanes } from "./contention.ts";
 import {
   countedDocument,
@@ -150,6 +150,7 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
       };
     });
     const op = ctx.kv.atomic();
+    const encoded = encodeStagedCommit(events, at.getTime());
     const checked = new Set<string>();
     for (const i of members) {
       const { ref } = batch[i];
@@ -159,8 +160,7 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
     }
     members.forEach((i, k) => {
       const key = keys.intent(batch[i].intent.id);
-      const { type, intent: record } = events[k];
-      op.check({ key, versionstamp: null }).set(key, encodeRecord({ type, intent: record }));
+      op.check({ key, versionstamp: null }).set(key, encoded.records[k]);
       const intent = events[k].intent;
       // Its expiry falls due in the commit that stores it: never one without the other.
       if (intent.state === "pending") {
@@ -168,7 +168,7 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
       }
     });
     if (counts?.changed) counts.write(op);
-    op.set(keys.staged(ctx.kv.commitVersionstamp()), encodeStaged(events, at.getTime()));
+    op.set(keys.staged(ctx.kv.commitVersionstamp()), encoded.staged);
     const result = await ctx.commit(() => op.commit());
     if (result.ok) {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
