@@ -19,6 +19,7 @@ import { createWriter } from "./src/storage/writer.ts";
 import { commitSpans } from "./src/storage/commit_spans.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
 import { KvStore } from "./src/storage/kv_store.ts";
+import { layoutFor } from "./src/storage/write_layout.ts";
 import { DeadlineSweeper } from "./src/http/deadlines.ts";
 import { DueWorkScheduler } from "./src/scheduler/due_work.ts";
 import { dueWorkHandlers } from "./src/scheduler/handlers.ts";
@@ -124,11 +125,18 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
   const now = () => new Date();
   // On a local file a second handle reads ids ahead of their commits, beside the writer.
   const readKv = isFilePath(kvPath) ? await Deno.openKv(kvPath) : undefined;
-  const store = new KvStore(kv, { now, readKv });
+  const beginLayout = layoutFor(kvPath, Deno.env.get("DENO_DEPLOY") === "true");
+  const store = new KvStore(kv, { now, readKv, beginLayout });
   try {
-    const { rewritten, moved } = await store.upgrade(conversionProgress());
+    const { rewritten, moved, layout } = await store.upgrade(conversionProgress());
     if (rewritten > 0) console.error(`intents: rewrote ${rewritten} stored values as bytes`);
     if (moved > 0) console.error(`intents: moved ${moved} earlier intents into the feed`);
+    if (layout === "head" && beginLayout === "staged") {
+      console.error(
+        "intents: the store is in the head layout: every commit takes turns on the feed head; " +
+          "once no earlier version runs, switch it (docs/deployment.md#upgrading)",
+      );
+    }
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
     console.error(`intents: cannot bring stored data to this version's layout: ${reason}`);
@@ -208,6 +216,8 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
       deliveriesStopped,
       new Promise((resolve) => setTimeout(resolve, Math.max(0, stopBy - performance.now()))),
     ]);
+    // Events this process staged go into the feed before it stops: nothing waits on it.
+    await store.drain(stopBy).catch(() => {});
     app.context.verifier.close();
     requestLog.flush();
     // A commit still waiting on another process's lock would hold close() until

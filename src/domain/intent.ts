@@ -115,8 +115,13 @@ export interface NewIntent {
 export interface StoredIntent extends Omit<NewIntent, "state" | "quorum" | "approvals"> {
   /** RFC 3339 time of acceptance, stamped as its commit started. */
   receivedAt: string;
-  /** The place in the feed of the event that stored it: 1 for the first event ever stored. */
-  position: number;
+  /**
+   * The place in the feed of the event that stored it (1 for the first event
+   * ever stored), for intents stored in the head layout, whose commits placed
+   * their events in the feed; the staged layout's records do not know it when
+   * committed (`src/storage/write_layout.ts`).
+   */
+  position?: number;
   /** As of its latest event; a pending intent past its `expiresAt` reads as expired. */
   state: IntentState;
   /** Present under a governed document. */

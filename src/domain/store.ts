@@ -37,6 +37,13 @@ export type InsertResult =
   /** A key that signed it has `maxPending` intents pending under its document; nothing stored. */
   | { outcome: "too_many_pending" };
 
+/**
+ * What became of one insert of a batch: its result, or the error of the
+ * commit that carried it (a batch may go in several commits; each is
+ * atomic, and one failing fails only its own inserts).
+ */
+export type BatchResult = InsertResult | { outcome: "failed"; error: unknown };
+
 /** Stores verified intents: one commit per insert, or concurrent inserts grouped. */
 export interface IntentWriter {
   /**
@@ -91,10 +98,11 @@ export interface IntentPage {
 /**
  * Why the storage cannot write, when the cause is known to be the storage
  * itself: it is full, it is read-only, or another process holds its lock
- * past the retries, or the disk fails. Such a write may succeed later or on
- * another instance.
+ * past the retries, or the disk fails, or other writes to the same keys (an
+ * intent's, a document's pending counts) kept winning past the retries. Such
+ * a write may succeed later or on another instance.
  */
-export type StorageFailure = "full" | "read_only" | "locked" | "io";
+export type StorageFailure = "full" | "read_only" | "locked" | "io" | "contended";
 
 /** A short phrase per storage failure, safe to show (no paths, no internals). */
 export const STORAGE_FAILURE_TEXT: Readonly<Record<StorageFailure, string>> = {
@@ -102,6 +110,7 @@ export const STORAGE_FAILURE_TEXT: Readonly<Record<StorageFailure, string>> = {
   read_only: "storage is read-only",
   locked: "storage is locked by another process",
   io: "storage I/O error",
+  contended: "other writes to the same data keep coming first",
 };
 
 /**
@@ -153,8 +162,9 @@ export interface Store {
    * acceptance time and their feed positions in the commit that stores them.
    *
    * @returns one result per input, in order.
+   * @throws the error of a commit, when the store cannot say which inserts it failed.
    */
-  insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]>;
+  insertIntents(batch: readonly PendingIntent[]): Promise<BatchResult[]>;
   /** One intent by its stored id, as its latest event left it, or null. */
   getIntent(id: string): Promise<StoredIntent | null>;
   /**
@@ -194,6 +204,12 @@ export interface Store {
 
   /** True when `position` is one the feed has handed out: from 1 to its newest event. */
   isPosition(position: number): Promise<boolean>;
+  /**
+   * Makes sure no event waits to enter the feed longer than it should (the
+   * process that was to put it there may be gone): the scheduler's looks and
+   * the cron job call it; readers of the feed do it themselves.
+   */
+  settleFeed(): Promise<void>;
   /**
    * The events after position `after`, in feed order: at most `limit` of
    * them, and no more once their bodies pass `maxBytes` (at least one, when

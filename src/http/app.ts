@@ -237,6 +237,8 @@ export function createApp(deps: AppDeps): App {
         cause = error;
         code = "unavailable";
         response = errorResponse(storageUnavailable(error));
+        // Retryable: a moment later, or on another instance.
+        response.headers.set("retry-after", "1");
       } else {
         cause = error;
         code = "internal";

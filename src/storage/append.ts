@@ -1,5 +1,7 @@
 /**
- * Appending to the feed: the one atomic commit that stores accepted intents.
+ * Appending to the feed in the head layout (`write_layout.ts`): the one
+ * atomic commit that stores accepted intents, as versions before the staged
+ * layout wrote, kept for stores not yet switched.
  *
  * Each commit checks the feed head's version and moves the head past the
  * events it adds, so the store itself orders commits: two commits that read
@@ -16,6 +18,7 @@ import {
   EXPIRY_WORK,
   type InsertResult,
   type PendingIntent,
+  StorageUnavailableError,
 } from "../domain/store.ts";
 import { encodeBlock, encodeHead, encodePointer, NO_DATA, type StoredEvent } from "./codec.ts";
 import type { Feed, Head } from "./feed.ts";
@@ -142,6 +145,14 @@ export interface InsertContext {
   ahead?: ReadAhead;
 }
 
+/**
+ * Thrown by a change in the head layout that finds the store switched to
+ * the staged layout (`write_layout.ts`): the caller makes it there.
+ */
+export class WriteLayoutChanged extends Error {
+  override name = "WriteLayoutChanged";
+}
+
 /** Failed commits in a row, with every check passing on reading, before giving up. */
 const MAX_STALLS = 3;
 /** Failed commits of one call, for any reason, before giving up. */
@@ -169,7 +180,9 @@ function expiryKey(intent: StoredIntent): Deno.KvKey {
  * The intents of one call share one acceptance time, taken as their first
  * commit starts.
  *
- * @returns one result per input, in order; "created" only after its commit succeeded.
+ * @returns one result per input, in order; "created" only after its commit
+ *   succeeded; undefined for those left when the store was found switched to
+ *   the staged layout (`write_layout.ts`), which the caller stores there.
  * @throws {RangeError} when two inserts share an id: both would read it free
  *   and both would claim "created".
  * @throws {StorageUnavailableError} when the storage cannot write; the KV
@@ -179,7 +192,7 @@ function expiryKey(intent: StoredIntent): Deno.KvKey {
 export async function insertIntents(
   ctx: InsertContext,
   batch: readonly PendingIntent[],
-): Promise<InsertResult[]> {
+): Promise<(InsertResult | undefined)[]> {
   if (batch.length > 1) {
     const ids = new Set<string>();
     for (const { intent } of batch) {
@@ -193,11 +206,12 @@ export async function insertIntents(
   let open = batch.map((_, i) => i);
   let stalls = 0;
   for (let attempt = 1; open.length > 0; attempt++) {
-    if (attempt > MAX_ATTEMPTS) throw new Error("the feed head stays contended");
+    if (attempt > MAX_ATTEMPTS) throw new StorageUnavailableError("contended");
     const plan = planCommit(open.map((i) => batch[i]));
     let members = open.slice(0, plan.count);
     // Known without waiting, the head costs no read.
     const head = feed.known ?? await feed.head();
+    if (head.layout === "staged") break;
     const docs = new Set(members.map((i) => refIdentity(batch[i].ref)));
     let ids = members.map((i) => batch[i].intent.id);
     const spare = KV_COMMIT_LIMITS.checks - 1 - docs.size;
@@ -277,7 +291,7 @@ export async function insertIntents(
     }
     open = open.filter((i) => results[i] === undefined);
   }
-  return results as InsertResult[];
+  return results;
 }
 
 /**
@@ -348,6 +362,7 @@ export async function appendChange(
     const change = decide(entry.intent);
     if (!change) return null;
     const head = await feed.head();
+    if (head.layout === "staged") throw new WriteLayoutChanged();
     const op = kv.atomic().check({ key: keys.intent(id), versionstamp: entry.version });
     // The commit that ends a pending intent removes its due expiry and counts
     // its submission's keys down, from counts read after the head it checks.
@@ -367,5 +382,5 @@ export async function appendChange(
     await feed.freshHead();
     entry = await getIntentEntry(kv, id);
   }
-  throw new Error("the intent keeps changing under its change");
+  throw new StorageUnavailableError("contended");
 }

@@ -18,6 +18,12 @@ import type { EventType, StoredConfig, StoredDocument, StoredIntent } from "../d
 export interface StoredEvent {
   type: EventType;
   intent: StoredIntent;
+  /**
+   * True for the event that stored the intent, written by the staged layout,
+   * whose records do not know their position when committed (the head
+   * layout's records say it: `intent.position`).
+   */
+  first?: boolean;
 }
 
 /** Where an intent's event is: the key position of its block and its index in the block. */
@@ -25,6 +31,10 @@ export type IntentPointer = [blockKey: number, index: number];
 
 /** The first byte of a block: the layout it is written in. */
 const BLOCK_LAYOUT = 1;
+/** The first byte of a staged block. */
+const STAGED_LAYOUT = 3;
+/** A staged block's bytes before its events: the layout, the time of staging and the count. */
+export const STAGED_HEADER_BYTES = 11;
 /** The first byte of a document value. */
 const DOCUMENT_LAYOUT = 1;
 
@@ -64,18 +74,51 @@ export function decodePointer(value: unknown): IntentPointer | null {
   return isPointer(value) ? value : null;
 }
 
-/** The feed head as stored. */
+/** The feed head as the head layout stores it. */
 export function encodeHead(position: number): Deno.KvU64 {
   return new Deno.KvU64(BigInt(position));
 }
 
-/** A stored feed head (0 when absent). */
-export function decodeHead(value: unknown): number {
-  if (value === null || value === undefined) return 0;
-  if (value instanceof Deno.KvU64) return Number(value.value);
+/** The first byte of the feed head in the staged layout. */
+const STAGED_HEAD_LAYOUT = 2;
+
+/** The feed head as the staged layout stores it: byte 0 = 2, the position as a 64-bit big-endian integer. */
+export function encodeStagedHead(position: number): Uint8Array {
+  const out = new Uint8Array(9);
+  out[0] = STAGED_HEAD_LAYOUT;
+  new DataView(out.buffer).setBigUint64(1, BigInt(position));
+  return out;
+}
+
+/**
+ * The write layouts (`write_layout.ts`): "head", where every commit that adds
+ * events checks and moves the head; "staged", where requests stage their
+ * events and a mover puts them into the feed; "empty", no head yet.
+ */
+export type WriteLayout = "head" | "staged" | "empty";
+
+/** A stored feed head: its position (0 when absent) and the layout it says. */
+export function decodeHeadValue(value: unknown): { position: number; layout: WriteLayout } {
+  if (value === null || value === undefined) return { position: 0, layout: "empty" };
+  if (value instanceof Deno.KvU64) return { position: Number(value.value), layout: "head" };
+  if (
+    value instanceof Uint8Array && value.byteLength === 9 && value[0] === STAGED_HEAD_LAYOUT
+  ) {
+    const position = new DataView(value.buffer, value.byteOffset, 9).getBigUint64(1);
+    if (position <= BigInt(Number.MAX_SAFE_INTEGER)) {
+      return { position: Number(position), layout: "staged" };
+    }
+  }
   // Written by an earlier version as a number.
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return value;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
+    return { position: value, layout: "head" };
+  }
   throw new LayoutError("the feed head has an unknown layout");
+}
+
+/** A stored feed head's position (0 when absent), in either layout. */
+export function decodeHead(value: unknown): number {
+  return decodeHeadValue(value).position;
 }
 
 /** The record's fields an event's JSON holds: all but the body, in this order. */
@@ -102,7 +145,9 @@ const everyFieldWritten: [Unwritten] extends [never] ? true : never = true;
  */
 function eventMeta(event: StoredEvent): string {
   const intent = event.intent;
-  let text = `{"type":${JSON.stringify(event.type)},"intent":{`;
+  let text = `{"type":${JSON.stringify(event.type)},${
+    event.first ? '"first":true,' : ""
+  }"intent":{`;
   let first = true;
   for (const field of META_FIELDS) {
     const value = intent[field];
@@ -149,13 +194,13 @@ interface EventSpan {
   body: [start: number, end: number];
 }
 
-function spans(bytes: Uint8Array): EventSpan[] {
-  if (bytes.byteLength < 1 || bytes[0] !== BLOCK_LAYOUT) {
+function spans(bytes: Uint8Array, start = 1): EventSpan[] {
+  if (start === 1 && (bytes.byteLength < 1 || bytes[0] !== BLOCK_LAYOUT)) {
     throw new LayoutError("a block has an unknown layout");
   }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const out: EventSpan[] = [];
-  let at = 1;
+  let at = start;
   while (at < bytes.byteLength) {
     if (at + 4 > bytes.byteLength) throw new LayoutError("a block ends inside an event");
     const metaEnd = at + 4 + view.getUint32(at);
@@ -169,7 +214,7 @@ function spans(bytes: Uint8Array): EventSpan[] {
 }
 
 function eventAt(bytes: Uint8Array, span: EventSpan): StoredEvent {
-  let meta: { type: EventType; intent: Omit<StoredIntent, "body"> };
+  let meta: { type: EventType; first?: boolean; intent: Omit<StoredIntent, "body"> };
   try {
     meta = JSON.parse(strictDecoder.decode(bytes.subarray(span.meta[0], span.meta[1])));
   } catch {
@@ -177,7 +222,9 @@ function eventAt(bytes: Uint8Array, span: EventSpan): StoredEvent {
   }
   // A view into the value read: the body is read-only from here on.
   const body = bytes.subarray(span.body[0], span.body[1]);
-  return { type: meta.type, intent: { ...meta.intent, body } };
+  const event: StoredEvent = { type: meta.type, intent: { ...meta.intent, body } };
+  if (meta.first === true) event.first = true;
+  return event;
 }
 
 /**
@@ -207,6 +254,132 @@ export function decodeEventAt(value: unknown, index: number): StoredEvent | unde
   }
   if (Array.isArray(value)) return (value as StoredEvent[])[index];
   return undefined;
+}
+
+/**
+ * Events staged by one commit (`["feed_staged", versionstamp]`): byte 0 = 3,
+ * the time of staging (Unix ms) as a 64-bit big-endian integer, the count of
+ * events as a 16-bit big-endian integer, then the events' frames exactly as
+ * a block holds them, so that moving them into the feed copies bytes.
+ */
+export function encodeStaged(events: readonly StoredEvent[], atMs: number): Uint8Array {
+  return encodeStagedCommit(events, atMs).staged;
+}
+
+/**
+ * What a commit of the staged layout writes, encoded once: its staged block
+ * (see {@link encodeStaged}), and each event's record value for
+ * `["intents", id]` (a view of the event's frame in the staged block, see
+ * {@link encodeRecord}).
+ */
+export function encodeStagedCommit(
+  events: readonly StoredEvent[],
+  atMs: number,
+): { staged: Uint8Array; records: Uint8Array[] } {
+  const metas = events.map(eventMeta);
+  // UTF-8 takes at most three bytes per UTF-16 unit.
+  let size = STAGED_HEADER_BYTES;
+  for (let i = 0; i < events.length; i++) {
+    size += 8 + 3 * metas[i].length + events[i].intent.body.byteLength;
+  }
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  out[0] = STAGED_LAYOUT;
+  view.setBigUint64(1, BigInt(Math.max(0, Math.floor(atMs))));
+  view.setUint16(9, events.length);
+  const records: Uint8Array[] = [];
+  let at = STAGED_HEADER_BYTES;
+  for (let i = 0; i < events.length; i++) {
+    const start = at;
+    const body = events[i].intent.body;
+    const { written } = encoder.encodeInto(metas[i], out.subarray(at + 4));
+    view.setUint32(at, written);
+    at += 4 + written;
+    view.setUint32(at, body.byteLength);
+    out.set(body, at + 4);
+    at += 4 + body.byteLength;
+    records.push(out.subarray(start, at));
+  }
+  // Deno KV stores a view's own bytes.
+  return { staged: out.subarray(0, at), records };
+}
+
+/** What a staged block holds, without decoding its events. */
+export interface StagedBlock {
+  /** When it was staged (Unix ms, the stager's clock). */
+  atMs: number;
+  /** How many events it holds. */
+  count: number;
+  /** The events' frames, as a block holds them after its first byte. */
+  frames: Uint8Array;
+}
+
+/**
+ * Reads a staged block's header.
+ *
+ * @throws {LayoutError} for a value of another layout.
+ */
+export function readStaged(value: unknown): StagedBlock {
+  if (
+    !(value instanceof Uint8Array) || value.byteLength < STAGED_HEADER_BYTES ||
+    value[0] !== STAGED_LAYOUT
+  ) {
+    throw new LayoutError("a staged block has an unknown layout");
+  }
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength);
+  return {
+    atMs: Number(view.getBigUint64(1)),
+    count: view.getUint16(9),
+    frames: value.subarray(STAGED_HEADER_BYTES),
+  };
+}
+
+/** The events of a staged block. */
+export function decodeStaged(value: unknown): StoredEvent[] {
+  const { frames } = readStaged(value);
+  return spans(frames, 0).map((s) => eventAt(frames, s));
+}
+
+/** One block made of the frames of staged blocks, in order. */
+export function joinFrames(parts: readonly Uint8Array[]): Uint8Array {
+  let size = BLOCK_HEADER_BYTES;
+  for (const part of parts) size += part.byteLength;
+  const out = new Uint8Array(size);
+  out[0] = BLOCK_LAYOUT;
+  let at = BLOCK_HEADER_BYTES;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
+}
+
+/**
+ * What `["intents", id]` holds: the intent's current record (the staged
+ * layout: a block of the one event that left it so) or a pointer to its
+ * latest event (the head layout).
+ */
+export type IntentValue =
+  | { record: StoredEvent; pointer?: undefined }
+  | { pointer: IntentPointer; record?: undefined };
+
+/**
+ * The staged layout's value of `["intents", id]`: the frame of the one
+ * event that left the record so, as a block holds it (its first byte, the
+ * high byte of a length under 64 KiB, is 0, where a pointer starts with `[`).
+ */
+export function encodeRecord(event: StoredEvent): Uint8Array {
+  return encodeBlock([event]).subarray(BLOCK_HEADER_BYTES);
+}
+
+/** A stored `["intents", id]` value, or null when there is none (absent or malformed). */
+export function decodeIntentValue(value: unknown): IntentValue | null {
+  if (value instanceof Uint8Array && value.byteLength > 0 && value[0] === 0) {
+    const [span] = spans(value, 0);
+    return span ? { record: eventAt(value, span) } : null;
+  }
+  const pointer = decodePointer(value);
+  return pointer ? { pointer } : null;
 }
 
 /** The size of a block's bytes before any event. */

@@ -26,8 +26,17 @@ const observer: CommitObserver<Span | undefined> = {
       if (span === undefined) return;
       if (Array.isArray(outcome)) {
         let created = 0;
-        for (const result of outcome) if (result.outcome === "created") created++;
-        span.setAttributes({ "intents.outcome": "committed", "intents.commit.created": created });
+        let failures = 0;
+        for (const result of outcome) {
+          if (result.outcome === "created") created++;
+          else if (result.outcome === "failed") failures++;
+        }
+        // A batch may go in several commits; one that threw fails only its own inserts.
+        const all = failures === outcome.length;
+        span.setAttributes({
+          "intents.outcome": all ? "failed" : "committed",
+          "intents.commit.created": created,
+        });
       } else {
         span.setAttribute("intents.outcome", "failed");
         failed(span, outcome.error);

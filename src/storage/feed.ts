@@ -20,7 +20,13 @@
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
-import { blockLength, decodeBlock, decodeHead, type StoredEvent } from "./codec.ts";
+import {
+  blockLength,
+  decodeBlock,
+  decodeHeadValue,
+  type StoredEvent,
+  type WriteLayout,
+} from "./codec.ts";
 import { keys } from "./keys.ts";
 
 /** The newest feed position, and the version of the head key that says so. */
@@ -28,6 +34,8 @@ export interface Head {
   position: number;
   /** null while the head key was never written (an empty feed). */
   versionstamp: string | null;
+  /** The write layout the head's value says (`write_layout.ts`); "head" when not said. */
+  layout?: WriteLayout;
 }
 
 interface Waiter {
@@ -66,10 +74,21 @@ export class Feed {
   /** This process's latest commits that moved the head, oldest first. */
   #own: OwnCommit[] = [];
   readonly #ownEventListeners = new Set<(events: IntentEvent[]) => void>();
+  /** Run at each poll while anyone waits (the staged layout moves what waits too long). */
+  #onPoll: (() => Promise<void>) | undefined;
 
   /** @param kv an open KV handle; the caller closes it. */
   constructor(kv: Deno.Kv) {
     this.#kv = kv;
+  }
+
+  /**
+   * Sets what runs at each poll while readers wait, before the head is read
+   * (the sequencer moves events staged too long ago, so that a reader sees
+   * them even when no other process moves them).
+   */
+  set onPoll(run: (() => Promise<void>) | undefined) {
+    this.#onPoll = run;
   }
 
   /** The head as this process last saw it, if it has (no read, no wait). */
@@ -85,7 +104,8 @@ export class Feed {
   /** The head as KV has it now. */
   async freshHead(): Promise<Head> {
     const entry = await this.#kv.get<unknown>(keys.feedHead);
-    const head = { position: decodeHead(entry.value), versionstamp: entry.versionstamp };
+    const { position, layout } = decodeHeadValue(entry.value);
+    const head = { position, versionstamp: entry.versionstamp, layout };
     this.#learn(head);
     return head;
   }
@@ -110,6 +130,11 @@ export class Feed {
       for (const listener of this.#ownEventListeners) listener(told);
     }
     this.#learn(head);
+  }
+
+  /** True while anyone listens to this process's events ({@link onOwnEvents}). */
+  get hasOwnEventListeners(): boolean {
+    return this.#ownEventListeners.size > 0;
   }
 
   /** Calls `listener` with the events of each commit of this process (see `Store.onOwnEvents`). */
@@ -214,7 +239,13 @@ export class Feed {
 
   /** Takes a head seen in KV or after a commit, if newer, and wakes the waiters it passes. */
   #learn(head: Head): void {
-    if (this.#known && this.#known.position >= head.position) return;
+    const known = this.#known;
+    // At one position, the later version wins: a switch of layout rewrites the head in place.
+    if (
+      known && (known.position > head.position ||
+        (known.position === head.position &&
+          (known.versionstamp ?? "") >= (head.versionstamp ?? "")))
+    ) return;
     this.#known = head;
     for (const waiter of this.#waiters) {
       if (head.position > waiter.after) waiter.wake(true);
@@ -223,7 +254,8 @@ export class Feed {
 
   #startWatch(): void {
     this.#poll ??= setInterval(() => {
-      this.freshHead().catch(() => {
+      const before = this.#onPoll?.() ?? Promise.resolve();
+      before.catch(() => {}).then(() => this.freshHead()).catch(() => {
         // The KV was closed or failed: the waiters still time out.
       });
     }, HEAD_POLL_MS);
@@ -237,7 +269,8 @@ export class Feed {
           if (done) break;
           const [entry] = value;
           if (entry.versionstamp !== null) {
-            this.#learn({ position: decodeHead(entry.value), versionstamp: entry.versionstamp });
+            const { position, layout } = decodeHeadValue(entry.value);
+            this.#learn({ position, versionstamp: entry.versionstamp, layout });
           }
         }
       } catch {

@@ -17,17 +17,17 @@
  * @module
  */
 
-import type { InsertResult, IntentWriter, PendingIntent } from "../domain/store.ts";
+import type { BatchResult, InsertResult, IntentWriter, PendingIntent } from "../domain/store.ts";
 
 /** Commits a batch of inserts with distinct ids; one result per input, in order. */
-export type CommitBatch = (batch: readonly PendingIntent[]) => Promise<InsertResult[]>;
+export type CommitBatch = (batch: readonly PendingIntent[]) => Promise<BatchResult[]>;
 
 /** How a commit of a batch ended: a result per member, or the error that failed it whole. */
-export type CommitOutcome = InsertResult[] | { error: unknown };
+export type CommitOutcome = BatchResult[] | { error: unknown };
 
 /**
  * Told of each insert's wait and of each commit, e.g. to trace them
- * (`src/telemetry/commit_spans.ts`). `W` is what it keeps for one wait.
+ * (`src/storage/commit_spans.ts`). `W` is what it keeps for one wait.
  */
 export interface CommitObserver<W = unknown> {
   /** An insert starts waiting, in its caller's context; what stands for its wait. */
@@ -42,6 +42,13 @@ export interface CommitObserver<W = unknown> {
 export interface GroupCommitOptions {
   /** The most inserts one batch carries (at least 1). */
   batchMax: number;
+  /**
+   * The most batches committing at once (default 1), asked as each batch
+   * starts, with the most inserts a batch then carries when that is fewer
+   * than `batchMax` (a store whose commits check each id carries fewer
+   * a commit, and makes up with more of them side by side).
+   */
+  shape?: () => { inFlight: number; batchMax: number };
   /** Commits one batch, e.g. `(b) => store.insertIntents(b)`. */
   commit: CommitBatch;
   /**
@@ -49,13 +56,13 @@ export interface GroupCommitOptions {
    * e.g. to read its id while the commit before it is in flight.
    */
   arrived?: (pending: PendingIntent, waiting: number) => void;
-  /** Told of each wait and commit; none by default. */
+  /** Told of each wait and each commit (telemetry); none by default. */
   observer?: CommitObserver;
 }
 
 interface Waiter {
   pending: PendingIntent;
-  /** What the observer keeps for this wait. */
+  /** What the observer keeps for this insert's wait. */
   wait: unknown;
   resolve: (result: InsertResult) => void;
   reject: (error: unknown) => void;
@@ -91,15 +98,23 @@ interface Batch {
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  */
 export function createGroupCommitWriter(options: GroupCommitOptions): IntentWriter {
-  const { batchMax, commit, arrived, observer } = options;
-  if (!Number.isInteger(batchMax) || batchMax < 1) {
+  const { commit, arrived, observer } = options;
+  if (!Number.isInteger(options.batchMax) || options.batchMax < 1) {
     throw new RangeError("batchMax must be a whole number of at least 1");
   }
   let queue: Waiter[] = [];
-  let running = false;
+  let committing = 0;
+  let scheduled = false;
+  const shape = () => {
+    const asked = options.shape?.() ?? { inFlight: 1, batchMax: options.batchMax };
+    return {
+      inFlight: Math.max(1, asked.inFlight),
+      batchMax: Math.max(1, Math.min(options.batchMax, asked.batchMax)),
+    };
+  };
 
   /** Takes up to `batchMax` inserts of distinct ids from the queue, and their duplicates. */
-  function takeBatch(): Batch {
+  function takeBatch(batchMax: number): Batch {
     const members: Waiter[] = [];
     const duplicates: Batch["duplicates"] = [];
     const ids = new Map<string, number>();
@@ -136,9 +151,15 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
     return outcome;
   }
 
-  function answerOne(waiter: Waiter, result: InsertResult): void {
-    observer?.answered(waiter.wait, result);
-    waiter.resolve(result);
+  /** Answers one waiter with its result, or the error of the commit that carried it. */
+  function answerOne(waiter: Waiter, result: BatchResult): void {
+    if (result.outcome === "failed") {
+      observer?.answered(waiter.wait, { error: result.error });
+      waiter.reject(result.error);
+    } else {
+      observer?.answered(waiter.wait, result);
+      waiter.resolve(result);
+    }
   }
 
   /**
@@ -168,24 +189,31 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   }
 
   /**
-   * Commits batch after batch while inserts wait. When a commit ends, the
-   * next one starts before the ended one's members are answered: answering
-   * runs their requests on (rendering, responding), and the commit should
-   * not wait for that.
+   * Starts batches while inserts wait and fewer than `inFlight` commit: a
+   * batch that is not full starts only when none is committing, so that
+   * under load inserts gather into full batches.
    */
-  async function run(): Promise<void> {
-    let batch = takeBatch();
-    let committing = commitBatch(batch);
+  function pump(): void {
     for (;;) {
-      const outcome = await committing;
-      requeueDuplicates(batch, outcome);
-      const next = queue.length > 0 ? takeBatch() : null;
-      if (next) committing = commitBatch(next);
-      else running = false;
-      answer(batch, outcome);
-      if (!next) return;
-      batch = next;
+      const { inFlight, batchMax } = shape();
+      if (queue.length === 0 || committing >= inFlight) return;
+      if (committing > 0 && queue.length < batchMax) return;
+      void start(takeBatch(batchMax));
     }
+  }
+
+  /**
+   * Commits one batch. When it ends, the next batch starts before its
+   * members are answered: answering runs their requests on (rendering,
+   * responding), and the commit should not wait for that.
+   */
+  async function start(batch: Batch): Promise<void> {
+    committing++;
+    const outcome = await commitBatch(batch);
+    committing--;
+    requeueDuplicates(batch, outcome);
+    pump();
+    answer(batch, outcome);
   }
 
   return {
@@ -194,11 +222,14 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
       const wait = observer?.waiting(pending);
       return new Promise<InsertResult>((resolve, reject) => {
         queue.push({ pending, wait, resolve, reject });
-        if (!running) {
-          running = true;
+        if (!scheduled) {
+          scheduled = true;
           // A microtask, not a timer: inserts made in the same turn join the
           // first commit, and a lone insert is not delayed.
-          queueMicrotask(() => void run());
+          queueMicrotask(() => {
+            scheduled = false;
+            pump();
+          });
         }
       });
     },

@@ -8,13 +8,29 @@
  *   record without its body, then a 32-bit big-endian length and the body,
  *   the request as UTF-8 JSON). The feed is the blocks in key order; an
  *   intent's record lives in the block of its latest event.
- * - `["feed_head"]` → KvU64: the position of the newest event. Every commit
- *   that adds events checks its version and moves it, so commits that add
- *   events are ordered by the store itself.
- * - `["intents", id]` → UTF-8 JSON `[blockKey,index]`: where the intent's
- *   latest event is. It is written only by commits that check and move the
- *   feed head, so a read of it made after reading the head is still true
- *   when a commit's check of that head passes: that check covers it.
+ * - `["feed_head"]` → the position of the newest event, and the write layout
+ *   (`write_layout.ts`). In the staged layout: bytes, byte 0 = 2 and the
+ *   position as a 64-bit big-endian integer; only the commits that move
+ *   staged events into the feed check and move it (`sequencer.ts`). In the
+ *   earlier head layout: a KvU64 that every commit adding events checks and
+ *   moves (`append.ts`); a version that knows only that layout cannot read
+ *   the bytes, so it cannot write beside this one.
+ * - `["feed_staged", versionstamp]` → a staged block: events committed by
+ *   a request and not yet in the feed, keyed by the versionstamp of the
+ *   commit that staged them (`Deno.Kv.commitVersionstamp()`), so their key
+ *   order is their commit order. Byte 0 = 3, a 64-bit big-endian time of
+ *   staging (Unix ms), a 16-bit big-endian count of events, then the events'
+ *   frames as in a block. Moved into `["events", …]` and deleted in one commit.
+ * - `["feed_mover"]` → UTF-8 JSON `{"holder","until"}`: the process that
+ *   moves staged events into the feed, until `until` (Unix ms) unless its
+ *   next move renews it. Advisory: it saves duplicate work; correctness
+ *   comes from the head's check.
+ * - `["intents", id]` → in the staged layout, the intent's current record:
+ *   a block of one event (byte 0 = 1, as `["events", …]`), the event that
+ *   left it so; every commit that stores or changes the intent checks this
+ *   key's version (null for a new id). In the head layout, UTF-8 JSON
+ *   `[blockKey,index]`: where the intent's latest event is, written only by
+ *   commits that check and move the feed head. Both are read.
  * - `["templates", id]`, `["policies", id]` → byte 0 = 1, a 16-bit big-endian
  *   length and the content type (UTF-8), then the document's bytes.
  * - `["config", "runtime"]` → UTF-8 JSON `{"evidence_extractor_url","updated_at"}`.
@@ -23,13 +39,16 @@
  *   due and removed by the commit that does it (see `src/scheduler/`). Each
  *   kind is listed apart, so work one version does not know never holds up
  *   the rest.
- * - `["pending_by_signer", kind, documentId, key]` → KvU64: how many intents
- *   that `key` (as the governed template or policy writes it) signed at
- *   submission are pending under that document (`kind` is `template` or
- *   `policy`); absent when none is. Changed only by commits that store a
- *   pending intent or end one, which all check and move the feed head, so a
- *   read of it made after reading the head is still true when a commit's
- *   check of that head passes (see `pending_counts.ts`).
+ * - `["pending_counts", kind, documentId]` → UTF-8 JSON `{key: count}`: how
+ *   many intents each key (as the governed template or policy writes it)
+ *   signed at submission are pending under that document (`kind` is
+ *   `template` or `policy`), in the staged layout; absent when none is.
+ *   Every commit that changes it checks its version (`document_counts.ts`).
+ * - `["pending_by_signer", kind, documentId, key]` → KvU64: the same count,
+ *   one key per signer, in the head layout, changed only by commits that
+ *   check and move the feed head (see `pending_counts.ts`). In the staged
+ *   layout they are read once per document, taken into its
+ *   `["pending_counts", …]` and removed, in the commit that first writes it.
  * - `["store_layout"]` → KvU64: the layout of the values, once every value
  *   was written in it (`convert.ts`).
  * - `["health"]`: never written; readiness reads it.
@@ -63,6 +82,10 @@ export const keys = {
   events: (lastPosition: number): Deno.KvKey => ["events", lastPosition],
   eventsPrefix: ["events"] as Deno.KvKey,
   feedHead: ["feed_head"] as Deno.KvKey,
+  /** A staged block's key; `kv.commitVersionstamp()` names the commit writing it. */
+  staged: (versionstamp: string | symbol): Deno.KvKey => ["feed_staged", versionstamp],
+  stagedPrefix: ["feed_staged"] as Deno.KvKey,
+  feedMover: ["feed_mover"] as Deno.KvKey,
   document: (kind: DocumentKind, id: string): Deno.KvKey => [
     kind === "template" ? "templates" : "policies",
     id,
@@ -73,6 +96,16 @@ export const keys = {
   config: ["config", "runtime"] as Deno.KvKey,
   due: (kind: string, atMs: number, id: string): Deno.KvKey => ["due", kind, atMs, id],
   duePrefix: (kind: string): Deno.KvKey => ["due", kind],
+  pendingCounts: (kind: DocumentKind, documentId: string): Deno.KvKey => [
+    "pending_counts",
+    kind,
+    documentId,
+  ],
+  pendingBySignerPrefix: (kind: DocumentKind, documentId: string): Deno.KvKey => [
+    "pending_by_signer",
+    kind,
+    documentId,
+  ],
   pendingBySigner: (kind: DocumentKind, documentId: string, key: string): Deno.KvKey => [
     "pending_by_signer",
     kind,

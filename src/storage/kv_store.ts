@@ -15,11 +15,11 @@ import type {
   StoredIntent,
 } from "../domain/intent.ts";
 import type {
+  BatchResult,
   CommitAttempt,
   DecideChange,
   DueEntry,
   DueWork,
-  InsertResult,
   IntentPage,
   PendingIntent,
   Store,
@@ -27,7 +27,13 @@ import type {
 import { documentQuorum } from "../domain/governance.ts";
 import { isJsonMediaType } from "../media_type.ts";
 import { ClockCache } from "../clock_cache.ts";
-import { appendChange, insertIntents } from "./append.ts";
+import { appendChange, insertIntents, WriteLayoutChanged } from "./append.ts";
+import { Lanes } from "./contention.ts";
+import type { StoredEvent } from "./codec.ts";
+import { Sequencer } from "./sequencer.ts";
+import { insertStaged, type StagedInsertContext } from "./staged_insert.ts";
+import { changeStaged } from "./staged_change.ts";
+import { beginLayout, switchToStaged, type WriteLayout } from "./write_layout.ts";
 import { Feed } from "./feed.ts";
 import { decodeConfig, decodeDocument, encodeConfig, encodeDocument, NO_DATA } from "./codec.ts";
 import { convertValues } from "./convert.ts";
@@ -37,6 +43,12 @@ import { CommitLog } from "./commits.ts";
 import { ReadAhead } from "./read_ahead.ts";
 import { moveEarlierBlocks } from "./upgrade.ts";
 import { KvWebhookStore } from "./webhooks.ts";
+
+/** Ids one staged commit checks when its intents share one document: denokv's ten checks less its. */
+const STAGED_IDS_PER_COMMIT = 9;
+
+/** Moves a flush makes at most (each of up to 64 staged commits). */
+const FLUSH_ROUNDS = 64;
 
 /** Template/policy references remembered (a few hundred bytes each). */
 const DOCUMENT_REFS_CACHED = 1024;
@@ -56,6 +68,11 @@ export interface KvStoreOptions {
    * reads and commits go out side by side anyway). The caller closes it.
    */
   readKv?: Deno.Kv;
+  /**
+   * The write layout an empty store begins (`write_layout.ts`, `layoutFor`);
+   * default "staged". A store that has a head keeps its own.
+   */
+  beginLayout?: "head" | "staged";
 }
 
 /** The service's storage on one `Deno.Kv`. */
@@ -68,6 +85,11 @@ export class KvStore implements Store {
   /** Every write goes through it: retries, storage failures, the latest outcome. */
   readonly #commits: CommitLog;
   readonly #ahead: ReadAhead;
+  readonly #sequencer: Sequencer;
+  readonly #staged: StagedInsertContext;
+  readonly #beginLayout: "head" | "staged";
+  /** The write layout as last seen: "staged" never changes back. */
+  #layout: WriteLayout | undefined;
   /** Webhook endpoints, leases and attempts on the same KV, written through the same commit log. */
   readonly webhooks: KvWebhookStore;
 
@@ -78,10 +100,28 @@ export class KvStore implements Store {
     this.#feed = new Feed(kv);
     this.#commits = new CommitLog(this.#now);
     this.#ahead = new ReadAhead(options.readKv ?? kv);
+    this.#beginLayout = options.beginLayout ?? "staged";
+    this.#sequencer = new Sequencer({ kv, feed: this.#feed, commit: this.#commit, now: this.#now });
+    this.#feed.onPoll = async () => {
+      if (this.#staged_()) await this.#sequencer.moveStale();
+    };
+    this.#staged = {
+      kv,
+      now: this.#now,
+      commit: this.#commit,
+      staged: (versionstamp: string, events: StoredEvent[]) =>
+        this.#sequencer.staged(versionstamp, events),
+      lanes: new Lanes(),
+      staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
+    };
     this.webhooks = new KvWebhookStore(kv, {
       feed: this.#feed,
       commit: this.#commit,
       now: this.#now,
+      settleFeed: () => this.flushStaged(),
+      settled: async () => {
+        if (this.#staged_()) await this.#sequencer.settled();
+      },
     });
   }
 
@@ -90,7 +130,71 @@ export class KvStore implements Store {
    * (see `read_ahead.ts`): the group commit asks as each insert arrives.
    */
   readAhead(id: string): void {
-    this.#ahead.ask(id);
+    // The staged layout checks every id in its commit: nothing to read ahead.
+    if (!this.#staged_()) this.#ahead.ask(id);
+  }
+
+  /**
+   * How the writer best feeds this store's commits (`writer.ts`): in the
+   * head layout, one commit at a time of up to `batchMax`; in the staged
+   * layout, commits of as many ids as denokv's ten checks allow beside one
+   * document's, several at once, `batchMax` inserts in all.
+   */
+  commitShape(batchMax: number): { inFlight: number; batchMax: number } {
+    if (!this.#staged_()) return { inFlight: 1, batchMax };
+    const perCommit = Math.min(batchMax, STAGED_IDS_PER_COMMIT);
+    return { inFlight: Math.max(1, Math.ceil(batchMax / perCommit)), batchMax: perCommit };
+  }
+
+  /** The store's write layout (`write_layout.ts`); an empty store begins the one it was given. */
+  async writeLayout(): Promise<WriteLayout> {
+    if (this.#staged_()) return "staged";
+    // A head-layout commit finds a switch by its failed head check.
+    if (this.#layout === "head") return "head";
+    const head = await this.#feed.freshHead();
+    this.#layout = head.layout === "empty"
+      ? await beginLayout(this.#kv, this.#beginLayout)
+      : head.layout;
+    return this.#layout!;
+  }
+
+  /**
+   * Switches the store to the staged layout: the operator's step once no
+   * process of a version that writes the head layout runs (see `write_layout.ts`).
+   */
+  async switchWriteLayout(): Promise<{ before: WriteLayout; after: WriteLayout }> {
+    const switched = await switchToStaged(this.#kv);
+    this.#layout = switched.after;
+    await this.#feed.freshHead();
+    return switched;
+  }
+
+  /**
+   * Moves into the feed events staged longer than a reader should wait
+   * (the scheduler's looks and the cron job do this, as readers do), so the
+   * feed's bound holds even when the process that staged them is gone.
+   */
+  async settleFeed(): Promise<void> {
+    if (await this.writeLayout() === "staged") await this.#sequencer.moveStale();
+  }
+
+  /**
+   * Moves every event staged so far, by any process, into the feed: a
+   * listing, a new webhook endpoint's start and tests see every intent
+   * answered before them in it.
+   */
+  async flushStaged(): Promise<void> {
+    if (await this.#readLayout() === "staged") {
+      await this.#sequencer.moveStale({ all: true, rounds: FLUSH_ROUNDS });
+    }
+  }
+
+  /**
+   * Moves what this process staged into the feed (a stopping process leaves
+   * nothing of its own staged), until `deadlineMs` (`performance.now()` time).
+   */
+  async drain(deadlineMs: number): Promise<void> {
+    if (this.#staged_()) await this.#sequencer.drain(deadlineMs);
   }
 
   /**
@@ -105,12 +209,12 @@ export class KvStore implements Store {
    */
   upgrade(
     progress?: (rewritten: number) => void,
-  ): Promise<{ rewritten: number; moved: number }> {
+  ): Promise<{ rewritten: number; moved: number; layout: WriteLayout }> {
     return this.#appending(async () => {
       const ctx = { kv: this.#kv, feed: this.#feed, commit: this.#commit };
       const rewritten = await convertValues(ctx, progress);
       const moved = await moveEarlierBlocks(ctx);
-      return { rewritten, moved };
+      return { rewritten, moved, layout: await this.writeLayout() };
     });
   }
 
@@ -149,34 +253,55 @@ export class KvStore implements Store {
     return result.ok ? "created" : "exists";
   }
 
-  insertIntents(batch: readonly PendingIntent[]): Promise<InsertResult[]> {
-    return this.#appending(() =>
-      insertIntents({
-        kv: this.#kv,
-        feed: this.#feed,
-        now: this.#now,
-        staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
-        commit: this.#commit,
-        ahead: this.#ahead,
-      }, batch)
-    );
+  async insertIntents(batch: readonly PendingIntent[]): Promise<BatchResult[]> {
+    if (!this.#staged_() && await this.writeLayout() !== "staged") {
+      const results: (BatchResult | undefined)[] = await this.#appending(() =>
+        insertIntents({
+          kv: this.#kv,
+          feed: this.#feed,
+          now: this.#now,
+          staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
+          commit: this.#commit,
+          ahead: this.#ahead,
+        }, batch)
+      );
+      const left = batch.flatMap((_, i) => results[i] === undefined ? [i] : []);
+      if (left.length === 0) return results as BatchResult[];
+      // The store was switched to the staged layout meanwhile: the rest are stored there.
+      this.#layout = "staged";
+      const rest = await insertStaged(this.#staged, left.map((i) => batch[i]));
+      left.forEach((i, k) => results[i] = rest[k]);
+      return results as BatchResult[];
+    }
+    return await insertStaged(this.#staged, batch);
   }
 
   async getIntent(id: string): Promise<StoredIntent | null> {
     return (await getIntentEntry(this.#kv, id))?.intent ?? null;
   }
 
-  changeIntent(id: string, decide: DecideChange): Promise<StoredIntent | null> {
-    // In this store's turn: no other change of this process can come between
-    // the read and the commit, so only other processes make it try again.
-    return this.#appending(() =>
-      appendChange({ kv: this.#kv, feed: this.#feed, commit: this.#commit }, id, decide)
-    );
+  async changeIntent(id: string, decide: DecideChange): Promise<StoredIntent | null> {
+    if (!this.#staged_() && await this.writeLayout() !== "staged") {
+      try {
+        // In this store's turn: no other change of this process can come between
+        // the read and the commit, so only other processes make it try again.
+        return await this.#appending(() =>
+          appendChange({ kv: this.#kv, feed: this.#feed, commit: this.#commit }, id, decide)
+        );
+      } catch (error) {
+        if (!(error instanceof WriteLayoutChanged)) throw error;
+        this.#layout = "staged";
+      }
+    }
+    return await changeStaged(this.#staged, id, decide);
   }
 
-  listIntents(
+  async listIntents(
     options: { limit: number; before?: number; state?: IntentState; now?: Date },
   ): Promise<IntentPage> {
+    // Intents are listed from the feed: what is staged goes in first, so that
+    // every intent answered before the listing is in it.
+    await this.flushStaged();
     return listIntents(this.#kv, { ...options, now: options.now ?? this.#now() });
   }
 
@@ -207,12 +332,24 @@ export class KvStore implements Store {
     return result.ok;
   }
 
-  isPosition(position: number): Promise<boolean> {
-    return this.#feed.isPosition(position);
+  async isPosition(position: number): Promise<boolean> {
+    // A position this process handed out is one its own moves made.
+    if (this.#staged_()) await this.#sequencer.settled();
+    return await this.#feed.isPosition(position);
   }
 
-  readEvents(options: { after: number; limit: number; maxBytes?: number }): Promise<IntentEvent[]> {
-    return this.#feed.readEvents(options);
+  async readEvents(
+    options: { after: number; limit: number; maxBytes?: number },
+  ): Promise<IntentEvent[]> {
+    if (await this.#readLayout() !== "staged") return await this.#feed.readEvents(options);
+    // A reader in the process that staged events sees them once its own moves land.
+    await this.#sequencer.settled();
+    const events = await this.#feed.readEvents(options);
+    // At the end of the feed, events staged too long ago are moved first (their mover may be gone).
+    if (events.length < options.limit && await this.#sequencer.moveStale()) {
+      return await this.#feed.readEvents(options);
+    }
+    return events;
   }
 
   waitForEvents(
@@ -268,6 +405,18 @@ export class KvStore implements Store {
     return turn;
   }
   #lane: Promise<unknown> = Promise.resolve();
+
+  /** True once the store is known to be in the staged layout (by this process's reads or writes). */
+  #staged_(): boolean {
+    if (this.#layout !== "staged" && this.#feed.known?.layout === "staged") this.#layout = "staged";
+    return this.#layout === "staged";
+  }
+
+  /** The layout as a reader needs it: known, or learned once. */
+  async #readLayout(): Promise<WriteLayout> {
+    if (this.#staged_()) return "staged";
+    return this.#layout ?? await this.writeLayout();
+  }
 
   /** Runs one write through the commit log (bound, so it can be handed on). */
   readonly #commit = <T>(write: () => Promise<T>): Promise<T> => this.#commits.run(write);

@@ -45,7 +45,7 @@ export const KV_READ_KEYS = 10;
 export type CommitLimits = { readonly [K in keyof typeof KV_COMMIT_LIMITS]: number };
 
 /** Largest estimated size of one block; estimates are from above. */
-const BLOCK_BYTES = KV_VALUE_BYTES - 512;
+export const BLOCK_BYTES = KV_VALUE_BYTES - 512;
 
 /** Bytes of a string written as JSON (quotes included), from above. */
 function jsonStringBytes(s: string): number {

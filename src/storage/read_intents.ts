@@ -8,20 +8,28 @@ import { stateAt } from "../domain/governance.ts";
 import type { IntentState, StoredIntent } from "../domain/intent.ts";
 import type { IntentPage } from "../domain/store.ts";
 import { readMany } from "./read_many.ts";
-import { decodeBlock, decodeEventAt, decodePointer, type StoredEvent } from "./codec.ts";
+import { decodeBlock, decodeEventAt, decodeIntentValue, type StoredEvent } from "./codec.ts";
 import { keys } from "./keys.ts";
 
-/** Reads one intent by its stored id, with the version of its pointer, or null. */
+/**
+ * Reads one intent by its stored id, with the version of `["intents", id]`
+ * (which a commit changing it checks), or null. The staged layout keeps the
+ * record there; the head layout a pointer to the block of its latest event.
+ */
 export async function getIntentEntry(
   kv: Deno.Kv,
   id: string,
 ): Promise<{ intent: StoredIntent; version: string } | null> {
-  const pointer = await kv.get<unknown>(keys.intent(id));
-  const at = decodePointer(pointer.value);
-  if (!at) return null;
-  const block = await kv.get<unknown>(keys.events(at[0]));
-  const intent = decodeEventAt(block.value, at[1])?.intent;
-  return intent && intent.id === id ? { intent, version: pointer.versionstamp! } : null;
+  const entry = await kv.get<unknown>(keys.intent(id));
+  const value = decodeIntentValue(entry.value);
+  if (!value) return null;
+  let intent: StoredIntent | undefined;
+  if (value.record) intent = value.record.intent;
+  else {
+    const block = await kv.get<unknown>(keys.events(value.pointer[0]));
+    intent = decodeEventAt(block.value, value.pointer[1])?.intent;
+  }
+  return intent && intent.id === id ? { intent, version: entry.versionstamp! } : null;
 }
 
 /** The events below feed position `before` (or all), newest first. */
@@ -64,27 +72,51 @@ const SCAN_EVENTS = 5_000;
 const CHUNK = 64;
 /**
  * The current records of intents stored pending (they change after the event
- * that stored them), read together: their pointers, then their blocks.
+ * that stored them), read together: their records, or their pointers and
+ * then the blocks these point at.
  */
-async function current(kv: Deno.Kv, intents: StoredIntent[]): Promise<StoredIntent[]> {
-  const pending = intents.filter((intent) => intent.state === "pending");
+async function current(kv: Deno.Kv, intents: Listed[]): Promise<Listed[]> {
+  const pending = intents.filter(({ intent }) => intent.state === "pending");
   if (pending.length === 0) return intents;
-  const pointers = (await readMany(kv, pending.map((intent) => keys.intent(intent.id))))
-    .map((entry) => decodePointer(entry.value));
+  const values = (await readMany(kv, pending.map(({ intent }) => keys.intent(intent.id))))
+    .map((entry) => decodeIntentValue(entry.value));
   const blockKeys = new Map<number, Deno.KvKey>();
-  for (const pointer of pointers) if (pointer) blockKeys.set(pointer[0], keys.events(pointer[0]));
+  for (const value of values) {
+    if (value?.pointer) blockKeys.set(value.pointer[0], keys.events(value.pointer[0]));
+  }
   const blocks = new Map<number, unknown>();
   for (const entry of await readMany(kv, [...blockKeys.values()])) {
     if (entry.versionstamp !== null) blocks.set(entry.key[1] as number, entry.value);
   }
   const now = new Map<string, StoredIntent>();
-  pending.forEach((intent, i) => {
-    const pointer = pointers[i];
-    const block = pointer ? blocks.get(pointer[0]) : undefined;
-    const latest = block === undefined ? undefined : decodeEventAt(block, pointer![1])?.intent;
+  pending.forEach(({ intent }, i) => {
+    const value = values[i];
+    let latest: StoredIntent | undefined;
+    if (value?.record) latest = value.record.intent;
+    else if (value?.pointer) {
+      const block = blocks.get(value.pointer[0]);
+      latest = block === undefined ? undefined : decodeEventAt(block, value.pointer[1])?.intent;
+    }
     if (latest?.id === intent.id) now.set(intent.id, latest);
   });
-  return intents.map((intent) => now.get(intent.id) ?? intent);
+  return intents.map((listed) => {
+    const latest = now.get(listed.intent.id);
+    return latest ? { intent: latest, position: listed.position } : listed;
+  });
+}
+
+/** An intent found in the feed, with the position of the event that stored it. */
+interface Listed {
+  intent: StoredIntent;
+  position: number;
+}
+
+/**
+ * True for the event that stored its intent: the staged layout marks it;
+ * in the head layout, the record says the position of the event that stored it.
+ */
+function isFirst(event: StoredEvent, position: number): boolean {
+  return event.first === true || event.intent.position === position;
 }
 
 /**
@@ -104,25 +136,25 @@ export async function listIntents(
   options: { limit: number; before?: number; state?: IntentState; now: Date },
 ): Promise<IntentPage> {
   const { limit, state, now } = options;
-  const items: StoredIntent[] = [];
+  const items: Listed[] = [];
   let scanned = 0;
-  let chunk: StoredIntent[] = [];
+  let chunk: Listed[] = [];
   /** Takes the chunk's intents as they stand now; the page when it is full (or the scan long). */
   const settle = async (): Promise<IntentPage | null> => {
-    for (const intent of await current(kv, chunk)) {
-      if (state !== undefined && stateAt(intent, now) !== state) continue;
-      if (items.length === limit) return { items, next: items[limit - 1].position };
-      items.push(intent);
+    for (const listed of await current(kv, chunk)) {
+      if (state !== undefined && stateAt(listed.intent, now) !== state) continue;
+      if (items.length === limit) return page(items, items[limit - 1].position);
+      items.push(listed);
     }
     const last = chunk.at(-1);
     chunk = [];
-    if (scanned >= SCAN_EVENTS && last && last.position > 1) return { items, next: last.position };
+    if (scanned >= SCAN_EVENTS && last && last.position > 1) return page(items, last.position);
     return null;
   };
   for await (const { position, event } of backwards(kv, options.before)) {
     // An intent is listed at the event that stored it, as it stands now.
-    if (event.intent.position !== position) continue;
-    chunk.push(event.intent);
+    if (!isFirst(event, position)) continue;
+    chunk.push({ intent: event.intent, position });
     scanned++;
     // A page without a filter needs one intent past the limit to know there is more.
     if (chunk.length === CHUNK || (state === undefined && items.length + chunk.length > limit)) {
@@ -130,5 +162,9 @@ export async function listIntents(
       if (page) return page;
     }
   }
-  return await settle() ?? { items, next: null };
+  return await settle() ?? page(items, null);
+}
+
+function page(items: readonly Listed[], next: number | null): IntentPage {
+  return { items: items.map(({ intent }) => intent), next };
 }

@@ -70,6 +70,13 @@ export interface KvWebhookStoreOptions {
   commit: <T>(write: () => Promise<T>) => Promise<T>;
   /** The clock of due work written for now. */
   now: () => Date;
+  /**
+   * Puts into the feed every event answered so far (the staged layout), so
+   * that a new endpoint starts after each of them.
+   */
+  settleFeed?: () => Promise<void>;
+  /** Resolves once this process's own answered events are in the feed (the staged layout). */
+  settled?: () => Promise<void>;
 }
 
 /** Webhook endpoints, leases and attempts on one `Deno.Kv`. */
@@ -78,6 +85,8 @@ export class KvWebhookStore implements WebhookStore {
   readonly #feed: Feed;
   readonly #commit: <T>(write: () => Promise<T>) => Promise<T>;
   readonly #now: () => Date;
+  readonly #settleFeed: () => Promise<void>;
+  readonly #settled: () => Promise<void>;
   readonly #listeners = new Set<(id: string) => void>();
 
   /** @param kv an open KV handle; the caller closes it. */
@@ -86,9 +95,12 @@ export class KvWebhookStore implements WebhookStore {
     this.#feed = options.feed;
     this.#commit = options.commit;
     this.#now = options.now;
+    this.#settleFeed = options.settleFeed ?? (() => Promise.resolve());
+    this.#settled = options.settled ?? (() => Promise.resolve());
   }
 
   async feedHead(): Promise<number> {
+    await this.#settled();
     return (await this.#feed.freshHead()).position;
   }
 
@@ -100,6 +112,8 @@ export class KvWebhookStore implements WebhookStore {
       const count = await this.#kv.get<unknown>(keys.webhooksCount);
       const existing = decodeCount(count.value);
       if (existing >= limit) return "too_many";
+      // Events answered before this request are before the endpoint's start.
+      await this.#settleFeed();
       const endpoint = make(await this.feedHead());
       const result = await this.#commit(() =>
         this.#kv.atomic()

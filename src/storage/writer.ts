@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { IntentWriter, Store } from "../domain/store.ts";
+import type { BatchResult, IntentWriter, Store } from "../domain/store.ts";
 import { type CommitObserver, createGroupCommitWriter } from "./group_commit.ts";
 import { KV_COMMIT_LIMITS } from "./layout.ts";
 
@@ -17,28 +17,39 @@ import { KV_COMMIT_LIMITS } from "./layout.ts";
 const CHECKED_IN_COMMIT = KV_COMMIT_LIMITS.checks - 2;
 
 /** What the writer needs of the store: inserts, and reads of ids ahead of them when it has them. */
-export type WriterStore = Pick<Store, "insertIntents"> & { readAhead?: (id: string) => void };
+export type WriterStore = Pick<Store, "insertIntents"> & {
+  readAhead?: (id: string) => void;
+  /**
+   * How its commits are best fed: how many inserts one commit carries at
+   * most, and how many commits may go at once (see `KvStore.commitShape`).
+   */
+  commitShape?: (batchMax: number) => { inFlight: number; batchMax: number };
+};
 
 /** The writer that stores each intent in a commit of its own, told to `observer` when given. */
 export function singleCommitWriter(
   store: Pick<Store, "insertIntents">,
   observer?: CommitObserver,
 ): IntentWriter {
-  if (!observer) return { insert: async (pending) => (await store.insertIntents([pending]))[0] };
   return {
     async insert(pending) {
-      const wait = observer.waiting(pending);
-      const ended = observer.committing([wait]);
+      const wait = observer?.waiting(pending);
+      const ended = observer?.committing([wait]);
+      let result: BatchResult;
       try {
-        const [result] = await store.insertIntents([pending]);
-        ended([result]);
-        observer.answered(wait, result);
-        return result;
+        [result] = await store.insertIntents([pending]);
       } catch (error) {
-        ended({ error });
-        observer.answered(wait, { error });
+        ended?.({ error });
+        observer?.answered(wait, { error });
         throw error;
       }
+      ended?.([result]);
+      if (result.outcome === "failed") {
+        observer?.answered(wait, { error: result.error });
+        throw result.error;
+      }
+      observer?.answered(wait, result);
+      return result;
     },
   };
 }
@@ -46,8 +57,10 @@ export function singleCommitWriter(
 /**
  * Builds the writer for the settings.
  *
- * @param options.batchMax the most inserts one batch may carry
- *   (`COMMIT_BATCH_MAX`); 1 means one commit per insert.
+ * @param options.batchMax the most inserts in commits at once
+ *   (`COMMIT_BATCH_MAX`): in the head layout, one commit carries them; in the
+ *   staged layout, several commits side by side do; 1 means one commit per
+ *   insert.
  * @param options.observer told of each wait and commit (telemetry); none by default.
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  * @example
@@ -64,9 +77,11 @@ export function createWriter(
   options: { batchMax: number; observer?: CommitObserver },
 ): IntentWriter {
   if (options.batchMax === 1) return singleCommitWriter(store, options.observer);
+  const commitShape = store.commitShape;
   return createGroupCommitWriter({
     batchMax: options.batchMax,
     observer: options.observer,
+    shape: commitShape && (() => commitShape.call(store, options.batchMax)),
     commit: (batch) => store.insertIntents(batch),
     // Its id is read while the commit before it is in flight, unless it is
     // among the first of its batch, whose ids the commit checks itself.

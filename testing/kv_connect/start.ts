@@ -49,6 +49,8 @@ export interface StartedKvConnectServer {
   token: string;
   /** The SQLite file the server keeps its data in. */
   path: string;
+  /** Its process id (for its CPU time). */
+  pid: number;
   /** Stops the process (SIGTERM) and waits for it to exit. */
   close(): Promise<void>;
 }
@@ -93,6 +95,7 @@ export async function startKvConnectServer(
     url: server.url,
     token,
     path,
+    pid: server.pid,
     close() {
       closing ??= server.stop();
       return closing;

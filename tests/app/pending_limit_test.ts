@@ -9,6 +9,7 @@
  */
 
 import assert from "node:assert/strict";
+import { pendingCountOf } from "../support/layouts.ts";
 import { multisigSignature, type Payload } from "../../client/mod.ts";
 import { expireIntent } from "../../src/domain/approve.ts";
 import { expectError } from "../support/fixtures.ts";
@@ -48,9 +49,9 @@ async function submitBy(
 }
 
 /** The stored count of `key` under policy `doc`. */
-async function countOf(h: AppHarness, doc: string, key: string): Promise<number | null> {
-  const entry = await h.kv.get<Deno.KvU64>(["pending_by_signer", "policy", doc, key]);
-  return entry.value === null ? null : Number(entry.value.value);
+/** A key's pending count under a policy as stored (in either write layout), or null when none is. */
+function countOf(h: AppHarness, doc: string, key: string): Promise<number | null> {
+  return pendingCountOf(h.kv, "policy", doc, key);
 }
 
 storeTest(

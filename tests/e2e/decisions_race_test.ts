@@ -11,6 +11,7 @@
  */
 
 import assert from "node:assert/strict";
+import { pendingCountOf } from "../support/layouts.ts";
 import { harnessFor, startProcess } from "../support/process.ts";
 import { startServer } from "../support/server.ts";
 import {
@@ -183,8 +184,7 @@ storeTest("MAX_PENDING_PER_SIGNER holds exactly across two processes", async (st
     }
     const kv = await store.open();
     try {
-      const count = await kv.get<Deno.KvU64>(["pending_by_signer", "policy", policy, a.key]);
-      assert.equal(count.value?.value, 5n);
+      assert.equal(await pendingCountOf(kv, "policy", policy, a.key), 5);
     } finally {
       kv.close();
     }

@@ -161,8 +161,10 @@ Deno.test("answers the store lost: every request learns what happened, and it ha
       // Nothing pending is left, and so no count.
       const kv = await store.open();
       try {
-        const counts = await Array.fromAsync(kv.list({ prefix: ["pending_by_signer"] }));
-        assert.deepEqual(counts.map((e) => e.key), []);
+        for (const prefix of [["pending_by_signer"], ["pending_counts"]]) {
+          const counts = await Array.fromAsync(kv.list({ prefix }));
+          assert.deepEqual(counts.map((e) => e.key), []);
+        }
       } finally {
         kv.close();
       }

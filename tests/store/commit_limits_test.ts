@@ -18,7 +18,11 @@ import { expireIntent } from "../../src/domain/approve.ts";
 import { MAX_STORED_BODY_BYTES, type StoredIntent } from "../../src/domain/intent.ts";
 import type { IntentChange, PendingIntent } from "../../src/domain/store.ts";
 import { planCommit } from "../../src/storage/layout.ts";
+import { planStagedCommit } from "../../src/storage/staged_plan.ts";
+import type { KvStore } from "../../src/storage/kv_store.ts";
+import { keys } from "../../src/storage/keys.ts";
 import { auditIntents } from "../support/audit.ts";
+import type { Layout } from "../support/layouts.ts";
 import {
   addDocument,
   bigIntent,
@@ -28,7 +32,7 @@ import {
   SIGNER_KEYS,
   withKvStore,
 } from "../support/big_intents.ts";
-import { storeTest } from "../support/stores.ts";
+import { layoutStoreTest, storeTest } from "../support/stores.ts";
 
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 /** The largest body of a governed intent: `src/domain/submit.ts` keeps 8 KiB for its approvals. */
@@ -37,6 +41,27 @@ const MAX_GOVERNED_BODY_BYTES = MAX_STORED_BODY_BYTES - 8192;
 function created(results: readonly { outcome: string }[]): void {
   const outcomes = results.map((r) => r.outcome);
   assert.deepEqual(outcomes, Array(results.length).fill("created"));
+}
+
+/** Every intent stored, after what is staged was moved into the feed (each move a commit too). */
+async function audit(kvStore: KvStore, kv: Deno.Kv) {
+  await kvStore.flushStaged();
+  return await auditIntents(kv);
+}
+
+/**
+ * The ids in feed order, as a set where the layout stores one call's intents in commits side
+ * by side (the staged layout), in order where one commit carries them (the head layout).
+ */
+function inOrder(layout: Layout, ids: readonly string[]): unknown {
+  return layout === "head" ? [...ids] : new Set(ids);
+}
+
+/** How many commits stored these intents: the distinct versionstamps of their `["intents", id]`. */
+async function intentCommits(kv: Deno.Kv, ids: readonly string[]): Promise<number> {
+  const stamps = new Set<string>();
+  for (const id of ids) stamps.add((await kv.get(keys.intent(id))).versionstamp!);
+  return stamps.size;
 }
 
 storeTest(
@@ -62,9 +87,9 @@ storeTest(
   },
 );
 
-storeTest(
+layoutStoreTest(
   "a group commit of maximum-size intents with ids of 128 four-byte characters",
-  async (store) => {
+  async (store, layout) => {
     await withKvStore(store, { ms: T0 }, async (kvStore, kv) => {
       const ref = await addDocument(kvStore, "template", "t");
       // Accepted ones with the largest body; every third pending, with the largest governed body.
@@ -78,14 +103,18 @@ storeTest(
         ref,
       }));
       created(await kvStore.insertIntents(batch));
-      // About 2.4 MB: at least three commits of 800 KiB.
+      const stored = await audit(kvStore, kv);
+      // About 2.4 MB: at least three commits of 800 KiB wrote the feed's blocks.
       assert.ok(await blockCommits(kv) >= 3, `${await blockCommits(kv)} commits`);
-      const stored = await auditIntents(kv);
-      assert.deepEqual(stored.map((i) => i.id), batch.map((p) => p.intent.id));
-      stored.forEach((intent, k) => assert.deepEqual(intent.body, batch[k].intent.body));
+      assert.deepEqual(
+        inOrder(layout, stored.map((i) => i.id)),
+        inOrder(layout, batch.map((p) => p.intent.id)),
+      );
+      const bodies = new Map(batch.map((p) => [p.intent.id, p.intent.body]));
+      stored.forEach((intent) => assert.deepEqual(intent.body, bodies.get(intent.id)));
       const due = await kvStore.listDueWork({ kind: "expire", limit: 100 });
       assert.equal(due.length, batch.filter((p) => p.intent.state === "pending").length);
-    });
+    }, layout);
   },
 );
 
@@ -94,8 +123,11 @@ storeTest(
  * at the largest body: the commit it plans is full to within a few bytes of
  * a limit, so any size the plan leaves out shows.
  */
-function tightBodyBytes(make: (bodyBytes: number) => PendingIntent[]): number {
-  const count = (bytes: number) => planCommit(make(bytes)).count;
+function tightBodyBytes(
+  make: (bodyBytes: number) => PendingIntent[],
+  plan: (batch: PendingIntent[]) => number,
+): number {
+  const count = (bytes: number) => plan(make(bytes));
   const wanted = count(MAX_STORED_BODY_BYTES) + 1;
   let [low, high] = [1_000, MAX_STORED_BODY_BYTES];
   while (high - low > 1) {
@@ -114,10 +146,15 @@ function tightBodyBytes(make: (bodyBytes: number) => PendingIntent[]): number {
 // again with its value): 14 intents of about 57.9 KB are refused, "Total mutation size too
 // large (max 819200 bytes)". Four-byte characters pass only because the planner estimates
 // each of them at 12 bytes of JSON where they take 4, which leaves room.
+// The staged layout's request commit is bounded by its staged block (one KV value of events).
+const PLANS: Record<Layout, (batch: PendingIntent[]) => number> = {
+  head: (batch) => planCommit(batch).count,
+  staged: (batch) => planStagedCommit(batch),
+};
 for (const [name, char] of [["one", "x"], ["three", "\u754C"], ["four", FOUR_BYTE_CHAR]]) {
-  storeTest(
+  layoutStoreTest(
     `a group commit planned full to the byte, ids of 128 ${name}-byte characters`,
-    async (store) => {
+    async (store, layout) => {
       await withKvStore(store, { ms: T0 }, async (kvStore, kv) => {
         const ref = await addDocument(kvStore, "template", "t");
         const make = (bodyBytes: number) =>
@@ -125,18 +162,18 @@ for (const [name, char] of [["one", "x"], ["three", "\u754C"], ["four", FOUR_BYT
             { length: 30 },
             (_, i) => ({ intent: bigIntent(longId(i, char), { bodyBytes }), ref }),
           );
-        const batch = make(tightBodyBytes(make));
+        const batch = make(tightBodyBytes(make, PLANS[layout]));
         created(await kvStore.insertIntents(batch));
-        assert.ok(await blockCommits(kv) >= 2);
-        assert.equal((await auditIntents(kv)).length, batch.length);
-      });
+        assert.ok(await intentCommits(kv, batch.map((p) => p.intent.id)) >= 2);
+        assert.equal((await audit(kvStore, kv)).length, batch.length);
+      }, layout);
     },
   );
 }
 
-storeTest(
+layoutStoreTest(
   "group commits of thousands of small intents: by mutations and by key bytes",
-  async (store) => {
+  async (store, layout) => {
     await withKvStore(store, { ms: T0 }, async (kvStore, kv) => {
       const ref = await addDocument(kvStore, "template", "t");
       // 2,500 small accepted intents: about one mutation each, so at least three commits.
@@ -145,8 +182,14 @@ storeTest(
         ref,
       }));
       created(await kvStore.insertIntents(small));
+      await kvStore.flushStaged();
       const afterSmall = await blockCommits(kv);
+      // Three by mutations in the head layout; in the staged layout, nine ids a commit, and
+      // the moves of 64 staged commits at a time.
       assert.ok(afterSmall >= 3, `${afterSmall} commits`);
+      if (layout === "staged") {
+        assert.ok(await intentCommits(kv, small.map((p) => p.intent.id)) >= 2_500 / 9);
+      }
       // 700 small pending intents with the longest ids: a pointer and a due expiry of
       // about 500 bytes of key each, so 80 KiB of keys fill a commit long before 800 KiB.
       const longKeys = Array.from({ length: 700 }, (_, i) => ({
@@ -154,16 +197,22 @@ storeTest(
         ref,
       }));
       created(await kvStore.insertIntents(longKeys));
-      assert.ok(await blockCommits(kv) - afterSmall >= 8, `${await blockCommits(kv)} commits`);
-      const stored = await auditIntents(kv);
+      const stored = await audit(kvStore, kv);
+      if (layout === "head") {
+        assert.ok(await blockCommits(kv) - afterSmall >= 8, `${await blockCommits(kv)} commits`);
+      } else {
+        // Eight ids a commit beside the document's check and its counts'.
+        const commits = await intentCommits(kv, longKeys.map((p) => p.intent.id));
+        assert.ok(commits >= 700 / 8, `${commits} commits`);
+      }
       assert.equal(stored.length, small.length + longKeys.length);
-    });
+    }, layout);
   },
 );
 
-storeTest(
+layoutStoreTest(
   "a group commit of intents under 30 documents, some of their ids taken",
-  async (store) => {
+  async (store, layout) => {
     await withKvStore(store, { ms: T0 }, async (kvStore, kv) => {
       // Each distinct document costs a check, and the head one: nine documents a commit.
       const refs = [];
@@ -181,16 +230,20 @@ storeTest(
       }));
       // Twelve of the ids stored before: settled on reading, more than one read of ten keys.
       created(await kvStore.insertIntents(batch.filter((_, d) => d % 5 < 2)));
+      await kvStore.flushStaged();
       const before = await blockCommits(kv);
       const results = await kvStore.insertIntents(batch);
       assert.deepEqual(
         results.map((r) => r.outcome),
         batch.map((_, d) => d % 5 < 2 ? "exists" : "created"),
       );
-      assert.ok(await blockCommits(kv) - before >= Math.ceil(18 / 9));
-      const stored = await auditIntents(kv);
+      const fresh = batch.filter((_, d) => d % 5 >= 2).map((p) => p.intent.id);
+      if (layout === "head") assert.ok(await blockCommits(kv) - before >= Math.ceil(18 / 9));
+      // A document's check and an id's a staged intent: at most five a commit.
+      else assert.ok(await intentCommits(kv, fresh) >= Math.ceil(18 / 5));
+      const stored = await audit(kvStore, kv);
       assert.deepEqual(new Set(stored.map((i) => i.id)), new Set(batch.map((p) => p.intent.id)));
-    });
+    }, layout);
   },
 );
 
@@ -211,9 +264,9 @@ function approvalBy(key: string, at: string) {
   };
 }
 
-storeTest(
+layoutStoreTest(
   "approvals up to acceptance, and an expiry, of maximum-size governed intents",
-  async (store) => {
+  async (store, layout) => {
     const clock = { ms: T0 };
     await withKvStore(store, clock, async (kvStore, kv) => {
       const ref = await addDocument(kvStore, "template", "t");
@@ -240,6 +293,7 @@ storeTest(
       assert.equal((await kvStore.getIntent(ids[1]))?.state, "expired");
       const due = await kvStore.listDueWork({ kind: "expire", limit: 10 });
       assert.deepEqual(due.map((d) => d.id), [ids[2]]);
+      await kvStore.flushStaged();
       const events = await kvStore.readEvents({ after: 0, limit: 100 });
       assert.deepEqual(
         events.map((e) => e.type),
@@ -250,8 +304,11 @@ storeTest(
           "intent.expired",
         ],
       );
-      assert.deepEqual((await auditIntents(kv)).map((i) => i.id), ids);
-    });
+      assert.deepEqual(
+        inOrder(layout, (await audit(kvStore, kv)).map((i) => i.id)),
+        inOrder(layout, ids),
+      );
+    }, layout);
   },
 );
 
@@ -267,9 +324,9 @@ function rejectionBy(key: string, at: string) {
   };
 }
 
-storeTest(
+layoutStoreTest(
   "pending intents signed by fifteen keys each, their counts, and the commits that end them",
-  async (store) => {
+  async (store, layout) => {
     const clock = { ms: T0 };
     await withKvStore(store, clock, async (kvStore, kv) => {
       const ref = await addDocument(kvStore, "template", "t");
@@ -285,11 +342,10 @@ storeTest(
       });
       // Fifteen count keys an intent: the planner splits the batch into several commits.
       const batch = Array.from({ length: 60 }, (_, i) => pending(i));
-      assert.ok(planCommit(batch).count < batch.length);
-      const before = await blockCommits(kv);
+      assert.ok(PLANS[layout](batch) < batch.length);
       created(await kvStore.insertIntents(batch));
-      assert.ok(await blockCommits(kv) - before >= 2);
-      await auditIntents(kv);
+      assert.ok(await intentCommits(kv, batch.map((p) => p.intent.id)) >= 2);
+      await audit(kvStore, kv);
       // At the limit, one more is refused, and an id already taken still says so first.
       const over = await kvStore.insertIntents([pending(60, 60), { ...pending(0, 60) }]);
       assert.deepEqual(over.map((r) => r.outcome), ["too_many_pending", "exists"]);
@@ -302,21 +358,25 @@ storeTest(
       clock.ms = T0 + 60_000;
       const expire = { store: kvStore, now: () => new Date(clock.ms) };
       assert.equal(await expireIntent(expire, longId(102)), "expired");
-      await auditIntents(kv);
-      const count = await kv.get<Deno.KvU64>([
-        "pending_by_signer",
-        "template",
-        "t",
-        SIGNER_KEYS[3],
-      ]);
-      assert.equal(count.value?.value, 57n);
+      await audit(kvStore, kv);
+      assert.equal(await pendingCount(kv, layout, SIGNER_KEYS[3]), 57);
       // Room again for the one refused.
       clock.ms = T0;
       created(await kvStore.insertIntents([pending(60, 60)]));
-      await auditIntents(kv);
-    });
+      await audit(kvStore, kv);
+    }, layout);
   },
 );
+
+/** A key's pending count under template "t", as the layout keeps it. */
+async function pendingCount(kv: Deno.Kv, layout: Layout, key: string): Promise<number> {
+  if (layout === "head") {
+    const count = await kv.get<Deno.KvU64>(["pending_by_signer", "template", "t", key]);
+    return Number(count.value?.value ?? 0n);
+  }
+  const counts = await kv.get<Uint8Array>(["pending_counts", "template", "t"]);
+  return JSON.parse(new TextDecoder().decode(counts.value!))[key] ?? 0;
+}
 
 storeTest("documents, the configuration and due work, as large as they get", async (store) => {
   await withKvStore(store, { ms: T0 }, async (kvStore, kv) => {
@@ -351,6 +411,6 @@ storeTest("documents, the configuration and due work, as large as they get", asy
     for (const entry of listed) assert.equal(await kvStore.dropDueWork(entry), true);
     assert.equal(await kvStore.dropDueWork(listed[0]), false);
     assert.deepEqual(await kvStore.listDueWork({ kind: "limits", limit: 100 }), []);
-    await auditIntents(kv);
+    await audit(kvStore, kv);
   });
 });

@@ -100,7 +100,7 @@ storeTest(
     await withKvStore(store, { ms: T0 }, async (kvStore, kv) => {
       const ids = Array.from({ length: 3_000 }, () => `intent-${crypto.randomUUID()}`);
       await convertEarlier(kv, (progress) => kvStore.upgrade(progress), ids);
-      assert.deepEqual(await kvStore.upgrade(), { rewritten: 0, moved: 0 });
+      assert.deepEqual(await kvStore.upgrade(), { rewritten: 0, moved: 0, layout: "head" });
     });
   },
 );
@@ -197,7 +197,7 @@ for (const { name, layout } of PRE_FEED_CASES) {
       assert.deepEqual(stored.map((i) => i.id), ids);
       stored.forEach((intent) => assert.ok(intent.body.byteLength <= MAX_STORED_BODY_BYTES));
       // Nothing of the earlier layout is left, and the next start moves nothing.
-      assert.deepEqual(await kvStore.upgrade(), { rewritten: 0, moved: 0 });
+      assert.deepEqual(await kvStore.upgrade(), { rewritten: 0, moved: 0, layout: "head" });
     });
   });
 }

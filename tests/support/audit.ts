@@ -8,29 +8,70 @@ import type { StoredIntent } from "../../src/domain/intent.ts";
 import {
   blockLength,
   decodeBlock,
-  decodeHead,
-  decodePointer,
+  decodeHeadValue,
+  decodeIntentValue,
+  decodeStaged,
+  encodeRecord,
   isCurrentLayout,
+  type StoredEvent,
 } from "../../src/storage/codec.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { storedIntentCountKeys } from "../../src/storage/pending_counts.ts";
 
 /**
- * Checks the layout: the feed's blocks hold positions 1 to the head with no
- * gap and no repeat, the head key names the last one, each intent is stored
- * by one event that carries its position and changed only by later events,
- * every pointer leads to its intent's latest event and every intent has its
- * pointer, nothing of the layout before the feed is left, each pending intent
- * has its due expiry, and each key's pending count is what is pending.
+ * Checks the layout, in either write layout: the feed's blocks hold
+ * positions 1 to the head with no gap and no repeat, the head key names the
+ * last one, what is staged follows in commit order, each intent is stored by
+ * one event (the first of its id) and changed only by later events, every
+ * intent's `["intents", id]` leads to (head layout) or holds (staged layout)
+ * its latest event's record, nothing of the layout before the feed is left,
+ * each pending intent has its due expiry, and each key's pending count is
+ * what is pending.
  *
+ * @param options.staged "follows" (the default): staged events count as
+ *   following the feed, in commit order; "none": nothing may still be staged.
  * @returns every stored intent as its storing event holds it, in feed order.
  * @throws {Error} naming the first inconsistency.
  */
-export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
+export async function auditIntents(
+  kv: Deno.Kv,
+  options: { staged?: "none" | "follows" } = {},
+): Promise<StoredIntent[]> {
+  // Its reads are not one snapshot: a move of staged events into the feed made meanwhile (by a
+  // store's sequencer) changes the head, and the audit is made again.
+  for (let attempt = 1;; attempt++) {
+    const before = (await kv.get(keys.feedHead)).versionstamp;
+    try {
+      const intents = await auditOnce(kv, options);
+      if ((await kv.get(keys.feedHead)).versionstamp === before) return intents;
+    } catch (error) {
+      if ((await kv.get(keys.feedHead)).versionstamp === before || attempt >= 20) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function auditOnce(
+  kv: Deno.Kv,
+  options: { staged?: "none" | "follows" },
+): Promise<StoredIntent[]> {
   const created = new Set<string>();
-  const latest = new Map<string, string>();
+  const latest = new Map<string, { at: string; event: StoredEvent }>();
   const current = new Map<string, StoredIntent>();
   const intents: StoredIntent[] = [];
+  const take = (event: StoredEvent, position: number, at: string) => {
+    const { intent } = event;
+    if (event.first === true || intent.position === position) {
+      // The event that stored the intent: once per id.
+      if (created.has(intent.id)) throw new Error(`intent ${intent.id} is stored twice`);
+      created.add(intent.id);
+      intents.push(intent);
+    } else if (!created.has(intent.id)) {
+      throw new Error(`event ${position} changes intent ${intent.id} before it was stored`);
+    }
+    latest.set(intent.id, { at, event });
+    current.set(intent.id, intent);
+  };
   let last = 0;
   for await (const block of kv.list<unknown>({ prefix: keys.eventsPrefix })) {
     const key = block.key[1] as number;
@@ -41,41 +82,35 @@ export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
     if (key - events.length !== last) {
       throw new Error(`block ${key} does not follow position ${last}`);
     }
-    events.forEach((event, index) => {
-      const { intent } = event;
-      const position = last + index + 1;
-      if (intent.position === position) {
-        // The event that stored the intent: once per id.
-        if (created.has(intent.id)) throw new Error(`intent ${intent.id} is stored twice`);
-        created.add(intent.id);
-        intents.push(intent);
-      } else if (!created.has(intent.id) || intent.position > position) {
-        throw new Error(`event ${position} changes intent ${intent.id} before it was stored`);
-      }
-      // The pointer leads to the latest event of each intent.
-      latest.set(intent.id, JSON.stringify([key, index]));
-      current.set(intent.id, intent);
-    });
+    events.forEach((event, index) => take(event, last + index + 1, JSON.stringify([key, index])));
     last = key;
   }
   const head = await kv.get<unknown>(keys.feedHead);
-  if (head.versionstamp !== null && !(head.value instanceof Deno.KvU64)) {
-    throw new Error("the head is not a KvU64");
+  const { position: headAt, layout } = decodeHeadValue(head.value);
+  if (headAt !== last) throw new Error(`the head is ${headAt}, the feed ends at ${last}`);
+  let staged = 0;
+  for await (const entry of kv.list<unknown>({ prefix: keys.stagedPrefix })) {
+    if (layout !== "staged") throw new Error("events are staged in a store of the head layout");
+    if (options.staged === "none") throw new Error("events are still staged");
+    for (const event of decodeStaged(entry.value)) take(event, ++staged + last, "staged");
   }
-  if (decodeHead(head.value) !== last) {
-    throw new Error(`the head is ${decodeHead(head.value)}, the feed ends at ${last}`);
-  }
-  let pointers = 0;
+  let entries = 0;
   for await (const entry of kv.list<unknown>({ prefix: ["intents"] })) {
     const id = entry.key[1] as string;
-    const pointer = decodePointer(entry.value);
-    if (!isCurrentLayout(entry.value) || !pointer) throw new Error(`intent ${id} has no pointer`);
-    if (latest.get(id) !== JSON.stringify(pointer)) {
-      throw new Error(`the pointer of intent ${id} does not lead to it`);
-    }
-    pointers++;
+    const value = decodeIntentValue(entry.value);
+    if (!isCurrentLayout(entry.value) || !value) throw new Error(`intent ${id} has no record`);
+    const found = latest.get(id);
+    const leads = value.pointer
+      ? found?.at === JSON.stringify(value.pointer)
+      : found !== undefined &&
+        equalBytes(
+          encodeRecord({ type: found.event.type, intent: found.event.intent }),
+          encodeRecord({ type: value.record.type, intent: value.record.intent }),
+        );
+    if (!leads) throw new Error(`the entry of intent ${id} is not its latest event's`);
+    entries++;
   }
-  if (pointers !== latest.size) throw new Error("an intent has no pointer");
+  if (entries !== latest.size) throw new Error("an intent has no entry");
   for await (const _ of kv.list({ prefix: keys.earlierBlocksPrefix }, { limit: 1 })) {
     throw new Error("blocks of the layout before the feed are left");
   }
@@ -117,6 +152,22 @@ export async function auditIntents(kv: Deno.Kv): Promise<StoredIntent[]> {
     }
     expected.delete(id);
   }
+  // The staged layout counts per document: each of its keys as the head layout would.
+  for await (const entry of kv.list<unknown>({ prefix: ["pending_counts"] })) {
+    const [, kind, documentId] = entry.key as [string, "template" | "policy", string];
+    const counts = JSON.parse(new TextDecoder().decode(entry.value as Uint8Array));
+    for (const [signer, count] of Object.entries(counts)) {
+      const id = JSON.stringify(keys.pendingBySigner(kind, documentId, signer));
+      if (count !== expected.get(id)) {
+        throw new Error(`pending count ${id} is ${count}, ${expected.get(id) ?? 0} are pending`);
+      }
+      expected.delete(id);
+    }
+  }
   if (expected.size > 0) throw new Error(`pending counts missing: ${[...expected.keys()]}`);
   return intents;
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.byteLength === b.byteLength && a.every((byte, i) => byte === b[i]);
 }

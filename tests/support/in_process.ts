@@ -8,6 +8,7 @@
 import { type App, createApp } from "../../src/http/app.ts";
 import type { RequestLogLine } from "../../src/http/request_log.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
+import { layoutFor } from "../../src/storage/write_layout.ts";
 import { createWriter } from "../../src/storage/writer.ts";
 import { readSettings } from "../../src/settings.ts";
 import {
@@ -72,7 +73,9 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
   // As main.ts: on a local file a second handle reads ids ahead of their commits.
   const readKv = isFilePath(kvPath) ? await Deno.openKv(kvPath) : undefined;
   const now = options.now ?? (() => new Date());
-  const store = new KvStore(kv, { now, readKv });
+  // As main.ts begins an empty store: the head layout on a file, the staged one elsewhere.
+  const beginLayout = layoutFor(kvPath, false);
+  const store = new KvStore(kv, { now, readKv, beginLayout });
   const app = createApp({
     store,
     settings,

@@ -8,7 +8,9 @@
 
 import { dirname } from "node:path";
 import { startKvConnectServer } from "../../testing/kv_connect/start.ts";
+import { startDelayProxy } from "../../testing/delay_proxy.ts";
 import { tempKvPath } from "./server.ts";
+import { type Layout, LAYOUTS } from "./layouts.ts";
 
 /** Which store: a KV file, or a KV Connect URL. */
 export type StoreKind = "file" | "kv_connect";
@@ -37,11 +39,13 @@ export interface TestStore {
 /**
  * Starts an empty store of `kind`. `loseAnswers` (KV Connect only) loses the
  * answer of every Nth atomic write after applying it, as a cut connection
- * does; Deno's client then sends the write again.
+ * does; Deno's client then sends the write again. `delayMs` (KV Connect
+ * only) puts the server behind a link that holds every chunk that long each
+ * way (`testing/delay_proxy.ts`).
  */
 export async function newTestStore(
   kind: StoreKind,
-  options: { loseAnswers?: number } = {},
+  options: { loseAnswers?: number; delayMs?: number } = {},
 ): Promise<TestStore> {
   if (kind === "file") {
     const kvPath = await tempKvPath();
@@ -57,11 +61,17 @@ export async function newTestStore(
     token: KV_CONNECT_TOKEN,
     loseAnswers: options.loseAnswers,
   });
+  // Behind a link of that delay each way, as the KV is over a network.
+  const proxy = options.delayMs
+    ? await startDelayProxy({ target: server.url, delayMs: options.delayMs })
+    : undefined;
+  const url = proxy?.url ?? server.url;
   return {
     kind,
-    kvPath: server.url,
-    open: () => Deno.openKv(server.url),
+    kvPath: url,
+    open: () => Deno.openKv(url),
     close: async () => {
+      await proxy?.close();
       await server.close();
       await Deno.remove(dirname(server.path), { recursive: true }).catch(() => {});
     },
@@ -93,5 +103,19 @@ export function storeTest(
         }
       },
     });
+  }
+}
+
+/**
+ * Registers `fn` as one test per store kind and write layout
+ * (`src/storage/write_layout.ts`), each named `name (… layout) [store]`.
+ */
+export function layoutStoreTest(
+  name: string,
+  fn: (store: TestStore, layout: Layout, t: Deno.TestContext) => Promise<void>,
+  options: Omit<Deno.TestDefinition, "name" | "fn"> = {},
+): void {
+  for (const layout of LAYOUTS) {
+    storeTest(`${name} (${layout} layout)`, (store, t) => fn(store, layout, t), options);
   }
 }

@@ -9,6 +9,7 @@ import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { createWriter } from "../../src/storage/writer.ts";
 import { auditIntents } from "../support/audit.ts";
+import { type Layout, LAYOUTS, useLayout } from "../support/layouts.ts";
 
 async function tempKvPath(): Promise<{ path: string; remove: () => Promise<void> }> {
   const dir = await Deno.makeTempDir({ prefix: "feed-test-" });
@@ -36,10 +37,12 @@ async function template(store: KvStore): Promise<DocumentRef> {
 /** Two stores on two handles of one KV file, as two processes share it. */
 async function withTwoHandles(
   fn: (a: KvStore, b: KvStore, kvA: Deno.Kv, kvB: Deno.Kv) => Promise<void>,
+  layout: Layout = "staged",
 ): Promise<void> {
   const { path, remove } = await tempKvPath();
   const kvA = await Deno.openKv(path);
   const kvB = await Deno.openKv(path);
+  await useLayout(kvA, layout);
   try {
     await fn(new KvStore(kvA), new KvStore(kvB), kvA, kvB);
   } finally {
@@ -49,44 +52,67 @@ async function withTwoHandles(
   }
 }
 
-Deno.test("two store handles on one file, committing interleaved, make one dense order", async () => {
-  await withTwoHandles(async (a, b, kvA) => {
-    const ref = await template(a);
-    const writers = [createWriter(a, { batchMax: 8 }), createWriter(b, { batchMax: 8 })];
-    // Each handle commits while the other does; some ids go to both.
-    const created = new Set<string>();
-    const sends: Promise<void>[] = [];
-    for (let i = 0; i < 400; i++) {
-      const id = i % 25 === 0 ? `both-${i}` : `id-${i}`;
-      const targets = id.startsWith("both") ? writers : [writers[i % 2]];
-      for (const writer of targets) {
-        sends.push(
-          writer.insert({ intent: intent(id, ref), ref }).then((result) => {
-            if (result.outcome === "created") {
-              assert.ok(!created.has(id), `${id} created twice`);
-              created.add(id);
-            }
-          }),
-        );
+for (const layout of LAYOUTS) {
+  Deno.test(`two store handles on one file, committing interleaved, make one dense order (${layout} layout)`, async () => {
+    await withTwoHandles(async (a, b, kvA) => {
+      const ref = await template(a);
+      const writers = [createWriter(a, { batchMax: 8 }), createWriter(b, { batchMax: 8 })];
+      // Each handle commits while the other does; some ids go to both.
+      const created = new Set<string>();
+      const sends: Promise<void>[] = [];
+      for (let i = 0; i < 400; i++) {
+        const id = i % 25 === 0 ? `both-${i}` : `id-${i}`;
+        const targets = id.startsWith("both") ? writers : [writers[i % 2]];
+        for (const writer of targets) {
+          sends.push(
+            writer.insert({ intent: intent(id, ref), ref }).then((result) => {
+              if (result.outcome === "created") {
+                assert.ok(!created.has(id), `${id} created twice`);
+                created.add(id);
+              }
+            }),
+          );
+        }
+        if (i % 16 === 15) await Promise.all(sends.splice(0));
       }
-      if (i % 16 === 15) await Promise.all(sends.splice(0));
+      await Promise.all(sends);
+      assert.equal(created.size, 400);
+      await a.flushStaged();
+      const audited = await auditIntents(kvA);
+      assert.deepEqual(new Set(audited.map((r) => r.id)), created);
+      // Both handles read the same order, whole and in pages after any position.
+      const all = await a.readEvents({ after: 0, limit: 1000 });
+      assert.deepEqual(all.map((e) => e.position), Array.from({ length: 400 }, (_, i) => i + 1));
+      assert.deepEqual(await b.readEvents({ after: 0, limit: 1000 }), all);
+      for (const after of [0, 1, 7, 199, 398, 399, 400]) {
+        const page = await b.readEvents({ after, limit: 25 });
+        assert.deepEqual(page, all.slice(after, after + 25), `after ${after}`);
+      }
+    }, layout);
+  });
+}
+
+Deno.test("staged commits of two handles enter the feed in the order they were made", async () => {
+  await withTwoHandles(async (a, b, _kvA, kvB) => {
+    const ref = await template(a);
+    const order = ["a-0", "b-0", "b-1", "a-1", "b-2", "a-2"];
+    for (const id of order) {
+      const store = id.startsWith("a") ? a : b;
+      const [result] = await store.insertIntents([{ intent: intent(id, ref), ref }]);
+      assert.equal(result.outcome, "created");
+      // The record of the staged layout does not know its feed position.
+      assert.equal(result.outcome === "created" && result.intent.position, undefined);
     }
-    await Promise.all(sends);
-    assert.equal(created.size, 400);
-    const audited = await auditIntents(kvA);
-    assert.deepEqual(new Set(audited.map((r) => r.id)), created);
-    // Both handles read the same order, whole and in pages after any position.
-    const all = await a.readEvents({ after: 0, limit: 1000 });
-    assert.deepEqual(all.map((e) => e.position), Array.from({ length: 400 }, (_, i) => i + 1));
-    assert.deepEqual(await b.readEvents({ after: 0, limit: 1000 }), all);
-    for (const after of [0, 1, 7, 199, 398, 399, 400]) {
-      const page = await b.readEvents({ after, limit: 25 });
-      assert.deepEqual(page, all.slice(after, after + 25), `after ${after}`);
-    }
+    await b.flushStaged();
+    const events = await b.readEvents({ after: 0, limit: 10 });
+    assert.deepEqual(events.map((e) => e.intent.id), order);
+    assert.deepEqual(events.map((e) => e.position), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(await a.readEvents({ after: 0, limit: 10 }), events);
+    assert.equal((await auditIntents(kvB)).length, 6);
   });
 });
 
-Deno.test("a commit made with a stale head fails and is made again after the new head", async () => {
+Deno.test("a commit made with a stale head fails and is made again after the new head (head layout)", async () => {
   await withTwoHandles(async (a, b, _kvA, kvB) => {
     const ref = await template(a);
     // Both learn the head (0), then B commits: A's next commit must not reuse position 1.
@@ -99,7 +125,7 @@ Deno.test("a commit made with a stale head fails and is made again after the new
     const order = (await b.readEvents({ after: 0, limit: 10 })).map((e) => e.intent.id);
     assert.deepEqual(order, ["a-0", "b-0", "b-1", "a-1"]);
     assert.equal((await auditIntents(kvB)).length, 4);
-  });
+  }, "head");
 });
 
 Deno.test("readEvents stops early past maxBytes, always with at least one event", async () => {

@@ -12,6 +12,7 @@ import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import type { InsertResult, PendingIntent } from "../../src/domain/store.ts";
 import { MAX_BODY_BYTES_LIMIT } from "../../src/settings.ts";
 import { auditIntents } from "../support/audit.ts";
+import { LAYOUTS, useLayout } from "../support/layouts.ts";
 
 const KINDS = ["memory", "file"] as const;
 type KvKind = typeof KINDS[number];
@@ -72,8 +73,9 @@ function countingCommit(store: KvStore) {
   };
 }
 
-/** The feed and the pointers are whole; returns the number of intents. */
-async function assertConsistent(kv: Deno.Kv): Promise<number> {
+/** The feed and the records are whole once what is staged is moved; returns the number of intents. */
+async function assertConsistent(store: KvStore, kv: Deno.Kv): Promise<number> {
+  await store.flushStaged();
   return (await auditIntents(kv)).length;
 }
 
@@ -97,7 +99,7 @@ for (const kind of KINDS) {
       assert.equal(counter.batches.reduce((a, b) => a + b, 0), 200);
       assert.ok(counter.batches.every((n) => n >= 1 && n <= 16), String(counter.batches));
       assert.ok(counter.batches.length <= 200 / 4, `${counter.batches.length} commits`);
-      assert.equal(await assertConsistent(kv), 200);
+      assert.equal(await assertConsistent(store, kv), 200);
     } finally {
       await close();
     }
@@ -138,7 +140,7 @@ for (const kind of KINDS) {
       assert.deepEqual(counter.batches, [3]);
       const stored = await store.getIntent("dup");
       assert.deepEqual(stored?.body, inserts[1].intent.body);
-      assert.equal(await assertConsistent(kv), 3);
+      assert.equal(await assertConsistent(store, kv), 3);
     } finally {
       await close();
     }
@@ -161,7 +163,7 @@ for (const kind of KINDS) {
       assert.equal(results.filter((o) => o === "created").length, 20);
       assert.deepEqual(counter.batches, [21]);
       assert.deepEqual(await store.getIntent("taken"), before);
-      assert.equal(await assertConsistent(kv), 21);
+      assert.equal(await assertConsistent(store, kv), 21);
     } finally {
       await close();
     }
@@ -185,7 +187,7 @@ for (const kind of KINDS) {
       const results = await Promise.all(inserts.map((p) => writer.insert(p)));
       assert.deepEqual(outcomes(results), ["created", "reference_changed", "created"]);
       assert.equal(await store.getIntent("stale"), null);
-      assert.equal(await assertConsistent(kv), 2);
+      assert.equal(await assertConsistent(store, kv), 2);
     } finally {
       await close();
     }
@@ -208,7 +210,7 @@ for (const kind of KINDS) {
       assert.deepEqual(new Set(outcomes(results)), new Set(["created"]));
       // One batch of 40 (about 2.5 MB), stored in several commits.
       assert.deepEqual(counter.batches, [40]);
-      assert.equal(await assertConsistent(kv), 40);
+      assert.equal(await assertConsistent(store, kv), 40);
     } finally {
       await close();
     }
@@ -236,33 +238,46 @@ Deno.test("bounds a batch by count; the store splits it by checks", async () => 
     );
     assert.deepEqual(new Set(outcomes(shared)), new Set(["created"]));
     assert.deepEqual(counter.batches, [64, 64, 22]);
-    assert.equal(await assertConsistent(kv), 270);
+    assert.equal(await assertConsistent(store, kv), 270);
   } finally {
     await close();
   }
 });
 
-Deno.test("rejects every waiter of a failing commit and writes none of it", async () => {
-  const { kv, close } = await openKv("memory");
-  try {
-    const store = new KvStore(kv);
-    const ref = await addTemplate(store, "tpl");
-    const writer = createGroupCommitWriter({ batchMax: 32, commit: countingCommit(store).commit });
-    // A value past Deno KV's 64 KiB limit makes the real commit throw.
-    const inserts = [
-      pendingInsert("a", ref),
-      pendingInsert("too-big", ref, { bodyBytes: 70_000 }),
-      pendingInsert("b", ref),
-    ];
-    const settled = await Promise.allSettled(inserts.map((p) => writer.insert(p)));
-    assert.deepEqual(settled.map((s) => s.status), ["rejected", "rejected", "rejected"]);
-    assert.equal(await assertConsistent(kv), 0);
-    // The writer keeps working afterwards.
-    assert.equal((await writer.insert(pendingInsert("a", ref))).outcome, "created");
-  } finally {
-    await close();
-  }
-});
+for (const layout of LAYOUTS) {
+  Deno.test(`rejects every waiter of a failing commit and writes none of it (${layout} layout)`, async () => {
+    const { kv, close } = await openKv("memory");
+    await useLayout(kv, layout);
+    try {
+      const store = new KvStore(kv);
+      const ref = await addTemplate(store, "tpl");
+      const writer = createGroupCommitWriter({
+        batchMax: 32,
+        commit: countingCommit(store).commit,
+      });
+      // A value past Deno KV's 64 KiB limit makes the real commit throw.
+      const inserts = [
+        pendingInsert("a", ref),
+        pendingInsert("too-big", ref, { bodyBytes: 70_000 }),
+        pendingInsert("b", ref),
+      ];
+      const settled = await Promise.allSettled(inserts.map((p) => writer.insert(p)));
+      // The head layout puts all three in one commit; the staged layout the big one in a
+      // commit of its own, beside the others'.
+      const failing = layout === "head" ? ["a", "too-big", "b"] : ["too-big"];
+      assert.deepEqual(
+        settled.map((s) => s.status),
+        inserts.map((p) => failing.includes(p.intent.id) ? "rejected" : "fulfilled"),
+      );
+      assert.equal(await assertConsistent(store, kv), 3 - failing.length);
+      assert.equal(await store.getIntent("too-big"), null);
+      // The writer keeps working afterwards.
+      assert.equal((await writer.insert(pendingInsert("c", ref))).outcome, "created");
+    } finally {
+      await close();
+    }
+  });
+}
 
 Deno.test("retries a duplicate on its own when the first insert of its id failed", async () => {
   const { kv, close } = await openKv("memory");
@@ -316,41 +331,48 @@ Deno.test("createWriter commits one insert per commit at batchMax 1 and groups a
     assert.throws(() =>
       createGroupCommitWriter({ batchMax: 0, commit: () => Promise.resolve([]) })
     );
-    assert.equal(await assertConsistent(kv), 60);
+    assert.equal(await assertConsistent(store, kv), 60);
   } finally {
     await close();
   }
 });
 
-Deno.test("two stores on one KV file, each with its own clock, list in commit order", async () => {
-  const { kv, close } = await openKv("file");
-  try {
-    // Two stores on one KV, as two processes sharing a file, each with its own clock.
-    let aTime = Date.UTC(2026, 0, 1, 0, 0, 3);
-    const a = new KvStore(kv, { now: () => new Date(aTime) });
-    const b = new KvStore(kv, { now: () => new Date(Date.UTC(2026, 0, 1, 0, 0, 2)) });
-    const ref = await addTemplate(a, "tpl");
-    const writerA = createGroupCommitWriter({ batchMax: 8, commit: (x) => a.insertIntents(x) });
-    const writerB = createGroupCommitWriter({ batchMax: 8, commit: (x) => b.insertIntents(x) });
-    // A's clock is ahead of B's, but B commits first: the feed follows the commits.
-    const bInsert = pendingInsert("b0", ref);
-    assert.equal((await writerB.insert(bInsert)).outcome, "created");
-    const aInserts = ["a0", "a1", "a2", "a3"].map((id) => pendingInsert(id, ref));
-    const aResults = await Promise.all(aInserts.map((p) => writerA.insert(p)));
-    assert.deepEqual(outcomes(aResults), ["created", "created", "created", "created"]);
-    aTime += 1000;
-    assert.equal((await writerA.insert(pendingInsert("a4", ref))).outcome, "created");
-    for (const p of aInserts) {
-      assert.equal((await a.getIntent(p.intent.id))?.receivedAt, "2026-01-01T00:00:03.000Z");
+for (const layout of LAYOUTS) {
+  Deno.test(`two stores on one KV file, each with its own clock, list in commit order (${layout} layout)`, async () => {
+    const { kv, close } = await openKv("file");
+    await useLayout(kv, layout);
+    try {
+      // Two stores on one KV, as two processes sharing a file, each with its own clock.
+      let aTime = Date.UTC(2026, 0, 1, 0, 0, 3);
+      const a = new KvStore(kv, { now: () => new Date(aTime) });
+      const b = new KvStore(kv, { now: () => new Date(Date.UTC(2026, 0, 1, 0, 0, 2)) });
+      const ref = await addTemplate(a, "tpl");
+      const writerA = createGroupCommitWriter({ batchMax: 8, commit: (x) => a.insertIntents(x) });
+      const writerB = createGroupCommitWriter({ batchMax: 8, commit: (x) => b.insertIntents(x) });
+      // A's clock is ahead of B's, but B commits first: the feed follows the commits.
+      const bInsert = pendingInsert("b0", ref);
+      assert.equal((await writerB.insert(bInsert)).outcome, "created");
+      const aInserts = ["a0", "a1", "a2", "a3"].map((id) => pendingInsert(id, ref));
+      const aResults = await Promise.all(aInserts.map((p) => writerA.insert(p)));
+      assert.deepEqual(outcomes(aResults), ["created", "created", "created", "created"]);
+      aTime += 1000;
+      assert.equal((await writerA.insert(pendingInsert("a4", ref))).outcome, "created");
+      for (const p of aInserts) {
+        assert.equal((await a.getIntent(p.intent.id))?.receivedAt, "2026-01-01T00:00:03.000Z");
+      }
+      const page = await a.listIntents({ limit: 10 });
+      assert.deepEqual(page.items.map((r) => r.id), ["a4", "a3", "a2", "a1", "a0", "b0"]);
+      const events = await b.readEvents({ after: 0, limit: 10 });
+      assert.deepEqual(events.map((e) => e.intent.id), ["b0", "a0", "a1", "a2", "a3", "a4"]);
+      if (layout === "head") {
+        assert.deepEqual(page.items.map((r) => r.position), [6, 5, 4, 3, 2, 1]);
+      }
+      assert.equal(await assertConsistent(a, kv), 6);
+    } finally {
+      await close();
     }
-    const page = await a.listIntents({ limit: 10 });
-    assert.deepEqual(page.items.map((r) => r.id), ["a4", "a3", "a2", "a1", "a0", "b0"]);
-    assert.deepEqual(page.items.map((r) => r.position), [6, 5, 4, 3, 2, 1]);
-    assert.equal(await assertConsistent(kv), 6);
-  } finally {
-    await close();
-  }
-});
+  });
+}
 
 Deno.test("starts the next commit before the last commit's inserts are answered", async () => {
   const { kv, close } = await openKv("memory");
@@ -388,7 +410,7 @@ Deno.test("starts the next commit before the last commit's inserts are answered"
     // Nothing is left running: a later insert starts a commit of its own.
     assert.equal((await writer.insert(pendingInsert("later", ref))).outcome, "created");
     assert.equal(commits, 4);
-    assert.equal(await assertConsistent(kv), 6);
+    assert.equal(await assertConsistent(store, kv), 6);
   } finally {
     await close();
   }

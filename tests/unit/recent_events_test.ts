@@ -121,6 +121,8 @@ Deno.test("while following, this process's own commits join the window as they c
     const events = new RecentEvents(store, OPTIONS);
     events.follow(true);
     const stored = await add(4);
+    // In the feed once this process's own move of them landed.
+    assert.ok(await store.waitForEvents(3, { timeoutMs: 2_000 }));
     const own = await events.read(0);
     assert.deepEqual(own.map((e) => e.position), [1, 2, 3, 4]);
     assert.equal(own[0].intent, stored[0], "the committed record itself: no read");

@@ -2,13 +2,18 @@
 
 import assert from "node:assert/strict";
 import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
-import type { InsertResult } from "../../src/domain/store.ts";
+import type { BatchResult } from "../../src/domain/store.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { blockLength, encodeDocument, encodePointer } from "../../src/storage/codec.ts";
 import { auditIntents } from "../support/audit.ts";
+import { type Layout, LAYOUTS, useLayout } from "../support/layouts.ts";
 
-async function withStore(fn: (store: KvStore, kv: Deno.Kv) => Promise<void>): Promise<void> {
+async function withStore(
+  fn: (store: KvStore, kv: Deno.Kv) => Promise<void>,
+  layout: Layout = "staged",
+): Promise<void> {
   const kv = await Deno.openKv(":memory:");
+  await useLayout(kv, layout);
   try {
     await fn(new KvStore(kv), kv);
   } finally {
@@ -33,7 +38,7 @@ async function ref(store: KvStore, id = "T"): Promise<DocumentRef> {
   return found;
 }
 
-async function insert(store: KvStore, rec: NewIntent): Promise<InsertResult> {
+async function insert(store: KvStore, rec: NewIntent): Promise<BatchResult> {
   const [result] = await store.insertIntents([{ intent: rec, ref: await ref(store, rec.refId) }]);
   return result;
 }
@@ -68,8 +73,9 @@ Deno.test("insertIntents creates once, then reports exists", async () => {
   });
 });
 
-Deno.test("insertIntents stamps the acceptance time from the store's clock and the feed position", async () => {
+Deno.test("insertIntents stamps the acceptance time from the store's clock and the feed position (head layout)", async () => {
   const kv = await Deno.openKv(":memory:");
+  await useLayout(kv, "head");
   try {
     let now = Date.UTC(2026, 2, 3, 4, 5, 6, 7);
     const store = new KvStore(kv, { now: () => new Date(now) });
@@ -88,6 +94,38 @@ Deno.test("insertIntents stamps the acceptance time from the store's clock and t
       ["2026-03-03T04:05:06.007Z", 1],
       ["2026-03-03T04:05:06.007Z", 2],
       ["2026-03-03T04:05:07.007Z", 3],
+    ]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("insertIntents stamps the acceptance time from the store's clock; the feed gives the positions (staged layout)", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    let now = Date.UTC(2026, 2, 3, 4, 5, 6, 7);
+    const store = new KvStore(kv, { now: () => new Date(now) });
+    await store.putDocument("template", "T", doc);
+    const t = await ref(store);
+    const first = await store.insertIntents([
+      { intent: intent("x"), ref: t },
+      { intent: intent("y"), ref: t },
+    ]);
+    now += 1000;
+    const [second] = await store.insertIntents([{ intent: intent("z"), ref: t }]);
+    const stamps = [...first, second].map((r) =>
+      r.outcome === "created" ? [r.intent.receivedAt, r.intent.position] : null
+    );
+    assert.deepEqual(stamps, [
+      ["2026-03-03T04:05:06.007Z", undefined],
+      ["2026-03-03T04:05:06.007Z", undefined],
+      ["2026-03-03T04:05:07.007Z", undefined],
+    ]);
+    const events = await store.readEvents({ after: 0, limit: 10 });
+    assert.deepEqual(events.map((e) => [e.position, e.intent.id, e.intent.receivedAt]), [
+      [1, "x", "2026-03-03T04:05:06.007Z"],
+      [2, "y", "2026-03-03T04:05:06.007Z"],
+      [3, "z", "2026-03-03T04:05:07.007Z"],
     ]);
   } finally {
     kv.close();
@@ -183,37 +221,43 @@ Deno.test("listIntents orders the intents of one commit newest first", async () 
   });
 });
 
-Deno.test("one commit's intents share blocks within the value limit; pages run across them", async () => {
-  await withStore(async (store, kv) => {
-    await store.putDocument("template", "T", doc);
-    const t = await ref(store);
-    // 20,000-byte bodies: three fit a block, so 10 intents make four blocks.
-    const records = Array.from({ length: 10 }, (_, i) => {
-      const rec = intent(`big-${i}`);
-      rec.body = new TextEncoder().encode(`"${"x".repeat(19_998)}"`);
-      return rec;
-    });
-    const results = await store.insertIntents(records.map((r) => ({ intent: r, ref: t })));
-    assert.deepEqual(results.map((r) => r.outcome), Array(10).fill("created"));
-    let blocks = 0;
-    for await (const entry of kv.list<Uint8Array>({ prefix: ["events"] })) {
-      blocks++;
-      assert.ok(entry.value.byteLength <= 65_536, `a block of ${entry.value.byteLength} bytes`);
-      assert.ok(blockLength(entry.value) <= 3, `${blockLength(entry.value)} records in a block`);
-    }
-    assert.equal(blocks, 4);
-    assert.equal((await auditIntents(kv)).length, 10);
-    for (const r of records) assert.deepEqual((await store.getIntent(r.id))?.body, r.body);
-    const seen: string[] = [];
-    let before: number | undefined;
-    do {
-      const page = await store.listIntents({ limit: 4, before });
-      seen.push(...page.items.map((r) => r.id));
-      before = page.next ?? undefined;
-    } while (before);
-    assert.deepEqual(seen, records.map((r) => r.id).reverse());
+for (const layout of LAYOUTS) {
+  Deno.test(`one call's intents share blocks within the value limit; pages run across them (${layout} layout)`, async () => {
+    await withStore(async (store, kv) => {
+      await store.putDocument("template", "T", doc);
+      const t = await ref(store);
+      // 20,000-byte bodies: three fit a block, so 10 intents make four blocks.
+      const records = Array.from({ length: 10 }, (_, i) => {
+        const rec = intent(`big-${i}`);
+        rec.body = new TextEncoder().encode(`"${"x".repeat(19_998)}"`);
+        return rec;
+      });
+      const results = await store.insertIntents(records.map((r) => ({ intent: r, ref: t })));
+      assert.deepEqual(results.map((r) => r.outcome), Array(10).fill("created"));
+      await store.flushStaged();
+      let blocks = 0;
+      for await (const entry of kv.list<Uint8Array>({ prefix: ["events"] })) {
+        blocks++;
+        assert.ok(entry.value.byteLength <= 65_536, `a block of ${entry.value.byteLength} bytes`);
+        assert.ok(blockLength(entry.value) <= 3, `${blockLength(entry.value)} records in a block`);
+      }
+      assert.equal(blocks, 4);
+      const audited = (await auditIntents(kv)).map((r) => r.id);
+      // One commit keeps the call's order; the staged layout's commits of one call go side by side.
+      if (layout === "head") assert.deepEqual(audited, records.map((r) => r.id));
+      else assert.deepEqual([...audited].sort(), records.map((r) => r.id).sort());
+      for (const r of records) assert.deepEqual((await store.getIntent(r.id))?.body, r.body);
+      const seen: string[] = [];
+      let before: number | undefined;
+      do {
+        const page = await store.listIntents({ limit: 4, before });
+        seen.push(...page.items.map((r) => r.id));
+        before = page.next ?? undefined;
+      } while (before);
+      assert.deepEqual(seen, audited.reverse());
+    }, layout);
   });
-});
+}
 
 Deno.test("a pointer that leads nowhere reads as no intent", async () => {
   await withStore(async (store, kv) => {
@@ -221,8 +265,8 @@ Deno.test("a pointer that leads nowhere reads as no intent", async () => {
     assert.equal(await store.getIntent("ghost"), null);
     await kv.set(["intents", "odd"], new TextEncoder().encode("not a pointer"));
     assert.equal(await store.getIntent("odd"), null);
-    await assert.rejects(auditIntents(kv), /pointer of intent ghost/);
-  });
+    await assert.rejects(auditIntents(kv), /entry of intent ghost/);
+  }, "head");
 });
 
 Deno.test("setConfig honours the expected versions", async () => {

@@ -9,6 +9,7 @@
  * ```sh
  * deno task load -- --url http://127.0.0.1:8000 --token T --n 20000 --concurrency 64
  * deno task load -- --spawn --batch-max 32 --n 20000 --concurrency 64
+ * deno task load -- --instances 4 --kv-delay-ms 25 --n 6000 --concurrency 256
  * ```
  *
  * Options: `--variant A|B` (default B), `--kind ed25519|passkey|multisig`
@@ -33,8 +34,10 @@
  * this tool, and a spawned server is given `WEBHOOKS_ALLOW_HTTP` and
  * `WEBHOOKS_ALLOW_PRIVATE`), `--otel` (a spawned server runs with telemetry on,
  * `OTEL_DENO=true`, exporting OTLP (Deno's default, http/protobuf) to a receiver in this tool that reads
- * and drops every export; the figures say how many bytes it got), `--json`
- * (print the figures as one JSON object).
+ * and drops every export; the figures say how many bytes it got), `--instances N` (scale mode,
+ * `scale.ts`: N servers started as Deno Deploy starts them on one KV Connect server, behind a link
+ * of `--kv-delay-ms D` each way; the load split evenly over them, and how long intents take to
+ * reach the feed), `--json` (print the figures as one JSON object).
  *
  * Only loopback addresses are accepted: this is a measuring tool, not a
  * stress tool for other hosts.
@@ -48,6 +51,7 @@ import { addReference, bodyBuilder, buildBodies, webCryptoSigner } from "./bodie
 import { drive } from "./drive.ts";
 import { round, summary } from "./figures.ts";
 import { commitOf, projectRoot, type Spawned, spawnLoadServer } from "./spawn.ts";
+import { runScale, scaleLines, startRig } from "./scale.ts";
 import { readCpuSeconds, readMemory } from "../../testing/proc_stats.ts";
 import {
   type StartedKvConnectServer,
@@ -87,6 +91,10 @@ interface Options {
   webhooks: number;
   /** `--spawn` starts the server with telemetry on, exporting to a receiver of this tool's. */
   otel: boolean;
+  /** Scale mode: this many instances on one KV Connect server (0: off). */
+  instances: number;
+  /** Scale mode: the KV Connect link's delay each way. */
+  kvDelayMs: number;
   json: boolean;
 }
 
@@ -102,7 +110,8 @@ function intOption(raw: string | undefined, name: string, fallback: number, max:
 }
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
-  "[--server S] [--base DIR] [--kv-connect] [--deploy] [--otel]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
+  "[--server S] [--base DIR] [--kv-connect] [--deploy] [--otel] | --instances N [--kv-delay-ms D] " +
+  "[--batch-max N] [--base DIR]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
   "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--webhooks N] [--json]";
 
 function readOptions(args: string[]): Options {
@@ -141,6 +150,8 @@ function parseOptions(args: string[]) {
       origin: { type: "string" },
       webhooks: { type: "string" },
       otel: { type: "boolean" },
+      instances: { type: "string" },
+      "kv-delay-ms": { type: "string" },
       json: { type: "boolean" },
     },
     strict: true,
@@ -176,8 +187,18 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     origin: values.origin ?? "http://localhost:8000",
     webhooks: intOption(values.webhooks, "webhooks", 0, 100),
     otel: values.otel ?? false,
+    instances: intOption(values.instances, "instances", 0, 16),
+    kvDelayMs: intOption(values["kv-delay-ms"], "kv-delay-ms", 0, 1000),
     json: values.json ?? false,
   };
+  if (options.instances > 0) {
+    // Scale mode spawns its servers itself, on a KV Connect server of its own.
+    if (options.url !== undefined || options.spawn || options.kvConnect || options.webhooks > 0) {
+      fail("--instances spawns its own servers: no --url, --spawn, --kv-connect or --webhooks");
+    }
+    return options;
+  }
+  if (values["kv-delay-ms"] !== undefined) fail("--kv-delay-ms goes with --instances");
   if (options.n < 1 || options.concurrency < 1) fail("--n and --concurrency must be at least 1");
   if (options.spawn === (options.url !== undefined)) fail("give exactly one of --url and --spawn");
   if (values.base !== undefined && !options.spawn) fail("--base needs --spawn");
@@ -208,6 +229,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
 
 async function main(): Promise<void> {
   const options = readOptions(Deno.args);
+  if (options.instances > 0) return await mainScale(options);
   let spawned: Spawned | undefined;
   let kvConnect: StartedKvConnectServer | undefined;
   const otlp = options.otel ? otlpSink() : undefined;
@@ -345,6 +367,69 @@ async function main(): Promise<void> {
     await kvConnect?.close();
     await receiver?.close();
     await otlp?.close();
+  }
+}
+
+/** Scale mode: N instances on one KV Connect server behind a delaying link (`scale.ts`). */
+async function mainScale(options: Options): Promise<void> {
+  let rig;
+  try {
+    rig = await startRig({ ...options, root: options.base });
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+  try {
+    const [first] = rig.servers;
+    const signer = await webCryptoSigner();
+    const refId = await addReference(first.url, first.token, options.variant);
+    const total = options.warmup + options.n;
+    const built = await buildBodies(await bodyBuilder({ ...options, signer }, refId), total);
+    const deadline = performance.now() + options.maxSeconds * 1000;
+    if (options.warmup > 0) {
+      // Every instance warms up, with an even share.
+      await Promise.all(rig.servers.map((server, k) =>
+        drive({
+          url: server.url,
+          bodies: built.bodies.slice(0, options.warmup).filter((_, i) =>
+            i % rig.servers.length === k
+          ),
+          concurrency: Math.max(1, Math.round(options.concurrency / rig.servers.length)),
+          deadline,
+        })
+      ));
+    }
+    const figures = {
+      date: new Date().toISOString(),
+      cpus: navigator.hardwareConcurrency,
+      deno: Deno.version.deno,
+      commit: await commitOf(options.base),
+      variant: options.variant,
+      kind: options.kind,
+      sent: options.n,
+      warmup: options.warmup,
+      ...await runScale(rig, {
+        ...options,
+        root: options.base,
+        ids: built.ids.slice(options.warmup),
+        bodies: built.bodies.slice(options.warmup),
+        deadline,
+      }),
+    };
+    if (options.json) console.log(JSON.stringify(figures));
+    else {
+      console.log(
+        [
+          `${figures.date}  ${figures.cpus} CPUs  Deno ${figures.deno}  main.ts as Deno Deploy ` +
+          `starts it, COMMIT_BATCH_MAX=${options.batchMax}` +
+          (figures.commit ? ` (${figures.commit})` : ""),
+          `variant ${figures.variant}, ${figures.kind}, ${figures.sent} sent after ` +
+          `${figures.warmup} warm-up`,
+          ...scaleLines(figures),
+        ].join("\n"),
+      );
+    }
+  } finally {
+    await rig.close();
   }
 }
 

@@ -1,0 +1,456 @@
+/**
+ * The sequencer of the staged layout (`write_layout.ts`): moves staged
+ * events into the feed, in the order their commits were made.
+ *
+ * A request's commit stages its events under `["feed_staged",
+ * versionstamp]`, the versionstamp being its own commit's
+ * (`Deno.Kv.commitVersionstamp()`), so staged keys sort in commit order. A
+ * move lists the first staged blocks in one read (one snapshot: every commit
+ * before the last one it sees is in it, none can appear below it later),
+ * and in one commit writes their events into the feed at the positions after
+ * the head, deletes them from staging and moves the head, checked against
+ * the head it read. So:
+ *
+ * - events enter the feed in commit order: a move takes the oldest staged
+ *   blocks, and an intent's change is staged by a commit made after the one
+ *   that stored it;
+ * - no event is moved twice or skipped: two movers that read the same head
+ *   cannot both commit, and the loser reads again what is left;
+ * - positions stay dense, so event ids stay decimal positions.
+ *
+ * Any process may move. To save duplicate work, one at a time moves for
+ * all: the holder of a short lease (`["feed_mover"]`, renewed by each of its
+ * moves), which keeps moving while anything is staged. A process that staged
+ * events while another holds the lease leaves them to it, and moves them
+ * itself once they wait longer than {@link STALE_MS}; so does every feed
+ * reader (`moveStale`), and a stopping process moves what it staged
+ * (`drain`): a lease holder that died delays nothing past the feed's 2 s
+ * bound (docs/interface.md §9).
+ * @module
+ */
+
+import {
+  decodeStaged,
+  encodeStagedHead,
+  joinFrames,
+  readStaged,
+  type StagedBlock,
+  type StoredEvent,
+} from "./codec.ts";
+import type { Feed, Head } from "./feed.ts";
+import { keys } from "./keys.ts";
+import {
+  BLOCK_BYTES,
+  type CommitCost,
+  cost,
+  keyBytes,
+  plus,
+  SMALL_VALUE_BYTES,
+  within,
+} from "./layout.ts";
+
+/** Staged events older than this are moved by whoever finds them, whoever holds the lease. */
+export const STALE_MS = 500;
+/** How long a lease lasts unless its holder's next move renews it. */
+const LEASE_MS = 1_000;
+/** How often a holder with nothing to move looks again, and how many looks before it lets go. */
+const IDLE_LOOK_MS = 10;
+const IDLE_LOOKS = 20;
+/** How often, at most, readers of one process look for events waiting too long. */
+const STALE_LOOK_MS = 100;
+/** How often a process that left its events to another holder looks whether they were moved. */
+const CONFIRM_MS = 100;
+/** Staged blocks one move reads, at most (one read, one snapshot). */
+const LIST_LIMIT = 64;
+/** Own staged events remembered for this process's listeners, at most. */
+const OWN_REMEMBERED = 4_096;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** What the sequencer works with. */
+export interface SequencerOptions {
+  kv: Deno.Kv;
+  feed: Feed;
+  /** Runs one commit (retried while locked, its outcome recorded): `CommitLog.run`. */
+  commit: <T>(write: () => Promise<T>) => Promise<T>;
+  now: () => Date;
+}
+
+/** A staged block as listed. */
+interface Listed {
+  versionstamp: string;
+  key: Deno.KvKey;
+  block: StagedBlock;
+  value: Uint8Array;
+}
+
+const HEAD_KEY_BYTES = keyBytes(keys.feedHead);
+const STAGED_KEY_BYTES = keyBytes(keys.staged("00000000000000000000"));
+const BLOCK_KEY_BYTES = keyBytes(keys.events(Number.MAX_SAFE_INTEGER));
+/** A move's fixed part: the head's check and value, and the lease. */
+const MOVE_BASE: CommitCost = plus(
+  cost.check(HEAD_KEY_BYTES),
+  cost.set(HEAD_KEY_BYTES, SMALL_VALUE_BYTES),
+  cost.set(keyBytes(keys.feedMover), 80),
+);
+
+/** Moves staged events into the feed for one store (one process). */
+export class Sequencer {
+  readonly #kv: Deno.Kv;
+  readonly #feed: Feed;
+  readonly #commit: SequencerOptions["commit"];
+  readonly #now: () => Date;
+  /** This process's name in the lease. */
+  readonly #holder = crypto.randomUUID();
+  /** Until when this process holds the lease, as far as it knows (0: it does not). */
+  #heldUntil = 0;
+  /** The latest versionstamp this process staged, and when it staged its oldest unmoved one. */
+  #ownLatest = "";
+  #ownSince: number | undefined;
+  /** Staged blocks known moved: every versionstamp up to this one. */
+  #movedThrough = "";
+  /** Events this process staged, by versionstamp, until moved: told without decoding. */
+  readonly #own = new Map<string, StoredEvent[]>();
+  #running: Promise<void> | undefined;
+  /** True while another process holds the lease and this one leaves its events to it. */
+  #othersMove = false;
+  #again = false;
+  #wake: (() => void) | undefined;
+  #stopped = false;
+  /** When a reader last looked for events waiting too long (Unix ms). */
+  #lookedForStale = 0;
+  /** Waiting for blocks up to a versionstamp to be moved. */
+  readonly #waiters = new Set<{ through: string; done: () => void }>();
+
+  constructor(options: SequencerOptions) {
+    this.#kv = options.kv;
+    this.#feed = options.feed;
+    this.#commit = options.commit;
+    this.#now = options.now;
+  }
+
+  /** Told by a commit of this process that staged `events` under `versionstamp`. */
+  staged(versionstamp: string, events: StoredEvent[]): void {
+    if (versionstamp > this.#ownLatest) this.#ownLatest = versionstamp;
+    this.#ownSince ??= this.#now().getTime();
+    if (this.#own.size < OWN_REMEMBERED) this.#own.set(versionstamp, events);
+    this.#kick();
+  }
+
+  /** True while this process has staged events it does not know to be moved. */
+  get #ownWaiting(): boolean {
+    return this.#ownLatest > this.#movedThrough;
+  }
+
+  /**
+   * Resolves once this process's events staged so far are in the feed, when
+   * this process is the one moving them (at once otherwise, or after
+   * `timeoutMs`): a reader in the same process then reads its own writes.
+   */
+  async settled(timeoutMs = 1_000): Promise<void> {
+    if (!this.#ownWaiting || this.#stopped || this.#othersMove || !this.#running) return;
+    const through = this.#ownLatest;
+    await new Promise<void>((resolve) => {
+      const waiter = { through, done: () => finish() };
+      const timer = setTimeout(() => finish(), timeoutMs);
+      const finish = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(waiter);
+        resolve();
+      };
+      this.#waiters.add(waiter);
+    });
+  }
+
+  /**
+   * Moves staged events that wait longer than {@link STALE_MS} (or, with
+   * `all`, every staged event), whoever holds the lease: what a reader of the
+   * feed does before it reads, so that no staged event waits on a lease
+   * holder that is gone.
+   *
+   * @returns whether anything was moved.
+   */
+  async moveStale(options: { all?: boolean; rounds?: number } = {}): Promise<boolean> {
+    const { all = false, rounds = 8 } = options;
+    if (!all) {
+      // This process moves everything staged while it holds the lease; and what waits too long
+      // need not be looked for by every read.
+      const now = this.#now().getTime();
+      if (this.#heldUntil > now || now - this.#lookedForStale < STALE_LOOK_MS) return false;
+      this.#lookedForStale = now;
+    }
+    let movedAny = false;
+    for (let round = 0; round < rounds; round++) {
+      const first = await this.#first();
+      this.#sawFirst(first);
+      if (!first) return movedAny;
+      if (!all && first.block.atMs > this.#now().getTime() - STALE_MS) return movedAny;
+      const moved = await this.#moveOnce();
+      if (moved > 0) movedAny = true;
+    }
+    return movedAny;
+  }
+
+  /**
+   * Moves what this process staged, whoever holds the lease, then lets the
+   * lease go: a stopping process leaves nothing of its own waiting.
+   *
+   * @param deadlineMs gives up at this `performance.now()` time.
+   */
+  async drain(deadlineMs: number): Promise<void> {
+    this.#stopped = true;
+    this.#wake?.();
+    await this.#running?.catch(() => {});
+    while (this.#ownWaiting && performance.now() < deadlineMs) {
+      try {
+        if ((await this.#moveOnce()) === 0 && !(await this.#confirmOwn())) {
+          await delay(IDLE_LOOK_MS);
+        }
+      } catch {
+        await delay(IDLE_LOOK_MS);
+      }
+    }
+    await this.#release().catch(() => {});
+  }
+
+  #kick(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      this.#wake?.();
+      return;
+    }
+    this.#running = this.#run().catch(() => {
+      // A failed move leaves the events staged: a later move, a reader or another process moves them.
+    }).finally(() => {
+      this.#running = undefined;
+      this.#othersMove = false;
+      // Nobody moves for this process now: readers waiting on it read what there is.
+      for (const waiter of this.#waiters) waiter.done();
+      if (this.#again && !this.#stopped) this.#kick();
+    });
+  }
+
+  /** Moves while this process holds the lease or its own events wait too long. */
+  async #run(): Promise<void> {
+    this.#again = false;
+    let idle = 0;
+    while (!this.#stopped) {
+      this.#othersMove = !(await this.#mayMove());
+      if (this.#othersMove) {
+        // Another process moves: make sure this process's events get moved.
+        if (!this.#ownWaiting || await this.#confirmOwn()) return;
+        const since = this.#ownSince ?? this.#now().getTime();
+        if (this.#now().getTime() - since < STALE_MS) {
+          await this.#sleep(CONFIRM_MS);
+          continue;
+        }
+        // They waited too long: move them, whoever holds the lease.
+      }
+      const moved = await this.#moveOnce();
+      if (moved !== 0) {
+        idle = 0;
+        continue;
+      }
+      this.#again = false;
+      if (++idle >= IDLE_LOOKS && !this.#ownWaiting) {
+        await this.#release();
+        return;
+      }
+      await this.#sleep(IDLE_LOOK_MS);
+    }
+  }
+
+  /** True when no other process holds a lease that is still running. */
+  async #mayMove(): Promise<boolean> {
+    const now = this.#now().getTime();
+    if (this.#heldUntil > now) return true;
+    const entry = await this.#kv.get<unknown>(keys.feedMover);
+    const lease = decodeLease(entry.value);
+    return !lease || lease.holder === this.#holder || lease.until <= now;
+  }
+
+  /** Reads whether this process's staged events were moved (by anyone); true when they were. */
+  async #confirmOwn(): Promise<boolean> {
+    const first = await this.#first();
+    this.#sawFirst(first);
+    return !this.#ownWaiting;
+  }
+
+  /** The first staged block, if any. */
+  async #first(): Promise<Listed | undefined> {
+    const iter = this.#kv.list<unknown>({ prefix: keys.stagedPrefix }, { limit: 1, batchSize: 1 });
+    for await (const entry of iter) return toListed(entry);
+    return undefined;
+  }
+
+  /** Everything staged before the first block still staged has been moved. */
+  #sawFirst(first: Listed | undefined): void {
+    if (first === undefined) this.#movedUpTo(this.#ownLatest);
+    else this.#movedUpTo(previous(first.versionstamp));
+  }
+
+  #movedUpTo(through: string): void {
+    if (through <= this.#movedThrough) return;
+    this.#movedThrough = through;
+    for (const versionstamp of this.#own.keys()) {
+      if (versionstamp <= through) this.#own.delete(versionstamp);
+    }
+    if (!this.#ownWaiting) this.#ownSince = undefined;
+    for (const waiter of this.#waiters) if (waiter.through <= through) waiter.done();
+  }
+
+  /**
+   * One move: the oldest staged blocks that fit one commit, into the feed.
+   *
+   * @returns how many blocks were moved; 0 when none was staged; -1 when
+   *   another process moved first (what is left is read again next time).
+   */
+  async #moveOnce(): Promise<number> {
+    const known = this.#feed.known;
+    const head = known?.layout === "staged" ? known : await this.#feed.freshHead();
+    if (head.layout !== "staged") return 0;
+    const listed: Listed[] = [];
+    const iter = this.#kv.list<unknown>({ prefix: keys.stagedPrefix }, {
+      limit: LIST_LIMIT,
+      batchSize: LIST_LIMIT,
+    });
+    for await (const entry of iter) listed.push(toListed(entry));
+    if (listed.length === 0) {
+      this.#sawFirst(undefined);
+      return 0;
+    }
+    const { take, blocks } = planMove(listed);
+    const moving = listed.slice(0, take);
+    const op = this.#kv.atomic().check({ key: keys.feedHead, versionstamp: head.versionstamp });
+    let position = head.position;
+    for (const frames of blocks) {
+      position += frames.count;
+      op.set(keys.events(position), joinFrames(frames.parts));
+    }
+    for (const { key } of moving) op.delete(key);
+    op.set(keys.feedHead, encodeStagedHead(position));
+    const until = this.#now().getTime() + LEASE_MS;
+    op.set(keys.feedMover, encodeLease({ holder: this.#holder, until }));
+    const result = await this.#commit(() => op.commit());
+    if (!result.ok) {
+      this.#heldUntil = 0;
+      await this.#feed.freshHead();
+      return -1;
+    }
+    this.#heldUntil = until;
+    const moved: Head = { position, versionstamp: result.versionstamp, layout: "staged" };
+    this.#feed.advanced(moved, head.versionstamp, [], this.#eventsOf(moving));
+    this.#movedUpTo(moving[moving.length - 1].versionstamp);
+    return take;
+  }
+
+  /** The events of moved blocks, for this process's listeners: remembered, or decoded. */
+  #eventsOf(moving: readonly Listed[]): StoredEvent[] {
+    if (!this.#feed.hasOwnEventListeners) return [];
+    return moving.flatMap((m) => this.#own.get(m.versionstamp) ?? decodeStaged(m.value));
+  }
+
+  /** Lets the lease go, if this process holds it, so that another may take it at once. */
+  async #release(): Promise<void> {
+    if (this.#heldUntil === 0) return;
+    this.#heldUntil = 0;
+    const entry = await this.#kv.get<unknown>(keys.feedMover);
+    if (decodeLease(entry.value)?.holder !== this.#holder) return;
+    await this.#commit(() =>
+      this.#kv.atomic().check(entry)
+        .set(keys.feedMover, encodeLease({ holder: this.#holder, until: 0 }))
+        .commit()
+    );
+  }
+
+  /** Waits `ms`, or less when more is staged or the sequencer stops. */
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = () => {
+        this.#wake = undefined;
+        done();
+      };
+    });
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function toListed(entry: Deno.KvEntry<unknown>): Listed {
+  const versionstamp = entry.key[1];
+  if (typeof versionstamp !== "string" || !(entry.value instanceof Uint8Array)) {
+    throw new TypeError("a staged entry has an unknown layout");
+  }
+  return { versionstamp, key: entry.key, block: readStaged(entry.value), value: entry.value };
+}
+
+/** The versionstamp just before `versionstamp` (20 hexadecimal digits), or "" before the first. */
+function previous(versionstamp: string): string {
+  const n = BigInt(`0x${versionstamp}`);
+  return n === 0n ? "" : (n - 1n).toString(16).padStart(versionstamp.length, "0");
+}
+
+/** Frames of consecutive staged blocks that go into one feed block. */
+interface FeedBlock {
+  parts: Uint8Array[];
+  count: number;
+  bytes: number;
+}
+
+/**
+ * How many of the listed blocks (oldest first) one move carries within
+ * denokv's limits, and the feed blocks their events go into (staged blocks
+ * joined while they fit one value).
+ */
+export function planMove(listed: readonly { block: StagedBlock }[]): {
+  take: number;
+  blocks: FeedBlock[];
+} {
+  let total = MOVE_BASE;
+  const blocks: FeedBlock[] = [];
+  let take = 0;
+  for (const { block } of listed) {
+    const size = block.frames.byteLength;
+    const last = blocks.at(-1);
+    const joins = last !== undefined && last.bytes + size <= BLOCK_BYTES;
+    const parts = [
+      cost.remove(STAGED_KEY_BYTES),
+      { ...cost.none(), mutationBytes: size },
+    ];
+    if (!joins) parts.push(cost.set(BLOCK_KEY_BYTES, 1));
+    const next = plus(total, ...parts);
+    if (take > 0 && !within(next)) break;
+    total = next;
+    if (joins) {
+      last.parts.push(block.frames);
+      last.count += block.count;
+      last.bytes += size;
+    } else blocks.push({ parts: [block.frames], count: block.count, bytes: 1 + size });
+    take++;
+  }
+  return { take, blocks };
+}
+
+/** The lease as stored: UTF-8 JSON `{"holder","until"}`. */
+function encodeLease(lease: { holder: string; until: number }): Uint8Array {
+  return encoder.encode(JSON.stringify(lease));
+}
+
+function decodeLease(value: unknown): { holder: string; until: number } | null {
+  if (!(value instanceof Uint8Array)) return null;
+  try {
+    const lease = JSON.parse(decoder.decode(value));
+    return typeof lease?.holder === "string" && typeof lease?.until === "number" ? lease : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Changing a stored intent in the staged layout (an approval, a rejection,
+ * its acceptance, its expiry): one commit checked against the intent as it
+ * was read, which writes its new record and stages the event that records
+ * the change (`staged_insert.ts` says why nothing else is checked).
+ * @module
+ */
+
+import { type DecideChange, EXPIRY_WORK } from "../domain/store.ts";
+import type { StoredIntent } from "../domain/intent.ts";
+import { encodeStagedCommit, type StoredEvent } from "./codec.ts";
+import { Attempts } from "./contention.ts";
+import {
+  countedDocument,
+  DocumentCounts,
+  documentIdentity,
+  storedIntentCountedKeys,
+} from "./document_counts.ts";
+import { keys } from "./keys.ts";
+import { getIntentEntry } from "./read_intents.ts";
+import type { StagedContext } from "./staged_insert.ts";
+
+/**
+ * Reads the intent, asks `decide` for its next record, and commits it with
+ * its event staged, checked against the version read; when another change
+ * came first, reads and asks again. The commit that ends a pending intent
+ * removes its due expiry and counts its submission's keys down.
+ *
+ * @returns the new record; null when there is no such intent or `decide` left it.
+ * @throws {StorageUnavailableError} when the storage cannot write, or other
+ *   changes of the same intent or counts keep coming first past the retries.
+ */
+export async function changeStaged(
+  ctx: StagedContext,
+  id: string,
+  decide: DecideChange,
+): Promise<StoredIntent | null> {
+  const attempts = new Attempts();
+  for (;;) {
+    await attempts.next();
+    const entry = await getIntentEntry(ctx.kv, id);
+    if (!entry) return null;
+    const change = decide(entry.intent);
+    if (!change) return null;
+    const ending = entry.intent.state === "pending" && change.intent.state !== "pending";
+    const counted = ending ? storedIntentCountedKeys(entry.intent) : [];
+    const commit = async () => {
+      const key = keys.intent(id);
+      const event: StoredEvent = { type: change.type, intent: change.intent };
+      const op = ctx.kv.atomic().check({ key, versionstamp: entry.version });
+      if (ending) {
+        const at = Date.parse(entry.intent.approval!.expiresAt);
+        op.delete(keys.due(EXPIRY_WORK, at, id));
+      }
+      if (counted.length > 0) {
+        const counts = await DocumentCounts.read(ctx.kv, countedDocument(entry.intent));
+        counts.add(counted, -1);
+        counts.write(op);
+      }
+      const encoded = encodeStagedCommit([event], ctx.now().getTime());
+      op.set(key, encoded.records[0]);
+      op.set(keys.staged(ctx.kv.commitVersionstamp()), encoded.staged);
+      const result = await ctx.commit(() => op.commit());
+      if (result.ok) ctx.staged(result.versionstamp, [event]);
+      return result.ok;
+    };
+    const done = counted.length > 0
+      ? await ctx.lanes.run(documentIdentity(countedDocument(entry.intent)), commit)
+      : await commit();
+    if (done) return change.intent;
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * Storing new intents in the staged layout (`write_layout.ts`): each commit
+ * checks only what its intents touch — each id free, each document read
+ * unchanged, the pending counts of its document as read — writes each record
+ * under its id and stages the events under a key of their own, which the
+ * sequencer moves into the feed in commit order (`sequencer.ts`). No key is
+ * written by every commit, so commits of many processes do not take turns:
+ * one fails only when another took one of its ids, changed its document, or
+ * changed the same document's counts first.
+ * @module
+ */
+
+import type { DocumentRef, NewIntent, StoredIntent } from "../domain/intent.ts";
+import { startApproval } from "../domain/governance.ts";
+import {
+  type BatchResult,
+  EXPIRY_WORK,
+  type InsertResult,
+  type PendingIntent,
+} from "../domain/store.ts";
+import { encodeStagedCommit, NO_DATA, type StoredEvent } from "./codec.ts";
+import { Attempts, Lanes } from "./contention.ts";
+import {
+  countedDocument,
+  DocumentCounts,
+  documentIdentity,
+  newIntentCountedKeys,
+} from "./document_counts.ts";
+import { keys } from "./keys.ts";
+import { refIdentity } from "./layout.ts";
+import { readMany } from "./read_many.ts";
+import { planStagedCommit } from "./staged_plan.ts";
+
+/** What a staged write works with. */
+export interface StagedContext {
+  kv: Deno.Kv;
+  /** The clock that stamps acceptance and staging times. */
+  now: () => Date;
+  /** Runs a commit (retried while locked, its outcome recorded): `CommitLog.run`. */
+  commit: <T>(write: () => Promise<T>) => Promise<T>;
+  /** Told of each commit that staged events: its versionstamp (the staged key's) and the events. */
+  staged: (versionstamp: string, events: StoredEvent[]) => void;
+  /** Keeps this process's commits of one document's counts apart. */
+  lanes: Lanes;
+}
+
+/** What storing new intents also needs: a way to drop a stale document read from a cache. */
+export interface StagedInsertContext extends StagedContext {
+  staleRef: (ref: DocumentRef) => void;
+}
+
+/** The record of a new intent, accepted or pending at `receivedAt`. */
+function newRecord(intent: NewIntent, receivedAt: string): StoredIntent {
+  const { quorum, approvals, ...rest } = intent;
+  const stored: StoredIntent = { ...rest, receivedAt };
+  if (quorum) stored.approval = startApproval(quorum, approvals ?? [], receivedAt);
+  // Its submission's keys are counted in the commit that stores it (`document_counts.ts`).
+  if (stored.state === "pending") stored.counted = true;
+  return stored;
+}
+
+/**
+ * Inserts intents with distinct ids in the staged layout, as few commits as
+ * denokv's limits allow, the commits side by side. An intent whose id is
+ * taken is "exists" (or "reference_changed" when its document changed too);
+ * one to be stored pending whose keys have `maxPending` pending under its
+ * document is "too_many_pending" once its id was found free; the others are
+ * committed again until stored.
+ *
+ * @returns one result per input, in order; "created" only after its commit
+ *   succeeded; "failed" with the error of a commit that threw (the storage
+ *   cannot write; other writes of the same counts kept coming first past the
+ *   retries: `StorageUnavailableError`): what it carried is not written.
+ * @throws {RangeError} when two inserts share an id.
+ */
+export async function insertStaged(
+  ctx: StagedInsertContext,
+  batch: readonly PendingIntent[],
+): Promise<BatchResult[]> {
+  const ids = new Set<string>();
+  for (const { intent } of batch) {
+    if (ids.has(intent.id)) throw new RangeError("a batch must not repeat an intent id");
+    ids.add(intent.id);
+  }
+  const results: (InsertResult | undefined)[] = new Array(batch.length);
+  const receivedAt = ctx.now().toISOString();
+  const groups: number[][] = [];
+  for (let open = batch.map((_, i) => i); open.length > 0;) {
+    const count = planStagedCommit(open.map((i) => batch[i]));
+    groups.push(open.slice(0, count));
+    open = open.slice(count);
+  }
+  const failed: (BatchResult | undefined)[] = results;
+  await Promise.all(groups.map(async (group) => {
+    const pending = group.find((i) => batch[i].intent.state === "pending");
+    const commit = () => commitGroup(ctx, { batch, group, receivedAt, results });
+    try {
+      if (pending === undefined) await commit();
+      else await ctx.lanes.run(documentIdentity(countedDocument(batch[pending].intent)), commit);
+    } catch (error) {
+      for (const i of group) if (results[i] === undefined) failed[i] = { outcome: "failed", error };
+    }
+  }));
+  return failed as BatchResult[];
+}
+
+/** One group of a batch, committed until each member is settled. */
+interface Group {
+  batch: readonly PendingIntent[];
+  group: readonly number[];
+  receivedAt: string;
+  results: (InsertResult | undefined)[];
+}
+
+async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
+  const { batch, results } = g;
+  let open = [...g.group];
+  let attempts = new Attempts();
+  while (open.length > 0) {
+    await attempts.next();
+    let members = open;
+    const pendingOf = members.filter((i) => batch[i].intent.state === "pending");
+    let counts: DocumentCounts | undefined;
+    if (pendingOf.length > 0) {
+      counts = await DocumentCounts.read(ctx.kv, countedDocument(batch[pendingOf[0]].intent));
+      const { refused, carry } = admitPending(batch, members, counts);
+      if (refused.length > 0) {
+        // The id comes first (docs/interface.md §4): a refused intent whose id is taken exists.
+        const found = await readMany(ctx.kv, refused.map((i) => keys.intent(batch[i].intent.id)));
+        await settleTaken(
+          ctx,
+          batch,
+          refused.filter((_, k) => found[k].versionstamp !== null),
+          results,
+        );
+        for (const i of refused) results[i] ??= { outcome: "too_many_pending" };
+        open = open.filter((i) => results[i] === undefined);
+        attempts = new Attempts();
+        continue;
+      }
+      members = members.slice(0, carry);
+    }
+    const at = ctx.now();
+    const events: StoredEvent[] = members.map((i) => {
+      const intent = newRecord(batch[i].intent, g.receivedAt);
+      return {
+        type: intent.state === "pending" ? "intent.pending" : "intent.accepted",
+        intent,
+        first: true,
+      };
+    });
+    const op = ctx.kv.atomic();
+    const encoded = encodeStagedCommit(events, at.getTime());
+    const checked = new Set<string>();
+    for (const i of members) {
+      const { ref } = batch[i];
+      if (checked.has(refIdentity(ref))) continue;
+      checked.add(refIdentity(ref));
+      op.check({ key: keys.document(ref.kind, ref.id), versionstamp: ref.version });
+    }
+    members.forEach((i, k) => {
+      const key = keys.intent(batch[i].intent.id);
+      op.check({ key, versionstamp: null }).set(key, encoded.records[k]);
+      const intent = events[k].intent;
+      // Its expiry falls due in the commit that stores it: never one without the other.
+      if (intent.state === "pending") {
+        op.set(keys.due(EXPIRY_WORK, Date.parse(intent.approval!.expiresAt), intent.id), NO_DATA);
+      }
+    });
+    if (counts?.changed) counts.write(op);
+    op.set(keys.staged(ctx.kv.commitVersionstamp()), encoded.staged);
+    const result = await ctx.commit(() => op.commit());
+    if (result.ok) {
+      members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
+      ctx.staged(result.versionstamp, events);
+      open = open.filter((i) => results[i] === undefined);
+      attempts = new Attempts();
+      continue;
+    }
+    // A check failed: find which. A taken id or a changed document settles its intent; a
+    // changed count (another commit under the same document) is tried again.
+    const settled = await settleFailed(ctx, batch, members, results);
+    if (settled > 0) attempts = new Attempts();
+    open = open.filter((i) => results[i] === undefined);
+  }
+}
+
+/**
+ * Applies `maxPending` to the pending intents among `members` (in order),
+ * against the counts read.
+ *
+ * @returns the members refused (a key has `maxPending` pending already), and
+ *   how many leading members the commit may carry: one whose admission
+ *   depends on an earlier member of the same commit waits for the next one.
+ */
+function admitPending(
+  batch: readonly PendingIntent[],
+  members: readonly number[],
+  counts: DocumentCounts,
+): { refused: number[]; carry: number } {
+  const refused: number[] = [];
+  let carry = members.length;
+  members.forEach((i, k) => {
+    const { intent, maxPending } = batch[i];
+    if (intent.state !== "pending") return;
+    const counted = newIntentCountedKeys(intent);
+    const limit = maxPending ?? Infinity;
+    if (counted.some((key) => counts.stored(key) >= limit)) refused.push(i);
+    else if (counted.some((key) => counts.current(key) >= limit)) carry = Math.min(carry, k);
+    else if (k < carry) counts.add(counted, 1);
+  });
+  return { refused, carry };
+}
+
+/**
+ * After a failed commit, reads its documents and ids and settles the intents
+ * whose id was taken or whose document changed.
+ *
+ * @returns how many were settled.
+ */
+async function settleFailed(
+  ctx: StagedInsertContext,
+  batch: readonly PendingIntent[],
+  members: readonly number[],
+  results: (InsertResult | undefined)[],
+): Promise<number> {
+  const read = await readMany(ctx.kv, [
+    ...members.map((i) => keys.document(batch[i].ref.kind, batch[i].ref.id)),
+    ...members.map((i) => keys.intent(batch[i].intent.id)),
+  ]);
+  let settled = 0;
+  members.forEach((i, k) => {
+    const { ref } = batch[i];
+    if (read[k].versionstamp !== ref.version) {
+      results[i] = { outcome: "reference_changed" };
+      ctx.staleRef(ref);
+      settled++;
+    } else if (read[members.length + k].versionstamp !== null) {
+      results[i] = { outcome: "exists" };
+      settled++;
+    }
+  });
+  return settled;
+}
+
+/**
+ * Settles intents whose id is taken: "exists", or "reference_changed" when
+ * their document changed as well (docs/interface.md §4 orders a missing
+ * template or policy, 400, before an existing id, 409).
+ */
+async function settleTaken(
+  ctx: StagedInsertContext,
+  batch: readonly PendingIntent[],
+  taken: readonly number[],
+  results: (InsertResult | undefined)[],
+): Promise<void> {
+  if (taken.length === 0) return;
+  const docs = await readMany(
+    ctx.kv,
+    taken.map((i) => keys.document(batch[i].ref.kind, batch[i].ref.id)),
+  );
+  taken.forEach((i, k) => {
+    if (docs[k].versionstamp !== batch[i].ref.version) {
+      results[i] = { outcome: "reference_changed" };
+      ctx.staleRef(batch[i].ref);
+    } else results[i] = { outcome: "exists" };
+  });
+}

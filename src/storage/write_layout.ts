@@ -1,0 +1,106 @@
+/**
+ * The write layout of a store, and the one step that changes it.
+ *
+ * - The *head layout* (earlier versions): every commit that adds events
+ *   checks and moves `["feed_head"]`, so all commits, on every instance, take
+ *   turns on that one key (`append.ts`).
+ * - The *staged layout*: a request's commit checks only what it touches (its
+ *   id, its document, its intent's version, the pending counts it changes)
+ *   and stages its events under a key of their own; a mover puts staged
+ *   events into the feed in commit order (`sequencer.ts`).
+ *
+ * The feed head's value says which (`codec.ts`): a KvU64 in the head layout,
+ * bytes in the staged one. A writer of the head layout reads ids under the
+ * head's check, so it would miss an id stored by a staged commit, which does
+ * not move the head: the two must never write at once. So the staged layout
+ * begins only by an explicit step, once no writer of the head layout runs
+ * ({@link switchToStaged}); an empty store on a networked KV begins in it at
+ * once ({@link beginLayout}, {@link layoutFor}). Rewriting the head as bytes changes its version,
+ * so every head-layout commit of this version still in flight fails its
+ * check and finds the new layout, and a version that knows only the head
+ * layout cannot read the head at all (it throws on an unknown layout), so it
+ * refuses to write rather than write beside the staged layout. Nothing else
+ * is rewritten: records of the head layout stay readable as they are.
+ * @module
+ */
+
+import { decodeHeadValue, encodeHead, encodeStagedHead, type WriteLayout } from "./codec.ts";
+import { keys } from "./keys.ts";
+import { retryWhileLocked } from "./retry.ts";
+
+export type { WriteLayout } from "./codec.ts";
+
+/** The store's write layout as KV holds it now. */
+export async function readWriteLayout(kv: Deno.Kv): Promise<WriteLayout> {
+  return decodeHeadValue((await kv.get<unknown>(keys.feedHead)).value).layout;
+}
+
+/**
+ * Begins `layout` in a store that has no feed head yet (an empty store: the
+ * head is written by the first commit of either layout).
+ *
+ * @returns the layout the store has afterwards: `layout`, or the other one
+ *   when a writer of it wrote the head first.
+ */
+export async function beginLayout(kv: Deno.Kv, layout: "head" | "staged"): Promise<WriteLayout> {
+  for (;;) {
+    const entry = await kv.get<unknown>(keys.feedHead);
+    const found = decodeHeadValue(entry.value).layout;
+    if (found !== "empty") return found;
+    const result = await retryWhileLocked(() =>
+      kv.atomic()
+        .check({ key: keys.feedHead, versionstamp: null })
+        .set(keys.feedHead, layout === "staged" ? encodeStagedHead(0) : encodeHead(0))
+        .commit()
+    );
+    if (result.ok) return layout;
+  }
+}
+
+/** Begins the staged layout in an empty store (see {@link beginLayout}). */
+export function beginStaged(kv: Deno.Kv): Promise<WriteLayout> {
+  return beginLayout(kv, "staged");
+}
+
+/**
+ * The layout a new store begins in, by where it lives: the staged layout on
+ * a networked KV (a KV Connect URL, or Deno Deploy's KV, which `Deno.openKv()`
+ * opens there), where commits wait on round trips and many instances write
+ * at once; the head layout on a local file (or Deno's default file), where
+ * SQLite takes one write at a time whatever the layout and the head layout
+ * does the same work in fewer commits (the staged layout checks each id, so
+ * a commit carries nine intents, not thirty-two). `:memory:` is staged.
+ */
+export function layoutFor(kvPath: string | undefined, onDenoDeploy: boolean): "head" | "staged" {
+  if (kvPath === undefined) return onDenoDeploy ? "staged" : "head";
+  if (kvPath === ":memory:" || /^https?:\/\//i.test(kvPath)) return "staged";
+  return "head";
+}
+
+/**
+ * Switches a store of the head layout to the staged layout: the operator's
+ * step once every process of a version that writes the head layout has
+ * stopped (docs/deployment.md, upgrading). Safe to run again: a store
+ * already staged is left as it is.
+ *
+ * @returns the layout before the step and after it.
+ */
+export async function switchToStaged(
+  kv: Deno.Kv,
+): Promise<{ before: WriteLayout; after: WriteLayout }> {
+  for (;;) {
+    const entry = await kv.get<unknown>(keys.feedHead);
+    const { position, layout } = decodeHeadValue(entry.value);
+    if (layout === "staged") return { before: layout, after: layout };
+    if (layout === "empty") return { before: layout, after: await beginStaged(kv) };
+    // Checked against the head as read: a head-layout commit that lands first moves it, and
+    // the step reads it again.
+    const result = await retryWhileLocked(() =>
+      kv.atomic()
+        .check(entry)
+        .set(keys.feedHead, encodeStagedHead(position))
+        .commit()
+    );
+    if (result.ok) return { before: layout, after: "staged" };
+  }
+}

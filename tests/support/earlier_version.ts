@@ -1,0 +1,49 @@
+/**
+ * An earlier version of the service, checked out from this repository's
+ * history into a temp folder, to run beside this one (upgrade tests).
+ * @module
+ */
+
+import { projectRoot } from "../../testing/spawn_server.ts";
+
+/**
+ * The last commit whose version writes only the head layout
+ * (`src/storage/write_layout.ts`): the version an upgrade starts from.
+ */
+export const HEAD_LAYOUT_COMMIT = "1e75443";
+
+/** True when git and `commit` are at hand in this checkout's history. */
+export async function hasCommit(commit: string): Promise<boolean> {
+  try {
+    const out = await new Deno.Command("git", {
+      args: ["-C", projectRoot, "cat-file", "-e", `${commit}^{commit}`],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    return out.success;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes the files of `commit` into a new temp folder (`git archive`).
+ *
+ * @returns the folder and a function that removes it.
+ * @throws {Error} when git cannot.
+ */
+export async function checkOut(
+  commit: string,
+): Promise<{ dir: string; remove: () => Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: `intents-${commit}-` });
+  const archive = await new Deno.Command("sh", {
+    args: ["-c", `git -C "$0" archive "$1" | tar -x -C "$2"`, projectRoot, commit, dir],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!archive.success) {
+    await Deno.remove(dir, { recursive: true });
+    throw new Error(`git archive ${commit}: ${new TextDecoder().decode(archive.stderr)}`);
+  }
+  return { dir, remove: () => Deno.remove(dir, { recursive: true }) };
+}

@@ -1,0 +1,243 @@
+/**
+ * The staged layout's sequencer on real KV files: staged events enter the
+ * feed in the order their commits were made, once each, with dense
+ * positions, whoever moves them and however many move at once; what waits
+ * too long is moved by any reader; a stopping process moves what it staged.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
+import { Sequencer, STALE_MS } from "../../src/storage/sequencer.ts";
+import { Feed } from "../../src/storage/feed.ts";
+import { encodeStaged, type StoredEvent } from "../../src/storage/codec.ts";
+import { keys } from "../../src/storage/keys.ts";
+import { beginStaged } from "../../src/storage/write_layout.ts";
+import { retryWhileLocked } from "../../src/storage/retry.ts";
+import { auditIntents } from "../support/audit.ts";
+
+async function withFile(fn: (path: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "sequencer-test-" });
+  try {
+    await fn(join(dir, "intents.kv"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function intent(id: string, ref: DocumentRef): NewIntent {
+  return {
+    id,
+    variant: "A",
+    refId: ref.id,
+    authorship: { kind: "Unsigned", signers: [] },
+    body: new TextEncoder().encode(`"${id}"`),
+    state: "accepted",
+  };
+}
+
+async function template(store: KvStore): Promise<DocumentRef> {
+  await store.putDocument("template", "T", { contentType: "text/plain", bytes: new Uint8Array(1) });
+  return (await store.findDocument("template", "T"))!;
+}
+
+/** An event as a request's commit stages it. */
+function staged(id: string, at = "2026-01-01T00:00:00.000Z"): StoredEvent {
+  return {
+    type: "intent.accepted",
+    intent: {
+      id,
+      variant: "A",
+      refId: "T",
+      authorship: { kind: "Unsigned", signers: [] },
+      body: new TextEncoder().encode(`"${id}"`),
+      receivedAt: at,
+      state: "accepted",
+    },
+    first: true,
+  };
+}
+
+/** Stages events as a request's commit does, without telling any sequencer; their versionstamp. */
+async function stage(kv: Deno.Kv, events: StoredEvent[], atMs = Date.now()): Promise<string> {
+  const op = kv.atomic();
+  for (const event of events) op.set(keys.intent(event.intent.id), new Uint8Array([1]));
+  op.set(keys.staged(kv.commitVersionstamp()), encodeStaged(events, atMs));
+  const result = await retryWhileLocked(() => op.commit());
+  assert.ok(result.ok);
+  return result.versionstamp;
+}
+
+async function feedIds(kv: Deno.Kv): Promise<string[]> {
+  const feed = new Feed(kv);
+  return (await feed.readEvents({ after: 0, limit: 10_000 })).map((e) => e.intent.id);
+}
+
+Deno.test("staged commits enter the feed in the order they were made, with dense positions", async () => {
+  await withFile(async (path) => {
+    const kv = await Deno.openKv(path);
+    try {
+      await beginStaged(kv);
+      const ids: string[] = [];
+      for (let c = 0; c < 30; c++) {
+        const events = Array.from({ length: 1 + (c % 4) }, (_, k) => staged(`c${c}-${k}`));
+        await stage(kv, events);
+        ids.push(...events.map((e) => e.intent.id));
+      }
+      const sequencer = new Sequencer({
+        kv,
+        feed: new Feed(kv),
+        commit: retryWhileLocked,
+        now: () => new Date(),
+      });
+      await sequencer.moveStale({ all: true });
+      const events = await new Feed(kv).readEvents({ after: 0, limit: 1000 });
+      assert.deepEqual(events.map((e) => e.intent.id), ids);
+      assert.deepEqual(events.map((e) => e.position), ids.map((_, i) => i + 1));
+      assert.deepEqual(await Array.fromAsync(kv.list({ prefix: keys.stagedPrefix })), []);
+    } finally {
+      kv.close();
+    }
+  });
+});
+
+Deno.test("movers on two handles at once move each staged event once, none skipped", async () => {
+  await withFile(async (path) => {
+    const [kvA, kvB, kvW] = [
+      await Deno.openKv(path),
+      await Deno.openKv(path),
+      await Deno.openKv(path),
+    ];
+    try {
+      await beginStaged(kvW);
+      const movers = [kvA, kvB].map((kv) =>
+        new Sequencer({ kv, feed: new Feed(kv), commit: retryWhileLocked, now: () => new Date() })
+      );
+      const ids: string[] = [];
+      // A writer stages while both move, each ignoring the other's lease.
+      const writing = (async () => {
+        for (let c = 0; c < 200; c++) {
+          await stage(kvW, [staged(`w${c}`)]);
+          ids.push(`w${c}`);
+        }
+      })();
+      let done = false;
+      const moving = Promise.all(movers.map(async (mover) => {
+        while (!done) await mover.moveStale({ all: true, rounds: 1 });
+      }));
+      await Promise.all([writing.finally(() => done = true), moving]);
+      await movers[0].moveStale({ all: true });
+      assert.deepEqual(await feedIds(kvW), ids);
+    } finally {
+      for (const kv of [kvA, kvB, kvW]) kv.close();
+    }
+  });
+});
+
+Deno.test("events staged by a process that is gone are moved by a reader once they wait too long", async () => {
+  await withFile(async (path) => {
+    const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
+    try {
+      const reader = new KvStore(kvReader);
+      const ref = await template(reader);
+      // A process that holds the mover's lease and staged events, then died.
+      await kvGone.set(
+        keys.feedMover,
+        new TextEncoder().encode(JSON.stringify({ holder: "gone", until: Date.now() + 60_000 })),
+      );
+      await stage(kvGone, [staged("orphan-1"), staged("orphan-2")]);
+      kvGone.close();
+      // Fresh: a reader leaves them to the holder for now.
+      assert.deepEqual(await reader.readEvents({ after: 0, limit: 10 }), []);
+      await new Promise((resolve) => setTimeout(resolve, STALE_MS + 50));
+      const events = await reader.readEvents({ after: 0, limit: 10 });
+      assert.deepEqual(events.map((e) => e.intent.id), ["orphan-1", "orphan-2"]);
+      // The reader's own writes go in after them.
+      const [own] = await reader.insertIntents([{ intent: intent("own", ref), ref }]);
+      assert.equal(own.outcome, "created");
+      assert.deepEqual(
+        (await reader.readEvents({ after: 2, limit: 10 })).map((e) => e.intent.id),
+        ["own"],
+      );
+    } finally {
+      kvReader.close();
+    }
+  });
+});
+
+Deno.test("a waiting reader sees events staged by a process that is gone", async () => {
+  await withFile(async (path) => {
+    const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
+    try {
+      const reader = new KvStore(kvReader);
+      await reader.writeLayout();
+      await kvGone.set(
+        keys.feedMover,
+        new TextEncoder().encode(JSON.stringify({ holder: "gone", until: Date.now() + 60_000 })),
+      );
+      const started = performance.now();
+      const woken = reader.waitForEvents(0, { timeoutMs: 5_000 });
+      await stage(kvGone, [staged("late")]);
+      kvGone.close();
+      assert.equal(await woken, true);
+      assert.ok(performance.now() - started < 2_000, `${performance.now() - started} ms`);
+    } finally {
+      kvReader.close();
+    }
+  });
+});
+
+Deno.test("a stopping store moves what it staged, whoever holds the lease", async () => {
+  await withFile(async (path) => {
+    const [kvA, kvB] = [await Deno.openKv(path), await Deno.openKv(path)];
+    try {
+      const a = new KvStore(kvA);
+      const ref = await template(a);
+      await a.writeLayout();
+      // Another process holds the lease and moves nothing.
+      await kvB.set(
+        keys.feedMover,
+        new TextEncoder().encode(JSON.stringify({ holder: "other", until: Date.now() + 60_000 })),
+      );
+      const results = await a.insertIntents(
+        ["s1", "s2", "s3"].map((id) => ({ intent: intent(id, ref), ref })),
+      );
+      assert.deepEqual(results.map((r) => r.outcome), ["created", "created", "created"]);
+      await a.drain(performance.now() + 2_000);
+      assert.deepEqual(await feedIds(kvB), ["s1", "s2", "s3"]);
+      await auditIntents(kvB, { staged: "none" });
+    } finally {
+      kvA.close();
+      kvB.close();
+    }
+  });
+});
+
+Deno.test("one process moves for all: another leaves its events to the holder of the lease", async () => {
+  await withFile(async (path) => {
+    const [kvA, kvB] = [await Deno.openKv(path), await Deno.openKv(path)];
+    try {
+      const [a, b] = [new KvStore(kvA), new KvStore(kvB)];
+      const ref = await template(a);
+      // A moves first: it holds the lease while it keeps finding staged events.
+      await a.insertIntents([{ intent: intent("a-0", ref), ref }]);
+      for (let i = 0; i < 20; i++) {
+        const store = i % 2 === 0 ? b : a;
+        await store.insertIntents([{ intent: intent(`x-${i}`, ref), ref }]);
+      }
+      const deadline = performance.now() + 2_000;
+      while ((await feedIds(kvA)).length < 21 && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.deepEqual(await feedIds(kvA), [
+        "a-0",
+        ...Array.from({ length: 20 }, (_, i) => `x-${i}`),
+      ]);
+      await auditIntents(kvA, { staged: "none" });
+    } finally {
+      kvA.close();
+      kvB.close();
+    }
+  });
+});
