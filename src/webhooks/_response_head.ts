@@ -13,22 +13,13 @@ export interface ResponseHead {
   headers: Map<string, string[]>;
 }
 
-/**
- * The index just past the empty line that ends a head at the start of
- * `buffer`, or -1 when it has not all arrived. Bare LF line ends are
- * accepted, as RFC 9112 §2.2 allows a recipient to.
- */
-export function headEnd(buffer: Uint8Array): number {
-  return new HeadEnd(0).find(buffer);
-}
-
 const CR = 0x0d;
 const LF = 0x0a;
 
 /**
- * The search for the empty line that ends a head (see {@link headEnd}),
- * carried on as the head arrives: each byte is looked at once, however
- * many reads bring it.
+ * The search for the empty line that ends a head, carried on as the head
+ * arrives: each byte is looked at once, however many reads bring it. Bare
+ * LF line ends are accepted, as RFC 9112 §2.2 allows a recipient to.
  */
 export class HeadEnd {
   /** The index of the next byte to look at. */
@@ -104,25 +95,6 @@ export function persists(head: ResponseHead): boolean {
   if (head.minor < 1 || head.status < 200) return false;
   const connection = head.headers.get("connection") ?? [];
   return !connection.some((value) => /(?:^|,)\s*close\s*(?:,|$)/i.test(value));
-}
-
-/**
- * Where the body the head announces ends in `body` (the bytes after the head
- * so far): the index just past it; -1 while it has not all arrived; -2 when
- * it runs to the end of the connection (neither `Content-Length` nor
- * chunked) or its chunked framing is malformed. See {@link BodyFraming}.
- */
-export function bodyEnd(head: ResponseHead, body: Uint8Array): number {
-  return new BodyFraming(head).end(body);
-}
-
-/**
- * Whether reading can stop: the whole body has arrived, or no end can be
- * known from what arrived (a body to the end of the connection is not
- * complete).
- */
-export function bodyComplete(head: ResponseHead, body: Uint8Array): boolean {
-  return new BodyFraming(head).complete(body);
 }
 
 /** A chunk-size line longer than this is malformed (a size of 16 hex digits with room for extensions). */
