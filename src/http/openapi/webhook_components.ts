@@ -34,9 +34,12 @@ export const WebhookAttemptSchema = v.object({
     v.description("The answer's HTTP status; null when none came."),
   ),
   error: v.pipe(
-    v.nullable(v.picklist(["timeout", "connection", "redirect", "refused_address"])),
+    v.nullable(
+      v.picklist(["timeout", "connection", "redirect", "refused_address", "refused_url"]),
+    ),
     v.description(
-      "null when an answer came that is not a redirect; else how the attempt failed.",
+      "null when an answer came that is not a redirect; else how the attempt failed " +
+        "(`refused_url`: an `http:` URL while plain HTTP is not allowed).",
     ),
   ),
   duration_ms: v.pipe(v.number(), v.integer(), v.minValue(0)),
