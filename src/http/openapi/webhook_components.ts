@@ -14,7 +14,7 @@ import {
   WebhookReplaySchema,
   WebhookUpdateSchema,
 } from "../../webhooks/schemas.ts";
-import { MAX_WEBHOOK_URL_LENGTH } from "../../webhooks/url.ts";
+import { MAX_WEBHOOK_URL_LENGTH, WEBHOOK_URL_PATTERN } from "../../webhooks/url.ts";
 
 const opaqueId = v.pipe(v.string(), v.minLength(1), v.maxLength(128), v.regex(/^[\x21-\x7e]+$/));
 const time = v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time."));
@@ -146,10 +146,15 @@ export function webhookComponentSchemas(): Record<string, JsonSchema> {
       return undefined;
     },
   }) as Record<WebhookComponentName, JsonSchema>;
-  // The URL rule is checked after the shape, with its own code; its length JSON Schema can state.
+  // The URL rule is checked after the shape, with its own code; its length, scheme and
+  // characters JSON Schema can state.
   for (const name of ["WebhookCreate", "WebhookUpdate"] as const) {
     const properties = converted[name].properties as Record<string, JsonSchema>;
-    properties.url = { ...properties.url, maxLength: MAX_WEBHOOK_URL_LENGTH };
+    properties.url = {
+      ...properties.url,
+      maxLength: MAX_WEBHOOK_URL_LENGTH,
+      pattern: WEBHOOK_URL_PATTERN,
+    };
   }
   const out: Record<string, JsonSchema> = {};
   for (const name of Object.keys(DEFINITIONS) as WebhookComponentName[]) {
