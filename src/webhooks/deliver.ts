@@ -35,13 +35,17 @@ import {
 export { type Connector, resolveHost, type Resolver, SocketRules };
 export { MAX_ANSWER_BYTES, MAX_ANSWER_READS } from "./_answer.ts";
 
-/** How an attempt failed before or instead of an answer (the `error` of docs/interface.md §11's attempts). */
-export type DeliveryError =
-  | "timeout"
-  | "connection"
-  | "redirect"
-  | "refused_address"
-  | "refused_url";
+/** How an attempt may fail before or instead of an answer (the `error` of docs/interface.md §11's attempts). */
+export const DELIVERY_ERRORS = [
+  "timeout",
+  "connection",
+  "redirect",
+  "refused_address",
+  "refused_url",
+] as const;
+
+/** How an attempt failed before or instead of an answer: one of {@link DELIVERY_ERRORS}. */
+export type DeliveryError = typeof DELIVERY_ERRORS[number];
 
 /** The outcome of one attempt. */
 export interface DeliveryResult {

@@ -29,6 +29,7 @@ export {
   type Connector,
   deliverOnce,
   type DeliverOptions,
+  DELIVERY_ERRORS,
   type DeliveryError,
   type DeliveryResult,
   MAX_ANSWER_BYTES,

@@ -16,6 +16,7 @@ import {
   WebhookUpdateSchema,
 } from "../../src/webhooks/schemas.ts";
 import { checkWebhookUrl } from "../../src/webhooks/url.ts";
+import { DELIVERY_ERRORS } from "../../src/webhooks/deliver.ts";
 import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
 
 const doc = buildOpenApiDocument(buildRoutes()) as Record<string, Record<string, never>>;
@@ -162,4 +163,14 @@ Deno.test("every URL the server's rule accepts matches the published URL schema"
     { numRuns: 2_000 },
   );
   assert.ok(accepted > 400, `only ${accepted} generated URLs were accepted by the rule`);
+});
+
+Deno.test("an attempt's published error is null or one of the delivery's errors, refused_url included", () => {
+  const attempt = ajv.getSchema(`${DOC_ID}#/components/schemas/WebhookAttempt`)!;
+  const base = { event_id: "42", attempt: 1, at: "2026-01-01T12:00:01.000Z", duration_ms: 3 };
+  for (const error of [null, ...DELIVERY_ERRORS]) {
+    assert.equal(attempt({ ...base, status: null, error }), true, String(error));
+  }
+  assert.ok(DELIVERY_ERRORS.includes("refused_url"));
+  assert.equal(attempt({ ...base, status: null, error: "refused" }), false);
 });

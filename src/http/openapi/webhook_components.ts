@@ -9,6 +9,7 @@
 import * as v from "valibot";
 import { type JsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import { WEBHOOK_EVENT_TYPES } from "../../webhooks/endpoint.ts";
+import { DELIVERY_ERRORS } from "../../webhooks/deliver.ts";
 import {
   WebhookCreateSchema,
   WebhookReplaySchema,
@@ -34,9 +35,7 @@ export const WebhookAttemptSchema = v.object({
     v.description("The answer's HTTP status; null when none came."),
   ),
   error: v.pipe(
-    v.nullable(
-      v.picklist(["timeout", "connection", "redirect", "refused_address", "refused_url"]),
-    ),
+    v.nullable(v.picklist(DELIVERY_ERRORS)),
     v.description(
       "null when an answer came that is not a redirect; else how the attempt failed " +
         "(`refused_url`: an `http:` URL while plain HTTP is not allowed).",
