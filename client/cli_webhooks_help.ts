@@ -83,7 +83,7 @@ ${COMMON}`,
 
 Lists the endpoint's latest delivery attempts, newest first: time, event id,
 attempt number, HTTP status or error (timeout, connection, redirect,
-refused_address), duration. The last 100 are kept.
+refused_address, refused_url), duration. The last 100 are kept.
   --limit N   1 to 100 (default 20)
 ${COMMON}`,
   "webhooks listen": `Usage: deno task cli webhooks listen --port P --secret S [--json]

@@ -30,7 +30,7 @@ export interface WebhookAttempt {
   at: string;
   /** The answer's HTTP status, or null when none came. */
   status: number | null;
-  error: null | "timeout" | "connection" | "redirect" | "refused_address";
+  error: null | "timeout" | "connection" | "redirect" | "refused_address" | "refused_url";
   duration_ms: number;
 }
 

@@ -43,6 +43,11 @@ export interface Settings {
   webhooksAllowHttp: boolean;
   /** `WEBHOOKS_ALLOW_PRIVATE`: webhook URLs and their names' addresses may be inside (§11). */
   webhooksAllowPrivate: boolean;
+  /**
+   * `DENO_DEPLOY=true`: the service runs on Deno Deploy, whose rules apply
+   * (plain TCP to port 443 is refused: webhooks to it connect by name).
+   */
+  denoDeploy: boolean;
   /** `WEBHOOK_TIMEOUT_MS`: the most one delivery attempt may take. */
   webhookTimeoutMs: number;
   /**
@@ -214,6 +219,7 @@ export function readSettings(
     verifyWorkers: parseIntSetting(env, "VERIFY_WORKERS", defaultVerifyWorkers(cpus), 0, 8),
     webhooksAllowHttp: parseBool(env, "WEBHOOKS_ALLOW_HTTP", false),
     webhooksAllowPrivate: parseBool(env, "WEBHOOKS_ALLOW_PRIVATE", false),
+    denoDeploy: env.DENO_DEPLOY === "true",
     webhookTimeoutMs: parseIntSetting(env, "WEBHOOK_TIMEOUT_MS", 15_000, 100, 120_000),
     webhookRetryScheduleMs: parseSchedule(
       env,

@@ -24,6 +24,7 @@
 import type { DueEntry, Store } from "../domain/store.ts";
 import type { DueVerdict } from "../scheduler/due_work.ts";
 import type { EndpointStatus } from "../webhooks/endpoint.ts";
+import { SocketRules } from "../webhooks/deliver.ts";
 import { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
 import { RecentEvents } from "./recent_events.ts";
@@ -50,7 +51,10 @@ export interface DeliveriesOptions {
   settings: {
     webhookTimeoutMs: number;
     webhooksAllowPrivate: boolean;
+    webhooksAllowHttp: boolean;
     webhookRetryScheduleMs: readonly number[];
+    /** `DENO_DEPLOY=true`: plain TCP to port 443 is refused. */
+    denoDeploy: boolean;
   };
   /** Unix ms; default `Date.now`. */
   now?: () => number;
@@ -72,6 +76,8 @@ export class WebhookDeliveries {
   readonly #report: (line: string) => void;
   readonly #workers = new Map<string, EndpointWorker>();
   readonly #events: RecentEvents;
+  /** What this process knows of the runtime's socket rule, shared by its deliverers. */
+  readonly #sockets: SocketRules;
   #timers: ReturnType<typeof setInterval>[] = [];
   #unsubscribe: (() => void) | undefined;
   #changes: bigint | undefined;
@@ -84,6 +90,7 @@ export class WebhookDeliveries {
     this.#now = options.now ?? Date.now;
     this.#report = options.report ?? ((line) => console.error(line));
     this.#events = new RecentEvents(options.store, EVENTS_PAGE);
+    this.#sockets = new SocketRules({ deploy: options.settings.denoDeploy });
   }
 
   /** The endpoints this process delivers to now. */
@@ -172,6 +179,8 @@ export class WebhookDeliveries {
       events: this.#events,
       timeoutMs: settings.webhookTimeoutMs,
       allowPrivate: settings.webhooksAllowPrivate,
+      allowHttp: settings.webhooksAllowHttp,
+      sockets: this.#sockets,
       schedule: settings.webhookRetryScheduleMs,
       now: this.#now,
       metrics,

@@ -19,7 +19,7 @@ import { type EndpointStatus, judgeAttempt } from "../webhooks/endpoint.ts";
 /**
  * How an attempt ended: `acknowledged` (2xx), `gone` (410), `http_error`
  * (another status), or how it failed without an answer: `redirect`,
- * `timeout`, `connection`, `refused_address`.
+ * `timeout`, `connection`, `refused_address`, `refused_url`.
  */
 export type DeliveryOutcome =
   | "acknowledged"
@@ -28,7 +28,8 @@ export type DeliveryOutcome =
   | "redirect"
   | "timeout"
   | "connection"
-  | "refused_address";
+  | "refused_address"
+  | "refused_url";
 
 /** The outcome label of an attempt's result. */
 export function outcomeOf(result: Pick<DeliveryResult, "status" | "error">): DeliveryOutcome {

@@ -26,7 +26,7 @@
 import type { IntentEvent } from "../domain/intent.ts";
 import { renderEvent } from "../domain/record.ts";
 import type { Store } from "../domain/store.ts";
-import { deliverOnce, type DeliveryResult } from "../webhooks/deliver.ts";
+import { deliverOnce, type DeliveryResult, type SocketRules } from "../webhooks/deliver.ts";
 import { KeptConnection } from "../webhooks/kept_connection.ts";
 import {
   afterAttempt,
@@ -80,6 +80,10 @@ export interface WorkerDeps {
   timeoutMs: number;
   /** `WEBHOOKS_ALLOW_PRIVATE`. */
   allowPrivate: boolean;
+  /** `WEBHOOKS_ALLOW_HTTP`: applied again at each attempt. */
+  allowHttp: boolean;
+  /** The process's socket rules (plain TCP to port 443 refused on Deno Deploy). */
+  sockets: SocketRules;
   /** The delays before each retry. */
   schedule: readonly number[];
   /** Unix ms. */
@@ -266,7 +270,7 @@ export class EndpointWorker {
       if (changes !== this.#changes) return;
     }
     const endpoint = entry.endpoint;
-    const { timeoutMs, allowPrivate } = this.#deps;
+    const { timeoutMs, allowPrivate, allowHttp, sockets } = this.#deps;
     const started = this.#deps.now();
     const id = String(event.position);
     const body = renderEvent(event);
@@ -286,6 +290,8 @@ export class EndpointWorker {
         body,
         timeoutMs,
         allowPrivate,
+        allowHttp,
+        sockets,
         connection: this.#connection,
         signal,
       });

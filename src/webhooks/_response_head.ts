@@ -13,18 +13,52 @@ export interface ResponseHead {
   headers: Map<string, string[]>;
 }
 
+const CR = 0x0d;
+const LF = 0x0a;
+
 /**
- * The index just past the empty line that ends a head at the start of
- * `buffer`, or -1 when it has not all arrived. Bare LF line ends are
- * accepted, as RFC 9112 §2.2 allows a recipient to.
+ * The search for the empty line that ends a head, carried on as the head
+ * arrives: each byte is looked at once, however many reads bring it. Bare
+ * LF line ends are accepted, as RFC 9112 §2.2 allows a recipient to.
  */
-export function headEnd(buffer: Uint8Array): number {
-  for (let i = 0; i < buffer.length; i++) {
-    if (buffer[i] !== 0x0a) continue;
-    if (buffer[i + 1] === 0x0a) return i + 2;
-    if (buffer[i + 1] === 0x0d && buffer[i + 2] === 0x0a) return i + 3;
+export class HeadEnd {
+  /** The index of the next byte to look at. */
+  #at: number;
+  /** What the bytes before it end with: nothing of note, a LF, or a LF and a CR. */
+  #after: "other" | "lf" | "lfcr" = "other";
+  /** Bytes looked at so far. */
+  scanned = 0;
+
+  /** @param start where the head starts. */
+  constructor(start: number) {
+    this.#at = start;
   }
-  return -1;
+
+  /**
+   * The index just past the head's end in `buffer` (the same bytes as at
+   * the last call, and perhaps more), or -1 when it has not all arrived.
+   */
+  find(buffer: Uint8Array): number {
+    let after = this.#after;
+    let i = this.#at;
+    let end = -1;
+    for (; i < buffer.length; i++) {
+      const byte = buffer[i];
+      if (byte === LF) {
+        if (after !== "other") {
+          end = ++i;
+          break;
+        }
+        after = "lf";
+      } else {
+        after = byte === CR && after === "lf" ? "lfcr" : "other";
+      }
+    }
+    this.scanned += i - this.#at;
+    this.#at = i;
+    this.#after = after;
+    return end;
+  }
 }
 
 /**
@@ -54,34 +88,6 @@ export function parseHead(bytes: Uint8Array): ResponseHead {
 }
 
 /**
- * Where the body the head announces ends in `body` (the bytes after the head
- * so far): the index just past it; -1 while it has not all arrived; -2 when
- * it runs to the end of the connection (neither `Content-Length` nor
- * chunked) or its chunked framing is malformed. No body for 1xx, 204 and
- * 304; `Content-Length` bytes (one value); the chunks, their extensions and
- * the trailer section of a chunked body (RFC 9112 §7.1).
- */
-export function bodyEnd(head: ResponseHead, body: Uint8Array): number {
-  if (head.status < 200 || head.status === 204 || head.status === 304) return 0;
-  if (head.headers.has("transfer-encoding")) return chunkedEnd(body);
-  const length = head.headers.get("content-length");
-  if (length?.length !== 1 || !/^[0-9]{1,15}$/.test(length[0])) return -2;
-  const n = Number(length[0]);
-  return body.length >= n ? n : -1;
-}
-
-/**
- * Whether reading can stop: the whole body has arrived, or no end can be
- * known from what arrived (a body to the end of the connection is not
- * complete).
- */
-export function bodyComplete(head: ResponseHead, body: Uint8Array): boolean {
-  const end = bodyEnd(head, body);
-  if (end === -2) return head.headers.has("transfer-encoding");
-  return end >= 0;
-}
-
-/**
  * Persistence as RFC 9112 §9.3 has it: HTTP/1.1, not `Connection: close`,
  * and a final answer that is not a 101.
  */
@@ -91,41 +97,146 @@ export function persists(head: ResponseHead): boolean {
   return !connection.some((value) => /(?:^|,)\s*close\s*(?:,|$)/i.test(value));
 }
 
-const CR = 0x0d;
-const LF = 0x0a;
 /** A chunk-size line longer than this is malformed (a size of 16 hex digits with room for extensions). */
 const MAX_CHUNK_LINE = 4096;
+const latin1 = new TextDecoder("latin1");
 
-/** The index of the CRLF at or after `from`, or -1. */
-function crlfAt(body: Uint8Array, from: number): number {
-  for (let i = from; i + 1 < body.length; i++) {
-    if (body[i] === CR && body[i + 1] === LF) return i;
-  }
-  return -1;
-}
+/**
+ * The framing of one answer's body (RFC 9112 §6.3), followed as its bytes
+ * arrive: no body for 1xx, 204 and 304; `Content-Length` bytes (one value);
+ * the chunks, their extensions and the trailer section of a chunked body
+ * (§7.1). A body of neither kind runs to the end of the connection.
+ *
+ * Each call of {@link end} goes on from where the last one stopped, so a
+ * body that arrives a byte at a time costs no more than one that arrives at
+ * once: chunk-size and trailer lines are looked at about once each (twice
+ * for a size line, which is also decoded), chunk data not at all.
+ */
+export class BodyFraming {
+  readonly #kind: "none" | "length" | "chunked" | "open";
+  readonly #length: number = 0;
+  /** Chunked: what is expected at {@link #at}. */
+  #phase: "size" | "data" | "trailer" | "done" | "bad" = "size";
+  /** Chunked: where the line or the chunk being read starts. */
+  #at = 0;
+  /** Chunked: where the search for the current line's CRLF resumes. */
+  #scan = 0;
+  /** Chunked: the size of the chunk whose data starts at {@link #at}. */
+  #size = 0;
+  /** Bytes looked at so far (for the tests of the work done). */
+  scanned = 0;
 
-/** Where a chunked body ends (see {@link bodyEnd}). */
-function chunkedEnd(body: Uint8Array): number {
-  let i = 0;
-  for (;;) {
-    const lineEnd = crlfAt(body, i);
-    if (lineEnd < 0) return body.length - i > MAX_CHUNK_LINE ? -2 : -1;
-    const line = new TextDecoder("latin1").decode(body.subarray(i, lineEnd));
-    const size = /^([0-9A-Fa-f]{1,8})[ \t]*(?:;.*)?$/.exec(line);
-    if (!size) return -2;
-    const n = parseInt(size[1], 16);
-    i = lineEnd + 2;
-    if (n === 0) {
-      // The trailer section: field lines up to an empty line.
-      for (;;) {
-        const end = crlfAt(body, i);
-        if (end < 0) return -1;
-        if (end === i) return i + 2;
-        i = end + 2;
+  constructor(head: ResponseHead) {
+    if (head.status < 200 || head.status === 204 || head.status === 304) {
+      this.#kind = "none";
+    } else if (head.headers.has("transfer-encoding")) {
+      this.#kind = "chunked";
+    } else {
+      const length = head.headers.get("content-length");
+      if (length?.length === 1 && /^[0-9]{1,15}$/.test(length[0])) {
+        this.#kind = "length";
+        this.#length = Number(length[0]);
+      } else {
+        this.#kind = "open";
       }
     }
-    if (body.length < i + n + 2) return -1;
-    if (body[i + n] !== CR || body[i + n + 1] !== LF) return -2;
-    i += n + 2;
+  }
+
+  /**
+   * Where the body ends in `body` (the bytes after the head so far, the
+   * same bytes as at the last call and perhaps more): the index just past
+   * it; -1 while it has not all arrived; -2 when it runs to the end of the
+   * connection or its chunked framing is malformed.
+   */
+  end(body: Uint8Array): number {
+    switch (this.#kind) {
+      case "none":
+        return 0;
+      case "length":
+        return body.length >= this.#length ? this.#length : -1;
+      case "open":
+        return -2;
+      case "chunked":
+        return this.#chunked(body);
+    }
+  }
+
+  /**
+   * Whether reading can stop: the whole body has arrived, or no end can be
+   * known from what arrived (malformed chunked framing; a body to the end
+   * of the connection is not complete).
+   */
+  complete(body: Uint8Array): boolean {
+    const end = this.end(body);
+    return end >= 0 || (end === -2 && this.#kind === "chunked");
+  }
+
+  #chunked(body: Uint8Array): number {
+    for (;;) {
+      switch (this.#phase) {
+        case "done":
+          return this.#at;
+        case "bad":
+          return -2;
+        case "data": {
+          const end = this.#at + this.#size;
+          if (body.length < end + 2) return -1;
+          if (body[end] !== CR || body[end + 1] !== LF) return this.#fail();
+          this.#begin("size", end + 2);
+          break;
+        }
+        case "size": {
+          const lineEnd = this.#lineEnd(body);
+          if (lineEnd < 0) {
+            return body.length - this.#at > MAX_CHUNK_LINE ? this.#fail() : -1;
+          }
+          this.scanned += lineEnd - this.#at;
+          const line = latin1.decode(body.subarray(this.#at, lineEnd));
+          const size = /^([0-9A-Fa-f]{1,8})[ \t]*(?:;.*)?$/.exec(line);
+          if (!size) return this.#fail();
+          const n = parseInt(size[1], 16);
+          if (n === 0) {
+            this.#begin("trailer", lineEnd + 2);
+          } else {
+            this.#begin("data", lineEnd + 2);
+            this.#size = n;
+          }
+          break;
+        }
+        case "trailer": {
+          // Field lines up to an empty line.
+          const lineEnd = this.#lineEnd(body);
+          if (lineEnd < 0) return -1;
+          if (lineEnd === this.#at) {
+            this.#begin("done", lineEnd + 2);
+          } else {
+            this.#begin("trailer", lineEnd + 2);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  #begin(phase: "size" | "data" | "trailer" | "done", at: number) {
+    this.#phase = phase;
+    this.#at = at;
+    this.#scan = at;
+  }
+
+  #fail(): number {
+    this.#phase = "bad";
+    return -2;
+  }
+
+  /** The index of the CRLF that ends the line at {@link #at}, or -1 (the search resumes later). */
+  #lineEnd(body: Uint8Array): number {
+    let i = this.#scan;
+    for (; i + 1 < body.length; i++) {
+      if (body[i] === CR && body[i + 1] === LF) break;
+    }
+    this.scanned += i - this.#scan;
+    this.#scan = i;
+    return i + 1 < body.length ? i : -1;
   }
 }

@@ -1,34 +1,51 @@
 /**
  * One webhook delivery attempt (docs/interface.md §11), safe against DNS rebinding:
- * the host name is resolved here, every address it resolves to is judged
- * (`judgeAddress`), and the connection goes to a judged address, never to
- * the name, so a name that resolves differently a moment later cannot send
- * the request elsewhere. The name still serves for TLS: the certificate is
- * checked against it.
+ * the URL rule is applied again (`refused_url`), the host name is resolved
+ * here and every address it resolves to is judged (`judgeAddress`), then
+ * the connection is opened on the path the runtime allows (`transport.ts`):
+ * to a judged address with TLS checked against the name, or, where plain
+ * TCP to port 443 is refused (Deno Deploy), to the name with the peer's
+ * address judged before any byte of the request is written.
  *
- * The request is written by hand on a `Deno.connect` socket (upgraded with
- * `Deno.startTls` for https) because `fetch` resolves names itself and
- * follows redirects, and offers neither a hook to check the addresses it
- * connects to nor a way to pin one.
+ * The request is written by hand on that connection because `fetch`
+ * resolves names itself and follows redirects, and offers neither a hook to
+ * check the addresses it connects to nor a way to pin one. The answer is
+ * read in work linear in its bytes, within 64 KiB and 256 reads
+ * (`_answer.ts`).
  * @module
  */
 
 import { judgeAddress } from "./addresses.ts";
-import {
-  bodyComplete,
-  bodyEnd,
-  headEnd,
-  parseHead,
-  persists,
-  type ResponseHead,
-} from "./_response_head.ts";
+import { persists, type ResponseHead } from "./_response_head.ts";
+import { AnswerReader } from "./_answer.ts";
 import type { KeptConnection } from "./kept_connection.ts";
 import { Deadline } from "./_deadline.ts";
 import { isIpLiteral } from "../ip_address.ts";
 import { MAX_RETRY_AFTER_S, parseRetryAfter } from "./retry_after.ts";
+import {
+  closeQuietly,
+  type Connector,
+  openConnection,
+  RefusedAddress,
+  resolveHost,
+  type Resolver,
+  SocketRules,
+} from "./transport.ts";
 
-/** How an attempt failed before or instead of an answer (the `error` of docs/interface.md §11's attempts). */
-export type DeliveryError = "timeout" | "connection" | "redirect" | "refused_address";
+export { type Connector, resolveHost, type Resolver, SocketRules };
+export { MAX_ANSWER_BYTES, MAX_ANSWER_READS } from "./_answer.ts";
+
+/** How an attempt may fail before or instead of an answer (the `error` of docs/interface.md §11's attempts). */
+export const DELIVERY_ERRORS = [
+  "timeout",
+  "connection",
+  "redirect",
+  "refused_address",
+  "refused_url",
+] as const;
+
+/** How an attempt failed before or instead of an answer: one of {@link DELIVERY_ERRORS}. */
+export type DeliveryError = typeof DELIVERY_ERRORS[number];
 
 /** The outcome of one attempt. */
 export interface DeliveryResult {
@@ -39,8 +56,10 @@ export interface DeliveryResult {
    * unless 2xx); `"redirect"` for a 3xx (never followed); `"timeout"` when no
    * answer came within `timeoutMs`; `"connection"` when the name did not
    * resolve, no address accepted a connection, TLS failed (certificate
-   * included), or the answer was not HTTP/1.x; `"refused_address"` when an
-   * address the host is or resolves to is not globally reachable.
+   * included), or the answer was not HTTP/1.x or not read within 64 KiB and
+   * 256 reads; `"refused_address"` when an address the host is or resolves
+   * to, or the one connected to by name, is not globally reachable;
+   * `"refused_url"` when the URL is `http:` and plain HTTP is not allowed.
    */
   error: DeliveryError | null;
   /** Milliseconds from the start until the answer's head was read, or until the failure. */
@@ -50,16 +69,6 @@ export interface DeliveryResult {
   /** The address connected to, or the address refused (for logs; absent when none was reached). */
   address?: string;
 }
-
-/** Resolves a host name to IP address literals (all of them: A and AAAA). */
-export type Resolver = (hostname: string, options: { signal: AbortSignal }) => Promise<string[]>;
-
-/** Opens a TCP connection to an IP address literal. */
-export type Connector = (options: {
-  hostname: string;
-  port: number;
-  signal: AbortSignal;
-}) => Promise<Deno.TcpConn>;
 
 /** What {@link deliverOnce} sends, and how. */
 export interface DeliverOptions {
@@ -76,9 +85,17 @@ export interface DeliverOptions {
   timeoutMs: number;
   /** `WEBHOOKS_ALLOW_PRIVATE`: when true, addresses are not judged. */
   allowPrivate: boolean;
+  /** `WEBHOOKS_ALLOW_HTTP`: when false, an `http:` URL fails `refused_url` without a connection. */
+  allowHttp: boolean;
+  /**
+   * The process's knowledge of the runtime's socket rule (plain TCP to port
+   * 443 refused on Deno Deploy); default one shared by the process, which
+   * learns it at the first refusal.
+   */
+  sockets?: SocketRules;
   /** How names are resolved; default {@link resolveHost} (`Deno.resolveDns`). For tests. */
   resolve?: Resolver;
-  /** How connections are opened; default `Deno.connect`. For tests. */
+  /** How plain TCP connections are opened on the pinned path; default `Deno.connect`. For tests. */
   connect?: Connector;
   /**
    * Where a connection is kept between attempts (HTTP/1.1 keep-alive): the
@@ -100,8 +117,8 @@ export interface DeliverOptions {
 /** How long an answer's body may take after its head (within the attempt's time limit). */
 export const DRAIN_MS = 1_000;
 
-/** The most of an answer read: head and body together. */
-export const MAX_RESPONSE_BYTES = 64 * 1024;
+/** The process's socket rules when an attempt is given none: plain TCP to 443 allowed until refused. */
+const PROCESS_SOCKETS = new SocketRules({ deploy: false });
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
@@ -109,9 +126,10 @@ const TRANSPORT_HEADERS = new Set(["host", "content-length", "connection", "tran
 const encoder = new TextEncoder();
 
 /**
- * Makes one delivery attempt: resolve, judge, connect, (TLS), one HTTP/1.1
- * `POST`, read the answer's status and headers, drain at most 64 KiB of its
- * body, close. Everything happens within `timeoutMs`.
+ * Makes one delivery attempt: the URL rule, resolve, judge, connect, (TLS),
+ * one HTTP/1.1 `POST`, read the answer's status and headers, drain its body
+ * (within 64 KiB and 256 reads with the head), close or keep the
+ * connection. Everything happens within `timeoutMs`.
  *
  * @param options what to send and how.
  * @returns the outcome; an attempt that fails is an outcome, not an exception.
@@ -124,7 +142,9 @@ const encoder = new TextEncoder();
  * ```ts ignore
  * const body = JSON.stringify(event);
  * const headers = await deliveryHeaders({ secrets, id: event.id, timestampS, body });
- * const result = await deliverOnce({ url, headers, body, timeoutMs: 15000, allowPrivate: false });
+ * const result = await deliverOnce({
+ *   url, headers, body, timeoutMs: 15000, allowPrivate: false, allowHttp: false,
+ * });
  * // { status: 204, error: null, durationMs: 41, address: "203.0.113.7" }
  * ```
  */
@@ -138,6 +158,10 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
   const request = requestBytes(url, options.headers, options.body, kept !== undefined);
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  // The URL rule again, as the settings stand now: nothing goes in plain text once refused.
+  if (url.protocol === "http:" && !options.allowHttp) {
+    return { status: null, error: "refused_url", durationMs: elapsed() };
+  }
   const deadline = new Deadline(options.timeoutMs, options.signal);
   let conn: Deno.Conn | null = null;
   deadline.signal.addEventListener("abort", () => closeQuietly(conn));
@@ -155,18 +179,20 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
         return { status: null, error: "refused_address", durationMs: elapsed(), address: refused };
       }
     }
-    let answer: { head: ResponseHead; rest: Uint8Array; via: Deno.Conn } | undefined;
+    let answer: { head: ResponseHead; reader: AnswerReader; via: Deno.Conn } | undefined;
     const reused = kept?.take(url.origin, addresses);
     if (reused) {
       const via = conn = reused.conn;
       address = reused.address;
+      const reader = readerOf(via, deadline);
       try {
         await writeAll(via, request, deadline).catch((error) => {
           throw deadline.signal.aborted ? error : new Unanswered();
         });
-        answer = { ...await readHead(via, deadline), via };
+        answer = { head: await reader.head(), reader, via };
       } catch (error) {
-        if (deadline.signal.aborted || !(error instanceof Unanswered)) throw error;
+        if (deadline.signal.aborted) throw error;
+        if (!(error instanceof Unanswered) && reader.received > 0) throw error;
         // Closed by the receiver while kept: the request goes on a new connection.
         closeQuietly(conn);
         conn = null;
@@ -174,12 +200,25 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
       }
     }
     if (answer === undefined) {
-      const via = conn = await open(url, host, addresses, options, deadline, (a) => address = a);
+      const via = conn = await openConnection(
+        {
+          url,
+          host,
+          addresses,
+          allowPrivate: options.allowPrivate,
+          sockets: options.sockets ?? PROCESS_SOCKETS,
+          caCerts: options.caCerts,
+          connect: options.connect,
+        },
+        deadline,
+        (a) => address = a,
+      );
       if (via === null) return { status: null, error: "connection", durationMs: elapsed() };
       await writeAll(via, request, deadline);
-      answer = { ...await readHead(via, deadline), via };
+      const reader = readerOf(via, deadline);
+      answer = { head: await reader.head(), reader, via };
     }
-    const { head, rest, via } = answer;
+    const { head, reader, via } = answer;
     const result: DeliveryResult = {
       status: head.status,
       error: null,
@@ -189,105 +228,28 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
     if (head.status >= 300 && head.status < 400) result.error = "redirect";
     const retryAfter = retryAfterOf(head);
     if (retryAfter !== undefined) result.retryAfterS = retryAfter;
-    const complete = await drain(via, head, rest, deadline);
+    const complete = await drain(reader);
     if (kept && complete && persists(head) && address !== undefined) {
       kept.keep(via, url.origin, address);
       conn = null;
     }
     return result;
-  } catch {
+  } catch (error) {
     if (deadline.abortedFromOutside) throw options.signal!.reason;
+    if (error instanceof RefusedAddress) {
+      return {
+        status: null,
+        error: "refused_address",
+        durationMs: elapsed(),
+        address: error.address,
+      };
+    }
     const failure = deadline.timedOut ? "timeout" : "connection";
     return { status: null, error: failure, durationMs: elapsed(), ...(address ? { address } : {}) };
   } finally {
     deadline.dispose();
     closeQuietly(conn);
   }
-}
-
-/**
- * Opens a connection to the first of `addresses` that accepts one (TLS for
- * https, checked against the URL's name), or null when none does. The
- * address is told to `connected` as soon as a TCP connection is made.
- *
- * @throws when the deadline passes, or TLS fails (the connection is closed).
- */
-async function open(
-  url: URL,
-  host: string,
-  addresses: readonly string[],
-  options: DeliverOptions,
-  deadline: Deadline,
-  connected: (address: string) => void,
-): Promise<Deno.Conn | null> {
-  const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
-  const connect = options.connect ?? connectTcp;
-  let tcp: Deno.TcpConn | null = null;
-  for (const candidate of addresses) {
-    try {
-      tcp = await deadline.settle(connect({ hostname: candidate, port, signal: deadline.signal }));
-      connected(candidate);
-      break;
-    } catch (error) {
-      if (deadline.signal.aborted) throw error;
-    }
-  }
-  if (tcp === null) return null;
-  // Nagle's algorithm would hold the TLS handshake's last flight for the peer's delayed
-  // ACK (40 ms on Linux): every message here is complete when written.
-  tcp.setNoDelay(true);
-  if (url.protocol !== "https:") return tcp;
-  const closeOnAbort = () => closeQuietly(tcp);
-  deadline.signal.addEventListener("abort", closeOnAbort, { once: true });
-  try {
-    const tls = await deadline.settle(Deno.startTls(tcp, {
-      hostname: host, // the certificate is checked against the URL's name, not the address
-      caCerts: options.caCerts,
-      alpnProtocols: ["http/1.1"],
-      unsafelyDisableHostnameVerification: false,
-    }));
-    try {
-      await deadline.race(tls.handshake());
-    } catch (error) {
-      closeQuietly(tls);
-      throw error;
-    }
-    return tls;
-  } catch (error) {
-    closeQuietly(tcp);
-    throw error;
-  } finally {
-    deadline.signal.removeEventListener("abort", closeOnAbort);
-  }
-}
-
-/**
- * Resolves a name to all its IPv4 and IPv6 addresses with `Deno.resolveDns`
- * (A and AAAA, each following CNAMEs). A type with no records adds none.
- *
- * @throws the resolver's error when a lookup fails otherwise (no server, a
- *   server failure): an attempt must not go on with half an answer hiding the
- *   other half.
- */
-export async function resolveHost(
-  hostname: string,
-  options: { signal?: AbortSignal } = {},
-): Promise<string[]> {
-  const lookups = await Promise.allSettled(
-    (["A", "AAAA"] as const).map((type) =>
-      Deno.resolveDns(hostname, type, { signal: options.signal })
-    ),
-  );
-  const addresses: string[] = [];
-  for (const lookup of lookups) {
-    if (lookup.status === "fulfilled") addresses.push(...lookup.value);
-    else if (!(lookup.reason instanceof Deno.errors.NotFound)) throw lookup.reason;
-  }
-  return addresses;
-}
-
-function connectTcp(options: { hostname: string; port: number; signal: AbortSignal }) {
-  return Deno.connect({ ...options, transport: "tcp" });
 }
 
 /** The request's bytes: head and body. */
@@ -325,79 +287,29 @@ async function writeAll(conn: Deno.Conn, bytes: Uint8Array, deadline: Deadline) 
   }
 }
 
-/**
- * Reads until a final head has arrived, skipping interim 1xx heads (a 103
- * Early Hints, a stray 100 Continue), but not a 101, which is final here.
- *
- * @throws {SyntaxError} on an answer that is not HTTP/1.x, is too large, or ends early.
- */
-async function readHead(conn: Deno.Conn, deadline: Deadline) {
-  let buffer: Uint8Array = new Uint8Array(0);
-  let total = 0;
-  while (true) {
-    const end = headEnd(buffer);
-    if (end >= 0) {
-      const head = parseHead(buffer.subarray(0, end));
-      const rest = buffer.subarray(end);
-      if (head.status >= 200 || head.status === 101) return { head, rest };
-      buffer = rest;
-      continue;
-    }
-    if (total >= MAX_RESPONSE_BYTES) throw new SyntaxError("the response head is too large");
-    let chunk: Uint8Array | null;
-    try {
-      chunk = await readChunk(conn, deadline);
-    } catch (error) {
-      throw total === 0 && !deadline.signal.aborted ? new Unanswered() : error;
-    }
-    if (chunk === null && total === 0) throw new Unanswered();
-    if (chunk === null) throw new SyntaxError("the connection ended before a response head");
-    total += chunk.length;
-    buffer = concat(buffer, chunk);
-  }
+/** A reader of the answer on `conn`, each read within the deadline. */
+function readerOf(conn: Deno.Conn, deadline: Deadline): AnswerReader {
+  return new AnswerReader((buffer) => deadline.race(conn.read(buffer)));
 }
 
 /**
- * Reads what the answer's body holds, up to 64 KiB with the head, so that a
- * well-behaved receiver is not reset mid-write; its bytes are not used.
- * Whatever happens here (a timeout, a reset) does not change the outcome:
- * the answer's status is already known. The body gets {@link DRAIN_MS} at
- * most (within the attempt's time): a receiver whose body's end cannot be
- * recognised must not hold its endpoint for the whole time limit.
+ * Reads what the answer's body holds, within the limits, so that a
+ * well-behaved receiver is not reset mid-write; its bytes are not used. The
+ * body gets {@link DRAIN_MS} at most (within the attempt's time): a
+ * receiver whose body's end cannot be recognised must not hold its
+ * endpoint for the whole time limit.
  *
  * @returns true when exactly the announced body arrived and nothing after
  *   it: the connection can carry the next request.
  */
-async function drain(
-  conn: Deno.Conn,
-  head: ResponseHead,
-  rest: Uint8Array,
-  deadline: Deadline,
-): Promise<boolean> {
-  let body = rest;
+async function drain(reader: AnswerReader): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"late">((resolve) =>
-    timer = setTimeout(() => resolve("late"), DRAIN_MS)
-  );
+  const late = new Promise((resolve) => timer = setTimeout(resolve, DRAIN_MS));
   try {
-    while (!bodyComplete(head, body) && body.length < MAX_RESPONSE_BYTES) {
-      const read = readChunk(conn, deadline);
-      const chunk = await Promise.race([read, late]);
-      if (chunk === "late") {
-        // The read in flight ends when the connection is closed (it is not kept).
-        read.catch(() => {});
-        return false;
-      }
-      if (chunk === null) return false;
-      body = concat(body, chunk);
-    }
-  } catch {
-    // The status is known; the rest of the body is the receiver's business.
-    return false;
+    return await reader.body(late);
   } finally {
     clearTimeout(timer);
   }
-  return bodyEnd(head, body) === body.length;
 }
 
 /** A kept connection that ended, or failed, before any byte of an answer: the receiver closed it. */
@@ -407,19 +319,6 @@ class Unanswered extends Error {
   }
 }
 
-async function readChunk(conn: Deno.Conn, deadline: Deadline): Promise<Uint8Array | null> {
-  const buffer = new Uint8Array(16 * 1024);
-  const n = await deadline.race(conn.read(buffer));
-  return n === null ? null : buffer.subarray(0, n);
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
-
 /** A 429's or 503's single `Retry-After`, in seconds, when it asks for at most an hour. */
 function retryAfterOf(head: ResponseHead): number | undefined {
   if (head.status !== 429 && head.status !== 503) return undefined;
@@ -427,12 +326,4 @@ function retryAfterOf(head: ResponseHead): number | undefined {
   if (values?.length !== 1) return undefined;
   const seconds = parseRetryAfter(values[0], Date.now());
   return seconds !== null && seconds <= MAX_RETRY_AFTER_S ? seconds : undefined;
-}
-
-function closeQuietly(conn: Deno.Conn | null) {
-  try {
-    conn?.close();
-  } catch {
-    // Already closed (by the deadline, or by the peer's TLS alert).
-  }
 }

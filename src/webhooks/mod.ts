@@ -7,7 +7,7 @@
  *   `PATCH /webhooks`; a string is the message of a 400 `invalid_webhook_url`.
  * - `newWebhookSecret()`: at creation and at `POST /webhooks/{id}/secret`.
  * - `deliveryHeaders({ secrets, id, timestampS, body })` then
- *   `deliverOnce({ url, headers, body, timeoutMs, allowPrivate })`: one attempt.
+ *   `deliverOnce({ url, headers, body, timeoutMs, allowPrivate, allowHttp })`: one attempt.
  *   Its `status` and `error` are the attempt's record; a 2xx acknowledges the
  *   event, a 410 disables the endpoint (`gone`), anything else is retried on
  *   the schedule of §11, with `retryAfterS` (when present) replacing the next
@@ -29,11 +29,14 @@ export {
   type Connector,
   deliverOnce,
   type DeliverOptions,
+  DELIVERY_ERRORS,
   type DeliveryError,
   type DeliveryResult,
-  MAX_RESPONSE_BYTES,
+  MAX_ANSWER_BYTES,
+  MAX_ANSWER_READS,
   resolveHost,
   type Resolver,
+  SocketRules,
 } from "./deliver.ts";
 export { type IpAddress, isIpLiteral, parseIpLiteral } from "../ip_address.ts";
 export { MAX_RETRY_AFTER_S, parseRetryAfter } from "./retry_after.ts";

@@ -10,6 +10,17 @@ import { isIpLiteral } from "../ip_address.ts";
 /** Longest accepted webhook URL, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
+/**
+ * What a JSON Schema can state of the rule of {@link checkWebhookUrl}, for
+ * the published OpenAPI document: `http://` or `https://` (the operator may
+ * allow `http:`; the scheme is lower case in the normal form), then
+ * printable ASCII but the backslash (the normal form has nothing else: no
+ * white space, no control character, nothing outside ASCII). Every URL the
+ * rule accepts matches it; the normal form and the address rules stay in
+ * code.
+ */
+export const WEBHOOK_URL_PATTERN = "^https?://[\\x21-\\x5b\\x5d-\\x7e]+$";
+
 /** The settings {@link checkWebhookUrl} depends on (docs/interface.md §2). */
 export interface WebhookUrlOptions {
   /** `WEBHOOKS_ALLOW_HTTP`: whether plain `http:` is accepted besides `https:`. */

@@ -5,14 +5,17 @@
  * address then (here `localhost`, to the receiver's own loopback address)
  * fails with `refused_address` without a connection, until the endpoint is
  * disabled. With `WEBHOOKS_ALLOW_PRIVATE=true` the same endpoint is reached.
+ * The URL rule is applied again at each attempt: an `http:` endpoint gets
+ * nothing once plain HTTP is no longer allowed (`refused_url`).
  */
 
 import assert from "node:assert/strict";
 import { generateEd25519Key, signVariantA } from "../../client/mod.ts";
 import { expectError, newPayload } from "../support/fixtures.ts";
 import { sampleValue, scrape } from "../support/metrics.ts";
-import { withProcess } from "../support/process.ts";
-import { acknowledged, startReceiver } from "../support/webhooks.ts";
+import { type ProcessHarness, withProcess } from "../support/process.ts";
+import { tempKvPath } from "../support/server.ts";
+import { acknowledged, settled, startReceiver } from "../support/webhooks.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -83,6 +86,55 @@ Deno.test("a name that resolves to a loopback address at attempt time is refused
       await submitted.body?.cancel();
       await receiver.until((d) => acknowledged(d).length === 1, 5_000, "the delivery");
     });
+  } finally {
+    await receiver.close();
+  }
+});
+
+Deno.test("an http: endpoint registered while plain HTTP was allowed gets nothing once it is not: refused_url, retried as any failure", async () => {
+  const receiver = startReceiver();
+  const kvPath = await tempKvPath();
+  const env = {
+    WEBHOOKS_ALLOW_PRIVATE: "true",
+    WEBHOOK_RETRY_SCHEDULE_MS: "100,100",
+  };
+  const submitOne = async (h: ProcessHarness) => {
+    const template = await h.newTemplate();
+    const submitted = await h.submit(signVariantA(newPayload(template), generateEd25519Key()));
+    assert.equal(submitted.status, 201);
+    await submitted.body?.cancel();
+  };
+  try {
+    let id = "";
+    await withProcess(
+      { store: kvPath, env: { ...env, WEBHOOKS_ALLOW_HTTP: "true" } },
+      async (h) => {
+        id = (await h.client.webhooks.add({ url: receiver.url })).id;
+        await submitOne(h);
+        await receiver.until((d) => acknowledged(d).length === 1, 5_000, "the delivery");
+      },
+    );
+    await withProcess(
+      { store: kvPath, env: { ...env, WEBHOOKS_ALLOW_HTTP: "false" } },
+      async (h) => {
+        await submitOne(h);
+        const shown = await settled(h.client, id, (e) => e.status === "disabled", 5_000);
+        assert.equal(shown.disabled_reason, "failing", "disabled as after any failures");
+        const attempts = await h.client.webhooks.attempts(id);
+        assert.deepEqual(attempts.map((a) => [a.attempt, a.status, a.error]), [
+          [3, null, "refused_url"],
+          [2, null, "refused_url"],
+          [1, null, "refused_url"],
+          [1, 204, null],
+        ]);
+        assert.equal(receiver.deliveries.length, 1, "nothing more in plain text");
+        const samples = await scrape(h);
+        assert.equal(
+          sampleValue(samples, "intents_webhook_deliveries_total", { outcome: "refused_url" }),
+          3,
+        );
+      },
+    );
   } finally {
     await receiver.close();
   }

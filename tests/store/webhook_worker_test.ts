@@ -48,7 +48,9 @@ Deno.test("a pause made elsewhere while acknowledgements commit stops the delive
     settings: {
       webhookTimeoutMs: 2_000,
       webhooksAllowPrivate: true,
+      webhooksAllowHttp: true,
       webhookRetryScheduleMs: [1_000],
+      denoDeploy: false,
     },
     report: () => {},
   });

@@ -19,9 +19,17 @@ export const HEADERS = await deliveryHeaders({
   body: BODY,
 });
 
-/** Options for a delivery to a receiver on a loopback address (private addresses allowed). */
+/** Options for a delivery to a receiver on a loopback address (private addresses and http: allowed). */
 export function local(url: string, extra: Partial<DeliverOptions> = {}): DeliverOptions {
-  return { url, headers: HEADERS, body: BODY, timeoutMs: 5000, allowPrivate: true, ...extra };
+  return {
+    url,
+    headers: HEADERS,
+    body: BODY,
+    timeoutMs: 5000,
+    allowPrivate: true,
+    allowHttp: true,
+    ...extra,
+  };
 }
 
 /** A resolver that answers `addresses` for any name, and records the names asked. */

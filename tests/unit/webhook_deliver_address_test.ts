@@ -161,3 +161,27 @@ Deno.test("deliverOnce fails with connection when an https URL reaches a server 
   );
   assert.deepEqual([result.status, result.error], [null, "connection"]);
 });
+
+Deno.test("deliverOnce sends nothing in plain text once http: is not allowed: refused_url before resolving", async () => {
+  const { server, base, hits } = statusReceiver();
+  await using _ = server;
+  const resolve = resolver(["127.0.0.1"]);
+  for (const url of [`${base}/status/204`, "http://hooks.example/in"]) {
+    const result = await deliverOnce({
+      ...local(url),
+      allowHttp: false,
+      resolve,
+      connect: noConnect,
+    });
+    assert.deepEqual([result.status, result.error, result.address], [
+      null,
+      "refused_url",
+      undefined,
+    ]);
+  }
+  assert.deepEqual(resolve.asked, []);
+  assert.deepEqual(hits, []);
+  // Allowed again, the same http: URL is delivered.
+  const allowed = await deliverOnce(local(`${base}/status/204`));
+  assert.deepEqual([allowed.status, allowed.error], [204, null]);
+});

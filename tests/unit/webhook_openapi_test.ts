@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import * as v from "valibot";
 import { buildRoutes } from "../../src/http/app.ts";
 import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
@@ -14,6 +15,8 @@ import {
   WebhookReplaySchema,
   WebhookUpdateSchema,
 } from "../../src/webhooks/schemas.ts";
+import { checkWebhookUrl } from "../../src/webhooks/url.ts";
+import { DELIVERY_ERRORS } from "../../src/webhooks/deliver.ts";
 import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
 
 const doc = buildOpenApiDocument(buildRoutes()) as Record<string, Record<string, never>>;
@@ -40,7 +43,7 @@ Deno.test("every webhook operation is admin-only, with §11's operationId", () =
   }
 });
 
-Deno.test("the delivery is a webhooks entry: the event as its body, the three signed headers", () => {
+Deno.test("the delivery is a webhooks entry: the event as its body, the three signed headers, secured by the signature", () => {
   const delivery = (doc.webhooks as Record<string, { post: Record<string, never> }>).intentEvent
     .post;
   const headers = (delivery.parameters as { name: string; in: string; required: boolean }[])
@@ -54,6 +57,9 @@ Deno.test("the delivery is a webhooks entry: the event as its body, the three si
   assert.deepEqual((body as { schema: unknown }).schema, { $ref: "#/components/schemas/Event" });
   assert.ok((delivery.responses as Record<string, unknown>)["2XX"]);
   assert.ok((delivery.responses as Record<string, unknown>)["410"]);
+  // None of the service's schemes secures it: its signature does, as its description says.
+  assert.deepEqual(delivery.security, []);
+  assert.match(delivery.description as string, /webhook-signature/);
 });
 
 const CASES: [string, v.GenericSchema, unknown, boolean][] = [
@@ -67,9 +73,19 @@ const CASES: [string, v.GenericSchema, unknown, boolean][] = [
     false,
   ],
   ["WebhookCreate", WebhookCreateSchema, { url: "https://h.example/", events: ["x"] }, false],
-  ["WebhookCreate", WebhookCreateSchema, { url: "x", description: "😀".repeat(200) }, true],
-  ["WebhookCreate", WebhookCreateSchema, { url: "x", description: "😀".repeat(201) }, false],
-  ["WebhookCreate", WebhookCreateSchema, { url: "x", other: 1 }, false],
+  [
+    "WebhookCreate",
+    WebhookCreateSchema,
+    { url: "https://h.example/", description: "😀".repeat(200) },
+    true,
+  ],
+  [
+    "WebhookCreate",
+    WebhookCreateSchema,
+    { url: "https://h.example/", description: "😀".repeat(201) },
+    false,
+  ],
+  ["WebhookCreate", WebhookCreateSchema, { url: "https://h.example/", other: 1 }, false],
   ["WebhookCreate", WebhookCreateSchema, {}, false],
   ["WebhookUpdate", WebhookUpdateSchema, {}, true],
   ["WebhookUpdate", WebhookUpdateSchema, { status: "paused" }, true],
@@ -87,7 +103,74 @@ Deno.test("the published webhook request schemas accept and refuse what the serv
     assert.equal(published(value), valid, `${name} ${JSON.stringify(value)} (published)`);
     assert.equal(v.is(schema, value), valid, `${name} ${JSON.stringify(value)} (server)`);
   }
-  // The URL rule is the server's, after the shape; only its length is published.
+  // The URL rule is the server's, after the shape; its length is published.
   const url = ajv.getSchema(`${DOC_ID}#/components/schemas/WebhookCreate`)!;
   assert.equal(url({ url: `https://h.example/${"a".repeat(2031)}` }), false);
+});
+
+const published = (name: "WebhookCreate" | "WebhookUpdate") =>
+  ajv.getSchema(`${DOC_ID}#/components/schemas/${name}`)!;
+
+Deno.test("the published URL schema states the scheme and the characters: no empty URL, no control character, http: admitted", () => {
+  for (const name of ["WebhookCreate", "WebhookUpdate"] as const) {
+    const valid = published(name);
+    for (
+      const url of ["https://h.example/in?team=7", "http://h.example/", "https://[2001:db8::1]/"]
+    ) {
+      assert.equal(valid({ url }), true, `${name} ${url}`);
+    }
+    const controls = [...Array(0x20).keys(), 0x7f, 0x85, 0x9f].map((c) => String.fromCharCode(c));
+    for (
+      const url of [
+        "",
+        "h.example/in",
+        "ftp://h.example/",
+        "https://",
+        "https://h.example/ in",
+        "https://h.example/\\in",
+        "https://h.example/é",
+        ...controls.map((c) => `https://h.example/${c}`),
+        ...controls.map((c) => `${c}https://h.example/`),
+      ]
+    ) {
+      assert.equal(valid({ url }), false, `${name} ${JSON.stringify(url)}`);
+    }
+  }
+});
+
+Deno.test("every URL the server's rule accepts matches the published URL schema", () => {
+  const valid = published("WebhookCreate");
+  const options = { allowHttp: true, allowPrivate: true };
+  const urls = fc.oneof(
+    // Most in their normal form, as the rule wants them; others as given.
+    { arbitrary: fc.webUrl({ withQueryParameters: true }).map((u) => new URL(u).href), weight: 3 },
+    fc.webUrl({ withQueryParameters: true, withFragments: true }),
+    fc.webUrl().map((u) => u.toUpperCase()),
+    fc.tuple(
+      fc.constantFrom("https://h.example/", "http://h.example"),
+      fc.string({ unit: "binary" }),
+    )
+      .map(([a, b]) => a + b),
+    fc.string({ unit: "binary" }),
+  );
+  let accepted = 0;
+  fc.assert(
+    fc.property(urls, (url) => {
+      if (checkWebhookUrl(url, options) !== null) return true;
+      accepted++;
+      return valid({ url }) === true;
+    }),
+    { numRuns: 2_000 },
+  );
+  assert.ok(accepted > 400, `only ${accepted} generated URLs were accepted by the rule`);
+});
+
+Deno.test("an attempt's published error is null or one of the delivery's errors, refused_url included", () => {
+  const attempt = ajv.getSchema(`${DOC_ID}#/components/schemas/WebhookAttempt`)!;
+  const base = { event_id: "42", attempt: 1, at: "2026-01-01T12:00:01.000Z", duration_ms: 3 };
+  for (const error of [null, ...DELIVERY_ERRORS]) {
+    assert.equal(attempt({ ...base, status: null, error }), true, String(error));
+  }
+  assert.ok(DELIVERY_ERRORS.includes("refused_url"));
+  assert.equal(attempt({ ...base, status: null, error: "refused" }), false);
 });

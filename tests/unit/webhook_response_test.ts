@@ -6,15 +6,18 @@
 import assert from "node:assert/strict";
 import { parseHttpDate, parseRetryAfter } from "../../src/webhooks/retry_after.ts";
 import {
-  bodyComplete,
-  bodyEnd,
-  headEnd,
+  BodyFraming,
+  HeadEnd,
   parseHead,
   persists,
+  type ResponseHead,
 } from "../../src/webhooks/_response_head.ts";
 
 const NOW = Date.UTC(1994, 10, 6, 8, 49, 7); // Sun, 06 Nov 1994 08:49:07 GMT
 const bytes = (text: string) => new TextEncoder().encode(text);
+const headEnd = (buffer: Uint8Array) => new HeadEnd(0).find(buffer);
+const bodyEnd = (head: ResponseHead, body: Uint8Array) => new BodyFraming(head).end(body);
+const bodyComplete = (head: ResponseHead, body: Uint8Array) => new BodyFraming(head).complete(body);
 
 Deno.test("parseRetryAfter reads delay-seconds as they are", () => {
   for (
@@ -151,4 +154,39 @@ Deno.test("persists: HTTP/1.1 without connection: close, a final answer other th
   assert.ok(!persists(head("HTTP/1.1 200 OK\r\nConnection: Close")));
   assert.ok(!persists(head("HTTP/1.1 200 OK\r\nconnection: upgrade, close")));
   assert.ok(!persists(head("HTTP/1.0 200 OK")));
+});
+
+Deno.test("HeadEnd and BodyFraming carried on as bytes arrive find what one look at the whole finds", () => {
+  const answers = [
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2;x=1\r\nok\r\n0\r\nx-t: 1\r\n\r\n",
+    "HTTP/1.1 200 OK\ncontent-length: 2\n\nokHTTP",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n7\r\n\r\n0\r\n\r\n\r\n0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n",
+    "HTTP/1.1 200 OK\r\n\r\nto the end",
+    "HTTP/1.1 200 OK\n\r\n",
+    "HTTP/1.1 200 OK\r\nx: 1\r\r\n\r\n",
+  ];
+  for (const text of answers) {
+    const all = bytes(text);
+    const end = headEnd(all);
+    assert.ok(end > 0, text);
+    const head = parseHead(all.subarray(0, end));
+    const body = all.subarray(end);
+    for (const step of [1, 2, 3, 7]) {
+      const search = new HeadEnd(0);
+      let found = -1;
+      for (let n = 0; found < 0 && n < all.length + step; n += step) {
+        found = search.find(all.subarray(0, Math.min(n, all.length)));
+      }
+      assert.equal(found, end, `${JSON.stringify(text)} by ${step}`);
+      assert.ok(search.scanned <= end, "each byte looked at once");
+      const framing = new BodyFraming(head);
+      let got = framing.end(body.subarray(0, 0));
+      for (let n = step; n < body.length + step; n += step) {
+        got = framing.end(body.subarray(0, Math.min(n, body.length)));
+      }
+      assert.equal(got, bodyEnd(head, body), `${JSON.stringify(text)} body by ${step}`);
+      assert.ok(framing.scanned <= 2 * body.length);
+    }
+  }
 });

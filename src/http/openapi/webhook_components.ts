@@ -9,12 +9,13 @@
 import * as v from "valibot";
 import { type JsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import { WEBHOOK_EVENT_TYPES } from "../../webhooks/endpoint.ts";
+import { DELIVERY_ERRORS } from "../../webhooks/deliver.ts";
 import {
   WebhookCreateSchema,
   WebhookReplaySchema,
   WebhookUpdateSchema,
 } from "../../webhooks/schemas.ts";
-import { MAX_WEBHOOK_URL_LENGTH } from "../../webhooks/url.ts";
+import { MAX_WEBHOOK_URL_LENGTH, WEBHOOK_URL_PATTERN } from "../../webhooks/url.ts";
 
 const opaqueId = v.pipe(v.string(), v.minLength(1), v.maxLength(128), v.regex(/^[\x21-\x7e]+$/));
 const time = v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time."));
@@ -34,9 +35,10 @@ export const WebhookAttemptSchema = v.object({
     v.description("The answer's HTTP status; null when none came."),
   ),
   error: v.pipe(
-    v.nullable(v.picklist(["timeout", "connection", "redirect", "refused_address"])),
+    v.nullable(v.picklist(DELIVERY_ERRORS)),
     v.description(
-      "null when an answer came that is not a redirect; else how the attempt failed.",
+      "null when an answer came that is not a redirect; else how the attempt failed " +
+        "(`refused_url`: an `http:` URL while plain HTTP is not allowed).",
     ),
   ),
   duration_ms: v.pipe(v.number(), v.integer(), v.minValue(0)),
@@ -143,10 +145,15 @@ export function webhookComponentSchemas(): Record<string, JsonSchema> {
       return undefined;
     },
   }) as Record<WebhookComponentName, JsonSchema>;
-  // The URL rule is checked after the shape, with its own code; its length JSON Schema can state.
+  // The URL rule is checked after the shape, with its own code; its length, scheme and
+  // characters JSON Schema can state.
   for (const name of ["WebhookCreate", "WebhookUpdate"] as const) {
     const properties = converted[name].properties as Record<string, JsonSchema>;
-    properties.url = { ...properties.url, maxLength: MAX_WEBHOOK_URL_LENGTH };
+    properties.url = {
+      ...properties.url,
+      maxLength: MAX_WEBHOOK_URL_LENGTH,
+      pattern: WEBHOOK_URL_PATTERN,
+    };
   }
   const out: Record<string, JsonSchema> = {};
   for (const name of Object.keys(DEFINITIONS) as WebhookComponentName[]) {

@@ -268,8 +268,11 @@ export function webhookDeliveries(record: unknown): Obj {
           "30 s. While the endpoint acknowledges promptly, an event reaches it within 3 s of its " +
           "201 (docs/performance.md has the measured figures). Requests are HTTP/1.1; a " +
           "connection is kept up to 4 s for the next attempt unless the answer says " +
-          "`connection: close`.",
+          "`connection: close`. The request carries no credential: the receiver authenticates " +
+          "it by its `webhook-signature`, made with the endpoint's secret.",
         tags: ["webhooks"],
+        // Nothing of the service's security schemes applies: the signature authenticates it.
+        security: [],
         parameters: [
           named("webhook-id", "The event id, the same on every attempt.", "42"),
           named(
