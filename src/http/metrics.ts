@@ -54,7 +54,7 @@ export interface RequestEvent {
   /** Set when the answer replayed what was stored before (a retry). */
   replayed?: boolean;
   /** Set when a limit refused the request: the client address, a key, or the pending intents. */
-  limited?: "address" | "signer" | "pending";
+  limited?: "address" | "signer" | "auth" | "pending";
 }
 
 /** Called once per finished request. */
@@ -216,7 +216,7 @@ export class MetricsRegistry {
   );
   readonly #limitRefusals = new Counter(
     "intents_limit_refusals_total",
-    "Requests refused by a limit: address or signer (rate_limited), pending (too_many_pending).",
+    "Requests refused by a limit: address, signer or auth (rate_limited), pending (too_many_pending).",
     ["limit"],
   );
   readonly #expired = new Counter(

@@ -28,11 +28,11 @@ import {
 } from "../../webhooks/schemas.ts";
 import { newWebhookSecret } from "../../webhooks/signing.ts";
 import { checkWebhookUrl } from "../../webhooks/url.ts";
-import { requireBearer } from "../auth.ts";
 import { type AppContext, readJsonBody, type RequestContext, type Route } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
 import { readQuery, wholeNumber } from "./query.ts";
+import { requireToken } from "../limits.ts";
 
 /** The query parameters of `GET /webhooks/{id}/attempts`, and the bounds of `limit`. */
 export const ATTEMPTS_QUERY = ["limit"] as const;
@@ -96,8 +96,9 @@ async function render(app: AppContext, endpoint: Endpoint, head?: number) {
 }
 
 /** `POST /webhooks`: 201 with the endpoint and its secret, shown here and at rotation only. */
-export async function postWebhook(request: Request, { app }: RequestContext): Promise<Response> {
-  requireBearer(request, [app.settings.adminToken]);
+export async function postWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireToken(request, ctx, [app.settings.adminToken]);
   const { value } = await readJsonBody(request, app);
   const body = validate(WebhookCreateSchema, value, "");
   checkUrl(app, body.url);
@@ -127,8 +128,9 @@ export async function postWebhook(request: Request, { app }: RequestContext): Pr
 }
 
 /** `GET /webhooks`: every endpoint, oldest first, without secrets. */
-export async function listWebhooks(request: Request, { app }: RequestContext): Promise<Response> {
-  requireBearer(request, [app.settings.adminToken]);
+export async function listWebhooks(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireToken(request, ctx, [app.settings.adminToken]);
   readQuery(request, []);
   const [entries, head] = await Promise.all([
     app.store.webhooks.listEndpoints(),
@@ -141,7 +143,7 @@ export async function listWebhooks(request: Request, { app }: RequestContext): P
 /** `GET /webhooks/{id}`: the endpoint with its status, next event, lag and last attempt. */
 export async function getWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const entry = await app.store.webhooks.getEndpoint(id);
   if (entry === null) throw notFound();
@@ -151,7 +153,7 @@ export async function getWebhook(request: Request, ctx: RequestContext): Promise
 /** `PATCH /webhooks/{id}`: url, events, description, status (pause and resume). */
 export async function patchWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const { value } = await readJsonBody(request, app);
   const patch = validate(WebhookUpdateSchema, value, "");
@@ -164,7 +166,7 @@ export async function patchWebhook(request: Request, ctx: RequestContext): Promi
 /** `DELETE /webhooks/{id}`: 204; its deliveries stop, its log goes. */
 export async function deleteWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   if (!await app.store.webhooks.deleteEndpoint(id)) throw notFound();
   return new Response(null, {
@@ -179,7 +181,7 @@ export async function rotateWebhookSecret(
   ctx: RequestContext,
 ): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const secret = newWebhookSecret();
   const now = app.now().getTime();
@@ -191,7 +193,7 @@ export async function rotateWebhookSecret(
 /** `POST /webhooks/{id}/replay`: deliveries start again after `after` (null: the beginning). */
 export async function replayWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const { value } = await readJsonBody(request, app);
   const body = validate(WebhookReplaySchema, value, "");
@@ -214,7 +216,7 @@ export async function listWebhookAttempts(
   ctx: RequestContext,
 ): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const limit = wholeNumber(readQuery(request, ATTEMPTS_QUERY), "limit", ATTEMPTS_LIMIT);
   if (await app.store.webhooks.getEndpoint(id) === null) throw notFound();
