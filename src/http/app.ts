@@ -35,6 +35,8 @@ export interface AppDeps {
   writer?: IntentWriter;
   /** Defaults to the system clock. */
   now?: () => Date;
+  /** The rate limits' monotonic clock in milliseconds; defaults to `performance.now`. */
+  limitClock?: () => number;
   /** Defaults to one JSON line on stdout. */
   log?: (line: RequestLogLine) => void;
   observers?: RequestObserver[];
@@ -175,7 +177,7 @@ export function createApp(deps: AppDeps): App {
     metrics,
     stopping: deps.stopping ?? new AbortController().signal,
     deadlines: deps.deadlines,
-    limits: new RequestLimits(deps.settings.limits),
+    limits: new RequestLimits(deps.settings.limits, deps.limitClock),
   };
   const routes = buildRoutes();
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));

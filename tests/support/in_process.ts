@@ -32,6 +32,8 @@ export interface AppOptions extends HarnessOptions {
   log?: (line: RequestLogLine) => void;
   /** The peer address every request comes from, as `Deno.serve` reports it; default `127.0.0.1`. */
   peer?: string;
+  /** The rate limits' clock in milliseconds; default `performance.now`. */
+  limitClock?: () => number;
 }
 
 /** The harness in process, and the app inside it. */
@@ -84,6 +86,7 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
     writer: createWriter(store, { batchMax: settings.commitBatchMax }),
     now,
     log: options.log ?? (() => {}),
+    limitClock: options.limitClock,
     verifier: threads === 0 ? undefined : (ctx) =>
       pool = new VerifyPool(threads, ctx, { workCharged: settings.limits.ratePerAddress > 0 }),
   });
