@@ -10,8 +10,8 @@ import { verifyEd25519 } from "../crypto/ed25519.ts";
 import {
   passkeyChallenge,
   type PasskeyPolicy,
-  precheckPasskey,
   type PrecheckedPasskey,
+  precheckPasskey,
   verifyPrechecked,
   withRpIdHashes,
 } from "./passkey.ts";

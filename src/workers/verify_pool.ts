@@ -193,7 +193,9 @@ export class VerifyPool implements Verifier {
   /** Answers a job on the calling thread: past its gate when it passed it already. */
   #inline(job: Job): void {
     const answer = job.gated
-      ? Promise.resolve().then(() => verifyRead(this.#ctx, readSubmissionBody(this.#ctx, job.bytes)))
+      ? Promise.resolve().then(() =>
+        verifyRead(this.#ctx, readSubmissionBody(this.#ctx, job.bytes))
+      )
       : verifySubmissionBody(this.#ctx, job.bytes, job.gate);
     answer.then(job.resolve, job.reject);
   }

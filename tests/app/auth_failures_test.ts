@@ -68,7 +68,10 @@ Deno.test("wrong tokens spend the address's failure budget; then even the right 
     // 20 s later one token has come back: the right token goes through.
     clock += 20_000;
     assert.equal((await getFrom(h, from, "/intents", h.adminToken)).status, 200);
-    assert.equal(sampleValue(await scrape(h), "intents_limit_refusals_total", { limit: "auth" }), 5);
+    assert.equal(
+      sampleValue(await scrape(h), "intents_limit_refusals_total", { limit: "auth" }),
+      5,
+    );
   });
 });
 

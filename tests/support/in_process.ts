@@ -87,8 +87,10 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
     now,
     log: options.log ?? (() => {}),
     limitClock: options.limitClock,
-    verifier: threads === 0 ? undefined : (ctx) =>
-      pool = new VerifyPool(threads, ctx, { workCharged: settings.limits.ratePerAddress > 0 }),
+    verifier: threads === 0
+      ? undefined
+      : (ctx) =>
+        pool = new VerifyPool(threads, ctx, { workCharged: settings.limits.ratePerAddress > 0 }),
   });
   const handleFrom = (peer: string, input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init);

@@ -12,6 +12,7 @@ import { WEBHOOK_EVENT_TYPES } from "../../webhooks/endpoint.ts";
 import {
   WebhookCreateSchema,
   WebhookReplaySchema,
+  WebhookRotateSchema,
   WebhookUpdateSchema,
 } from "../../webhooks/schemas.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../webhooks/url.ts";
@@ -94,6 +95,7 @@ const DEFINITIONS = {
   WebhookCreate: WebhookCreateSchema,
   WebhookUpdate: WebhookUpdateSchema,
   WebhookReplay: WebhookReplaySchema,
+  WebhookRotate: WebhookRotateSchema,
   Webhook: WebhookSchema,
   WebhookCreated: WebhookCreatedSchema,
   WebhookList: v.object({ items: v.array(WebhookSchema) }),
@@ -111,10 +113,11 @@ const DESCRIPTIONS: Record<WebhookComponentName, string> = {
   WebhookCreate: "A new webhook endpoint.",
   WebhookUpdate: "Changes to a webhook endpoint: any of its members.",
   WebhookReplay: "Where deliveries start again.",
+  WebhookRotate: "How long the older secrets stay in force at most.",
   Webhook: "A webhook endpoint: a server-held cursor over the feed, delivered in order.",
   WebhookCreated: "A new webhook endpoint and its secret, shown here and at rotation only.",
   WebhookList: "Every webhook endpoint, oldest first.",
-  WebhookSecret: "A new secret; the one it replaces stays in force for 24 hours.",
+  WebhookSecret: "A new secret; the older ones stay in force at most `overlap_s` more.",
   WebhookAttempt: "One delivery attempt.",
   WebhookAttemptList: "The latest attempts of an endpoint (the last 100 are kept).",
 };

@@ -49,12 +49,16 @@ export async function postIntent(request: Request, ctx: RequestContext): Promise
   checkSigners(ctx, keyIds);
   let stored: Stored;
   try {
-    stored = await storeSubmission({
-      store: app.store,
-      writer: app.writer,
-      allowUnsigned: app.settings.allowUnsigned,
-      maxPendingPerSigner: app.limits.settings.maxPendingPerSigner,
-    }, verified, ref!);
+    stored = await storeSubmission(
+      {
+        store: app.store,
+        writer: app.writer,
+        allowUnsigned: app.settings.allowUnsigned,
+        maxPendingPerSigner: app.limits.settings.maxPendingPerSigner,
+      },
+      verified,
+      ref!,
+    );
   } catch (error) {
     if (error instanceof ServiceError && error.code === "too_many_pending") refusedPending(ctx);
     throw error;

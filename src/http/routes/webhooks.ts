@@ -15,8 +15,10 @@ import {
   newEndpointId,
   renderAttempt,
   renderEndpoint,
+  REPLACED_SECRET_MS,
   replayEndpoint,
   rotateSecret,
+  SIGNING_VIEW_MS,
   updateEndpoint,
   wants,
 } from "../../webhooks/endpoint.ts";
@@ -24,11 +26,19 @@ import {
   ATTEMPTS_LIMIT,
   WebhookCreateSchema,
   WebhookReplaySchema,
+  WebhookRotateSchema,
   WebhookUpdateSchema,
 } from "../../webhooks/schemas.ts";
+import { parseJsonBody } from "../../domain/json_body.ts";
 import { newWebhookSecret } from "../../webhooks/signing.ts";
 import { checkWebhookUrl } from "../../webhooks/url.ts";
-import { type AppContext, readJsonBody, type RequestContext, type Route } from "../context.ts";
+import {
+  type AppContext,
+  readJsonBody,
+  readJsonBytes,
+  type RequestContext,
+  type Route,
+} from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
 import { readQuery, wholeNumber } from "./query.ts";
@@ -175,7 +185,27 @@ export async function deleteWebhook(request: Request, ctx: RequestContext): Prom
   });
 }
 
-/** `POST /webhooks/{id}/secret`: a new secret; the one it replaces signs too for 24 h. */
+/**
+ * The `overlap_s` of a rotation's body, in ms: no body (or an empty one) is
+ * the default; a body is strict `application/json` of its shape.
+ */
+async function readOverlapMs(request: Request, app: AppContext): Promise<number> {
+  if (request.body === null || request.headers.get("content-length") === "0") {
+    return REPLACED_SECRET_MS;
+  }
+  const bytes = await readJsonBytes(request, app);
+  if (bytes.length === 0) return REPLACED_SECRET_MS;
+  const body = validate(WebhookRotateSchema, parseJsonBody(bytes).value, "");
+  return body.overlap_s === undefined ? REPLACED_SECRET_MS : body.overlap_s * 1000;
+}
+
+/**
+ * `POST /webhooks/{id}/secret`: a new secret; every older one stays in force
+ * at most `overlap_s` more. Deliverers on every process sign with the
+ * endpoint as they read it at most {@link SIGNING_VIEW_MS} before an attempt,
+ * so when that outlasts the overlap the answer waits that long: no attempt
+ * that starts after the 200, on any process, is signed with a retired secret.
+ */
 export async function rotateWebhookSecret(
   request: Request,
   ctx: RequestContext,
@@ -183,10 +213,18 @@ export async function rotateWebhookSecret(
   const { app } = ctx;
   requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
+  const overlapMs = await readOverlapMs(request, app);
   const secret = newWebhookSecret();
   const now = app.now().getTime();
-  const changed = await app.store.webhooks.changeEndpoint(id, (e) => rotateSecret(e, secret, now));
+  const changed = await app.store.webhooks.changeEndpoint(
+    id,
+    (e) => rotateSecret(e, secret, now, overlapMs),
+  );
   if (changed === null) throw notFound();
+  if (overlapMs < SIGNING_VIEW_MS) {
+    // Counted from the commit's end: a deliverer that read before it has read again by then.
+    await new Promise((resolve) => setTimeout(resolve, SIGNING_VIEW_MS));
+  }
   return json(200, { secret });
 }
 
