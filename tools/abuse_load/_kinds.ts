@@ -26,7 +26,8 @@ export const KINDS = {
   "multisig16": "Multisig of 16 fresh Ed25519 signers, all signatures valid, policy exists (201)",
   "multisig16-missing": "the same to a policy that does not exist (400)",
   "multisig16-first-bad": "the same with the first signature bad (400)",
-  "multisig16-one-signature": "a Multisig naming 16 fresh keys, one valid signature, threshold 1 (201)",
+  "multisig16-one-signature":
+    "a Multisig naming 16 fresh keys, one valid signature, threshold 1 (201)",
   "passkey-long-data": "a passkey with ~4,000 characters of authenticator data (400)",
   "multisig16-passkeys": "a Multisig of 16 fresh passkeys, all valid (201)",
   "wrong-token": "GET /intents with a wrong bearer token (401, then 429)",
@@ -60,7 +61,9 @@ function newIntent(policyId: string, index: number): Intent {
   return {
     id: crypto.randomUUID(),
     policy_id: policyId,
-    attrs: { fields: { amount: `${index % 100}.00`, currency: "EUR", reference: `abuse-${index}` } },
+    attrs: {
+      fields: { amount: `${index % 100}.00`, currency: "EUR", reference: `abuse-${index}` },
+    },
   };
 }
 

@@ -180,7 +180,9 @@ async function main(): Promise<void> {
   if (options.json) return;
   const ordinary = results.find((r) => r.kind === "ordinary")?.server_cpu_per_second ?? null;
   console.log(
-    `${new Date().toISOString()}  ${navigator.hardwareConcurrency} CPUs  Deno ${Deno.version.deno}` +
+    `${
+      new Date().toISOString()
+    }  ${navigator.hardwareConcurrency} CPUs  Deno ${Deno.version.deno}` +
       `  ${options.base === projectRoot ? "this checkout" : options.base}` +
       `${commit ? ` (${commit})` : ""}, ${options.rate}/s for ${options.seconds} s`,
   );
