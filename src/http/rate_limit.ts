@@ -5,47 +5,30 @@
  *
  * ## How the routes use it
  *
- * One limiter per policy, built once from `readLimitSettings`:
+ * One limiter per policy (`RequestLimits`), used by `limits.ts`:
  *
- * ```ts ignore
- * const address = new RateLimiter({ policy: "address", ratePerSecond: limits.ratePerAddress });
- * const signer = new RateLimiter({ policy: "signer", ratePerSecond: limits.ratePerSigner });
- * ```
- *
- * On `POST /intents`, `POST /intents/{id}/approvals` and `.../rejections`:
- *
- * 1. Before anything else (§4's order, so before the content type and the
- *    body are looked at): `const a = address.take(clientAddress(...).bucketKey)`.
- *    The three endpoints share one bucket per address. A request let in
- *    spends one token whatever answer it then gets; a refused one spends
- *    nothing. When `!a.allowed`, answer 429 `{"message", "code": "rate_limited"}`
- *    with `rateLimitHeaders([a])` (it carries `Retry-After`). Every other
- *    answer of these endpoints, 2xx or error, carries `rateLimitHeaders([a])`.
- * 2. After the body parsed and the signature verified, before the template or
- *    policy lookup: `const s = signer.checkAll(keys)` for the keys that signed
- *    the submission, approval or rejection (a multisig counts against each
- *    signer; an `Unsigned` submission has none, and `checkAll([])` allows).
- *    Key the buckets by one canonical form (a P-256 key compressed), or one
- *    key gets two budgets. When `!s.allowed`: 429 `rate_limited` with
- *    `rateLimitHeaders([a, s])`, which names both policies and takes
- *    `Retry-After` from the signer's.
- * 3. Only after the KV commit that stores the intent or records the approval
- *    or rejection succeeded: `signer.spendAll(keys)`. A forged signature never
- *    reaches step 2, and an idempotent replay (200), a 409, a 429
- *    `too_many_pending` or a failed commit never reaches step 3, so none of
- *    them spends a key's budget: others replaying its bodies cannot starve it.
- *
- * `rate_limited` and `too_many_pending` are to be added to `ERROR_CODES`
- * (status 429); the 429 body is the usual `{message, code}`.
+ * 1. `address.take(bucket)` before anything else on the four address-limited
+ *    endpoints: a request let in spends one token whatever answer it then
+ *    gets; a refused one spends nothing. Every answer of these endpoints
+ *    carries `rateLimitHeaders([decision])`.
+ * 2. Once the body is read: `address.take(bucket, work - 1)`, all or none.
+ * 3. After the signature verified: `signer.checkAll(keys)` for the keys that
+ *    signed (one canonical form per key, a P-256 key compressed, or one key
+ *    gets two budgets); only after the commit that stored something:
+ *    `signer.spendAll(keys)`. A forged signature, a replay (200), a 409, a 429
+ *    `too_many_pending` or a failed commit spends no key's budget: others
+ *    replaying its bodies cannot starve it.
+ * 4. On endpoints that need a token: `auth.check(bucket)` before the token is
+ *    compared, `auth.spend(bucket)` for a wrong or missing one.
  *
  * ## Check, then spend
  *
- * Step 2 only looks; step 3 spends. Between them, concurrent requests of one
+ * A key's check only looks; its spend comes later. Between them, concurrent requests of one
  * key can all pass the check on the same last token and all spend it: the
  * bucket then goes into debt (below empty) and the key is refused until the
  * debt is repaid by refill. So the long-run rate holds exactly, and a burst can
  * exceed the capacity by the number of that key's requests in flight between
- * check and commit. A reservation taken at step 2 and refunded on failure
+ * check and commit. A reservation taken at the check and refunded on failure
  * would close that gap, but replays of a key's bodies sent by others would
  * then hold its tokens while they are in flight, which §12 rules out.
  *
