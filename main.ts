@@ -57,10 +57,10 @@ async function openKv(path: string | undefined): Promise<Deno.Kv> {
  * The pool of `VERIFY_WORKERS` threads, or the serving thread itself where
  * there are none or this runtime has no workers.
  */
-function startVerifier(threads: number, ctx: VerifyContext): Verifier {
+function startVerifier(threads: number, ctx: VerifyContext, workCharged: boolean): Verifier {
   if (threads === 0) return inlineVerifier(ctx);
   try {
-    const pool = new VerifyPool(threads, ctx);
+    const pool = new VerifyPool(threads, ctx, { workCharged });
     console.error(`intents: submissions are parsed and verified on ${threads} worker thread(s)`);
     return pool;
   } catch (error) {
@@ -151,7 +151,8 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
   const deadlines = new DeadlineSweeper(Math.min(250, Math.max(10, settings.bodyTimeoutMs / 10)));
   const stopping = new AbortController();
   const app = createApp({
-    verifier: (ctx) => startVerifier(settings.verifyWorkers, ctx),
+    verifier: (ctx) =>
+      startVerifier(settings.verifyWorkers, ctx, settings.limits.ratePerAddress > 0),
     store,
     settings,
     writer,

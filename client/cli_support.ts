@@ -36,6 +36,7 @@ export const OPTIONS = {
   description: { type: "string" },
   port: { type: "string" },
   secret: { type: "string" },
+  overlap: { type: "string" },
 } as const;
 
 /** The parsed options. */

@@ -76,9 +76,24 @@ async function remove({ args, client, print }: Ctx): Promise<void> {
 }
 
 async function rotate({ values, args, client, print, io }: Ctx): Promise<void> {
-  const secret = await client().webhooks.rotateSecret(requireArg(args[0], "ID"));
+  const id = requireArg(args[0], "ID");
+  let overlapS: number | undefined;
+  if (values.overlap !== undefined) {
+    overlapS = Number(values.overlap);
+    if (!/^[0-9]{1,5}$/.test(values.overlap) || overlapS > 86_400) {
+      throw new UsageError("--overlap must be a whole number of seconds from 0 to 86400");
+    }
+  }
+  const secret = await client().webhooks.rotateSecret(id, { overlapS });
   // The secret alone on standard output: SECRET=$(deno task cli webhooks rotate ID).
-  if (!values.json) io.stderr("the replaced secret still signs deliveries for 24 hours\n");
+  if (!values.json) {
+    const overlap = overlapS === undefined || overlapS === 86_400 ? "24 hours" : `${overlapS} s`;
+    io.stderr(
+      overlapS === 0
+        ? "the older secrets no longer sign deliveries\n"
+        : `the older secrets still sign deliveries for at most ${overlap}\n`,
+    );
+  }
   print(`${secret}\n`, { secret });
 }
 

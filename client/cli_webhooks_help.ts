@@ -28,7 +28,7 @@ Commands:
   webhooks pause ID             stop its deliveries
   webhooks resume ID            resume a paused or disabled one where it stopped
   webhooks remove ID            remove it and its attempts log
-  webhooks rotate ID            a new secret (the old one signs for 24 hours more)
+  webhooks rotate ID [--overlap S]   a new secret (older ones sign S s more; default a day)
   webhooks replay ID --after EVENT   deliver again after an event id ("start": all)
   webhooks attempts ID [--limit N]   its latest attempts, newest first
   webhooks listen --port P --secret S   a local receiver that verifies and prints
@@ -67,11 +67,13 @@ ${COMMON}`,
 
 Removes an endpoint and its attempts log; its deliveries stop.
 ${COMMON}`,
-  "webhooks rotate": `Usage: deno task cli webhooks rotate ID [--json]
+  "webhooks rotate": `Usage: deno task cli webhooks rotate ID [--overlap S] [--json]
 
 Prints a new secret for the endpoint, alone on standard output. Deliveries are
-signed with it and, for 24 hours, with the secret it replaces too, so the
-receiver can switch within that time.
+signed with it and, for at most S more seconds, with the older secrets too, so
+the receiver can switch within that time.
+  --overlap S   0 to 86400 (default 86400, a day); 0 retires the older secrets
+                at once on every process (a secret that leaked)
 ${COMMON}`,
   "webhooks replay": `Usage: deno task cli webhooks replay ID --after EVENT [--json]
 

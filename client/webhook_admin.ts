@@ -141,9 +141,17 @@ export class WebhooksApi {
     await response.body?.cancel();
   }
 
-  /** `POST /webhooks/{id}/secret`: the new secret; the replaced one still signs for 24 hours. */
-  async rotateSecret(id: string): Promise<string> {
-    return (await this.#json<{ secret: string }>("POST", `${path(id)}/secret`)).secret;
+  /**
+   * `POST /webhooks/{id}/secret`: the new secret. Every older secret still
+   * signs for at most `overlapS` seconds more (0–86400; default 86400, a
+   * day); 0 retires them at once, on every process, by the time this returns
+   * (a secret that leaked).
+   *
+   * @throws {IntentsError} `invalid_body` for an `overlapS` out of range.
+   */
+  async rotateSecret(id: string, options: { overlapS?: number } = {}): Promise<string> {
+    const body = options.overlapS === undefined ? undefined : { overlap_s: options.overlapS };
+    return (await this.#json<{ secret: string }>("POST", `${path(id)}/secret`, body)).secret;
   }
 
   /**

@@ -14,6 +14,8 @@ export interface LimitSettings {
   ratePerAddress: number;
   /** `RATE_LIMIT_PER_SIGNER`: stored submissions, approvals, rejections per second per key; 0: no limit. */
   ratePerSigner: number;
+  /** `RATE_LIMIT_AUTH_FAILURES`: wrong or missing bearer tokens a minute per client address; 0: no limit. */
+  authFailuresPerMinute: number;
   /** `TRUSTED_PROXIES`: reverse proxies whose `X-Forwarded-For` names the client; empty: none. */
   trustedProxies: ParsedCidr[];
   /** `MAX_PENDING_PER_SIGNER`: pending intents one key may have submitted under one governed document. */
@@ -80,9 +82,10 @@ function trustedProxies(env: Env): ParsedCidr[] {
 
 /**
  * Reads the abuse-control settings from an environment map. Unset or empty
- * variables take the defaults of docs/interface.md §2: 50 requests per second per
- * address, 10 per second per signer, no trusted proxies, 100 pending intents
- * per signer. A rate of `0` turns that rate limit off.
+ * variables take the defaults of docs/interface.md §2: 50 tokens per second per
+ * address, 10 per second per signer, 20 wrong tokens a minute per address, no
+ * trusted proxies, 100 pending intents per signer. A rate of `0` turns that
+ * rate limit off.
  *
  * @param env variables, e.g. `Deno.env.toObject()`.
  * @returns validated settings with defaults applied.
@@ -98,6 +101,7 @@ export function readLimitSettings(env: Env): LimitSettings {
   return {
     ratePerAddress: wholeNumber(env, "RATE_LIMIT_PER_ADDRESS", 50, 0, MAX_RATE_SETTING),
     ratePerSigner: wholeNumber(env, "RATE_LIMIT_PER_SIGNER", 10, 0, MAX_RATE_SETTING),
+    authFailuresPerMinute: wholeNumber(env, "RATE_LIMIT_AUTH_FAILURES", 20, 0, MAX_RATE_SETTING),
     trustedProxies: trustedProxies(env),
     // No "off" value: 0 would forbid every governed submission, which no one means.
     maxPendingPerSigner: wholeNumber(env, "MAX_PENDING_PER_SIGNER", 100, 1, MAX_PENDING_SETTING),

@@ -33,6 +33,7 @@ import {
   attemptNumber,
   type AttemptRecord,
   secretsInForce,
+  SIGNING_VIEW_MS,
   skipTo,
   wants,
 } from "../webhooks/endpoint.ts";
@@ -102,7 +103,10 @@ export class EndpointWorker {
   /** Ends the attempt in flight. */
   readonly #abort = new AbortController();
   #stopping = false;
-  /** The endpoint as this deliverer's last write left it, and when (Unix ms). */
+  /**
+   * The endpoint as this deliverer's last write left it, and since when (Unix
+   * ms) it is known to be so: the write's start, or the read its turn began with.
+   */
   #known: { entry: SeenEntry; at: number } | undefined;
   /** The connection to the endpoint kept between attempts. */
   readonly #connection = new KeptConnection();
@@ -179,6 +183,7 @@ export class EndpointWorker {
         const changes = this.#changes;
         // A read waits for the write in flight: it would otherwise see the endpoint before it.
         if (!fresh) await this.#writing;
+        const seenAt = fresh ? known.at : this.#deps.now();
         const entry = fresh
           ? known.entry
           : this.#withAhead(await webhooks.getEndpoint(this.#lease.id));
@@ -187,7 +192,7 @@ export class EndpointWorker {
           await this.#lease.release(false);
           return;
         }
-        await this.#turn(entry, changes);
+        await this.#turn(entry, changes, seenAt);
       } catch (error) {
         const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
         this.#deps.report(`intents: webhook ${this.#lease.id}: ${reason}`);
@@ -196,8 +201,8 @@ export class EndpointWorker {
     }
   }
 
-  /** One turn on the endpoint as read (after `changes` notifications). */
-  async #turn(entry: SeenEntry, changes: number): Promise<void> {
+  /** One turn on the endpoint as read at `seenAt` (after `changes` notifications). */
+  async #turn(entry: SeenEntry, changes: number, seenAt: number): Promise<void> {
     const endpoint = entry.endpoint;
     this.position = endpoint.position;
     const now = this.#deps.now();
@@ -207,7 +212,7 @@ export class EndpointWorker {
     }
     const events = await this.#deps.events.read(endpoint.position);
     const next = events.find((event) => wants(endpoint, event.type));
-    if (next) return await this.#attempt(entry, next, changes);
+    if (next) return await this.#attempt(entry, next, changes, seenAt);
     const before = await settled(entry);
     // A write in flight failed: the next turn reads what came first.
     if (before === null) return;
@@ -229,11 +234,12 @@ export class EndpointWorker {
     const after = skipTo(endpoint, passed);
     const at = this.#deps.now();
     if (at - since >= RECORD_SKIPS_MS) {
-      this.#wrote(after, await this.#move(before, after), changes);
+      this.#wrote(after, await this.#move(before, after), changes, at);
       return;
     }
     this.#ahead = { entry: { endpoint: after, version: before.version }, since };
-    if (changes === this.#changes) this.#known = { entry: this.#ahead.entry, at };
+    // Known as read when the turn began: nothing was written to it since.
+    if (changes === this.#changes) this.#known = { entry: this.#ahead.entry, at: seenAt };
   }
 
   /** Records the endpoint moved past events not of its types: its new version, or null. */
@@ -261,8 +267,16 @@ export class EndpointWorker {
     };
   }
 
-  /** Makes one attempt of `event` and records it with what it makes of the endpoint. */
-  async #attempt(entry: SeenEntry, event: IntentEvent, changes: number): Promise<void> {
+  /**
+   * Makes one attempt of `event` with the endpoint as known at `seenAt`, and
+   * records it with what it makes of the endpoint.
+   */
+  async #attempt(
+    entry: SeenEntry,
+    event: IntentEvent,
+    changes: number,
+    seenAt: number,
+  ): Promise<void> {
     // One acknowledgement at most commits behind the attempts: one that failed (a change came
     // first) is seen before another attempt goes out on the endpoint as it stood before.
     if (this.#earlier) {
@@ -272,6 +286,11 @@ export class EndpointWorker {
     const endpoint = entry.endpoint;
     const { timeoutMs, allowPrivate, allowHttp, sockets } = this.#deps;
     const started = this.#deps.now();
+    if (started - seenAt >= SIGNING_VIEW_MS) {
+      // Signed only with secrets known within the bound: a rotation elsewhere may retire some.
+      this.#known = undefined;
+      return;
+    }
     const id = String(event.position);
     const body = renderEvent(event);
     const headers = await deliveryHeaders({
@@ -331,8 +350,9 @@ export class EndpointWorker {
       this.#writeBehind(write, after, changes);
       return;
     }
+    const writeStarted = this.#deps.now();
     const version = await write;
-    this.#wrote(after, version, changes);
+    this.#wrote(after, version, changes, writeStarted);
     if (version !== null && after.status === "disabled") {
       this.#deps.report(
         `intents: webhook ${endpoint.id} disabled (${after.disabledReason}) after attempt ${record.attempt} of event ${id}`,
@@ -371,9 +391,15 @@ export class EndpointWorker {
    * Keeps the endpoint as written, when the write succeeded and no change was
    * notified since the turn began: the next turn needs no read.
    */
-  #wrote(endpoint: EndpointEntry["endpoint"], version: string | null, changes: number): void {
+  #wrote(
+    endpoint: EndpointEntry["endpoint"],
+    version: string | null,
+    changes: number,
+    startedAt: number,
+  ): void {
     if (version === null || changes !== this.#changes) return;
-    this.#known = { entry: { endpoint, version }, at: this.#deps.now() };
+    // Its commit was checked against the version read: the endpoint was so when it started.
+    this.#known = { entry: { endpoint, version }, at: startedAt };
   }
 
   /** Waits `ms`, or less when woken or the lease goes. */

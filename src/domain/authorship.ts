@@ -7,8 +7,16 @@
 
 import { ServiceError } from "../errors.ts";
 import { verifyEd25519 } from "../crypto/ed25519.ts";
-import { type PasskeyPolicy, verifyPasskey, withRpIdHashes } from "./passkey.ts";
-import { type PublicKeyCache, publicKeyCache } from "./public_keys.ts";
+import {
+  passkeyChallenge,
+  type PasskeyPolicy,
+  type PrecheckedPasskey,
+  precheckPasskey,
+  verifyPrechecked,
+  withRpIdHashes,
+} from "./passkey.ts";
+import { checkPrimeOrder, type PublicKeyCache, publicKeyCache } from "./public_keys.ts";
+import { fieldPath } from "./validate.ts";
 import type {
   DecodedEd25519,
   DecodedMultisig,
@@ -43,17 +51,19 @@ export function verifyContext(passkey: PasskeyPolicy): VerifyContext {
   return { passkey: withRpIdHashes(passkey), keys: publicKeyCache() };
 }
 
-/** Verifies one single-key signature; returns the failure reason or null. */
-async function checkSingle(
+/**
+ * The cheap checks of one single-key signature (a passkey's client data,
+ * flags and rp id hash; nothing for Ed25519): the failure reason, or what its
+ * {@link verifyPrepared} needs.
+ */
+function prepareSingle(
   sig: DecodedEd25519 | DecodedPasskey,
   signedBytes: Uint8Array,
   ctx: VerifyContext,
-): Promise<string | null> {
-  if (sig.kind === "Ed25519") {
-    const ok = await verifyEd25519(sig.publicKey, signedBytes, sig.signature);
-    return ok ? null : `${sig.path}: signature does not verify`;
-  }
-  const verdict = await verifyPasskey(
+  challenge: string | undefined,
+): { failure: string } | { prepared: PrecheckedPasskey | null } {
+  if (sig.kind === "Ed25519") return { prepared: null };
+  const checked = precheckPasskey(
     {
       authenticatorData: sig.authenticatorData,
       clientData: sig.clientData,
@@ -62,8 +72,34 @@ async function checkSingle(
     },
     signedBytes,
     ctx.passkey,
+    challenge,
   );
+  return checked.ok ? { prepared: checked } : { failure: `${sig.path}: ${checked.reason}` };
+}
+
+/** The dear check of one single-key signature (Ed25519, or a passkey's ECDSA); the failure reason or null. */
+async function verifyPrepared(
+  sig: DecodedEd25519 | DecodedPasskey,
+  prepared: PrecheckedPasskey | null,
+  signedBytes: Uint8Array,
+): Promise<string | null> {
+  if (sig.kind === "Ed25519") {
+    const ok = await verifyEd25519(sig.publicKey, signedBytes, sig.signature);
+    return ok ? null : `${sig.path}: signature does not verify`;
+  }
+  const verdict = await verifyPrechecked(prepared!);
   return verdict.ok ? null : `${sig.path}: ${verdict.reason}`;
+}
+
+/** Verifies one single-key signature; returns the failure reason or null. */
+async function checkSingle(
+  sig: DecodedEd25519 | DecodedPasskey,
+  signedBytes: Uint8Array,
+  ctx: VerifyContext,
+): Promise<string | null> {
+  const step = prepareSingle(sig, signedBytes, ctx, undefined);
+  if ("failure" in step) return step.failure;
+  return await verifyPrepared(sig, step.prepared, signedBytes);
 }
 
 /** What a verified signature says: who signed, and for a Multisig its own descriptor. */
@@ -87,11 +123,26 @@ export interface Verified {
   };
 }
 
+/** The subgroup check of one signer's key (docs/interface.md §4), refused as the decoding was. */
+function checkSignerKey(sig: DecodedMultisig, keyId: string, signersPath: string): void {
+  const key = sig.keys.get(keyId);
+  if (key === undefined) return;
+  checkPrimeOrder(key, fieldPath(signersPath, sig.signers.get(keyId)!.keyText), "invalid_body");
+}
+
 /** Who made one verified signature, and what identifies the signature. */
 function signedBy(sig: DecodedEd25519 | DecodedPasskey): SignedBy {
   return { keyId: sig.keyId, kind: sig.kind, path: sig.path, material: signatureMaterial(sig) };
 }
 
+/**
+ * Verifies a Multisig's entries, cheapest refusals first: every entry's key
+ * a signer and no signer twice; then every passkey entry's cheap checks;
+ * then the signatures in order, stopping at the first that does not verify;
+ * each Ed25519 signer's subgroup check once its signature verified, and those
+ * of the signers that did not sign last. A forged signature never pays for a
+ * subgroup check, nor the entries after it for their verification.
+ */
 async function checkMultisig(
   sig: DecodedMultisig,
   signedBytes: Uint8Array,
@@ -110,9 +161,25 @@ async function checkMultisig(
     }
     seen.add(entry.keyId);
   }
-  const failures = await Promise.all(sig.signatures.map((s) => checkSingle(s, signedBytes, ctx)));
-  const failure = failures.find((f) => f !== null);
-  if (failure) throw new ServiceError("invalid_signature", failure);
+  // One challenge for every passkey entry: they sign the same bytes.
+  const challenge = sig.signatures.some((s) => s.kind === "Passkey")
+    ? passkeyChallenge(signedBytes)
+    : undefined;
+  const prepared = sig.signatures.map((entry) => {
+    const step = prepareSingle(entry, signedBytes, ctx, challenge);
+    if ("failure" in step) throw new ServiceError("invalid_signature", step.failure);
+    return step.prepared;
+  });
+  const signersPath = fieldPath(sig.path, "pub_key", "signers");
+  for (let i = 0; i < sig.signatures.length; i++) {
+    const entry = sig.signatures[i];
+    const failure = await verifyPrepared(entry, prepared[i], signedBytes);
+    if (failure) throw new ServiceError("invalid_signature", failure);
+    checkSignerKey(sig, entry.keyId, signersPath);
+  }
+  for (const keyId of sig.signers.keys()) {
+    if (!seen.has(keyId)) checkSignerKey(sig, keyId, signersPath);
+  }
 
   // BigInt: sixteen safe-integer weights may add up past 2^53.
   let total = 0n;

@@ -80,7 +80,7 @@ function startsWith(data: Uint8Array, prefix: Uint8Array): boolean {
   return true;
 }
 
-function fail(reason: string): PasskeyVerdict {
+function fail(reason: string): { ok: false; reason: string } {
   return { ok: false, reason };
 }
 
@@ -139,14 +139,69 @@ function checkClientData(
 }
 
 /**
- * Verifies a WebAuthn assertion over `signedBytes`.
+ * An assertion whose cheap checks passed (see {@link precheckPasskey}): the
+ * key and the bytes its ECDSA signature must verify over.
+ */
+export interface PrecheckedPasskey {
+  ok: true;
+  publicKey: P256PublicKey | Uint8Array;
+  /** `authenticatorData ‖ SHA-256(client data bytes)`. */
+  message: Uint8Array;
+  signature: Uint8Array;
+}
+
+/**
+ * The checks of an assertion that need no ECDSA: the shapes of the inputs;
+ * the authenticator data's layout by its flags (37 bytes, or with ED one CBOR
+ * map of extensions; never AT), its rpIdHash, the user-present and (when
+ * required) user-verified flags; the client data read as strict JSON (no
+ * duplicate member), its `type`, `challenge`, `origin`, `crossOrigin` and the
+ * absence of `topOrigin`; strict DER with `r`, `s` in range. They cost
+ * microseconds where the ECDSA costs a fraction of a millisecond, so a
+ * verifier makes them first, for every assertion of a request, and a refused
+ * one never pays for an ECDSA (docs/interface.md §4).
  *
- * Checks, in order: the shapes of the inputs; authenticator data layout by
- * its flags (37 bytes, or with ED one CBOR map of extensions; never AT),
- * rpIdHash, user-present and (when required) user-verified flags; client data
- * read as strict JSON (no duplicate member), its `type`, `challenge`,
- * `origin`, `crossOrigin` and the absence of `topOrigin`; strict DER with `r`, `s` in
- * range; the public key; and the ECDSA P-256 / SHA-256 signature over
+ * @param assertion the decoded assertion.
+ * @param signedBytes the bytes the client signed.
+ * @param policy accepted rp ids and origins, and whether user verification is required.
+ * @param challenge {@link passkeyChallenge} of `signedBytes`, when the caller made it already.
+ * @returns the key, message and signature for {@link verifyPrechecked}, or
+ *   `{ ok: false, reason }`. Never throws for hostile input.
+ */
+export function precheckPasskey(
+  assertion: PasskeyAssertion,
+  signedBytes: Uint8Array,
+  policy: PasskeyPolicy,
+  challenge?: string,
+): PrecheckedPasskey | { ok: false; reason: string } {
+  try {
+    return precheckChecked(assertion, signedBytes, policy, challenge);
+  } catch {
+    // Every expected failure returns a reason below; this only keeps the "never throws" promise.
+    return { ok: false, reason: "passkey assertion could not be verified" };
+  }
+}
+
+/**
+ * The ECDSA P-256 / SHA-256 check of an assertion whose cheap checks passed.
+ *
+ * @returns `{ ok: true }`, or `{ ok: false, reason }`. Never throws for hostile input.
+ */
+export async function verifyPrechecked(prepared: PrecheckedPasskey): Promise<PasskeyVerdict> {
+  let verified: boolean;
+  try {
+    verified = await verifyP256(prepared.publicKey, prepared.message, prepared.signature);
+  } catch (error) {
+    // verifyP256 throws only for an invalid key; it decodes once and then serves from its cache.
+    if (error instanceof RangeError) return fail("public key is not a valid P-256 point");
+    return fail("passkey assertion could not be verified");
+  }
+  return verified ? { ok: true } : fail("signature does not verify");
+}
+
+/**
+ * Verifies a WebAuthn assertion over `signedBytes`: {@link precheckPasskey},
+ * then the public key and the ECDSA P-256 / SHA-256 signature over
  * `authenticatorData ‖ SHA-256(UTF-8 of clientData)`. High-S signatures are accepted.
  *
  * The client data is hashed as the exact bytes received, never re-serialised, so
@@ -191,19 +246,16 @@ export async function verifyPasskey(
   signedBytes: Uint8Array,
   policy: PasskeyPolicy,
 ): Promise<PasskeyVerdict> {
-  try {
-    return await verifyChecked(assertion, signedBytes, policy);
-  } catch {
-    // Every expected failure returns a reason below; this only keeps the "never throws" promise.
-    return fail("passkey assertion could not be verified");
-  }
+  const prepared = precheckPasskey(assertion, signedBytes, policy);
+  return prepared.ok ? await verifyPrechecked(prepared) : prepared;
 }
 
-async function verifyChecked(
+function precheckChecked(
   assertion: PasskeyAssertion,
   signedBytes: Uint8Array,
   policy: PasskeyPolicy,
-): Promise<PasskeyVerdict> {
+  challenge?: string,
+): PrecheckedPasskey | { ok: false; reason: string } {
   const { authenticatorData, clientData, publicKey, signature } = assertion ?? {};
   if (!(authenticatorData instanceof Uint8Array)) return fail("authenticator data is not bytes");
   if (typeof clientData !== "string") return fail("client data is not a string");
@@ -232,7 +284,7 @@ async function verifyChecked(
   const clientDataBytes = encoder.encode(clientData);
   const clientDataFailure = checkClientData(
     clientDataBytes,
-    passkeyChallenge(signedBytes),
+    challenge ?? passkeyChallenge(signedBytes),
     policy,
   );
   if (clientDataFailure) return fail(clientDataFailure);
@@ -254,13 +306,5 @@ async function verifyChecked(
   const message = new Uint8Array(authenticatorData.length + clientDataHash.length);
   message.set(authenticatorData, 0);
   message.set(clientDataHash, authenticatorData.length);
-  let verified: boolean;
-  try {
-    verified = await verifyP256(publicKey, message, signature);
-  } catch (error) {
-    // verifyP256 throws only for an invalid key; it decodes once and then serves from its cache.
-    if (error instanceof RangeError) return fail("public key is not a valid P-256 point");
-    throw error;
-  }
-  return verified ? { ok: true } : fail("signature does not verify");
+  return { ok: true, publicKey, message, signature };
 }

@@ -147,15 +147,50 @@ export function decodePublicKey(
   return found;
 }
 
+/** Options of {@link decodeSigners}. */
+export interface DecodeSignersOptions {
+  /** Where `signers` sits in the request. */
+  path: string;
+  /** The refusal's code: `invalid_body` unless given. */
+  code?: ErrorCode;
+  /** Where decoded keys are kept. */
+  cache?: PublicKeyCache;
+  /**
+   * When given, the subgroup check of each Ed25519 key is left to the
+   * caller (see {@link checkPrimeOrder}) and the decoded keys are put here,
+   * by key id: a Multisig checks them once its signatures verified, so a
+   * forged signature never pays for them (docs/interface.md §4).
+   */
+  keys?: Map<string, DecodedKey>;
+}
+
+/**
+ * Refuses an Ed25519 key outside the prime-order subgroup ([L]A not the
+ * identity): one secret key must not stand for two signers (A and A + T, T a
+ * torsion point). The check is a scalar multiplication (about half a
+ * millisecond in JavaScript), made once per decoded key: the key object keeps
+ * its answer, and the key cache keeps the object by its text, which names its
+ * bytes.
+ *
+ * @param key a decoded key; P-256 keys pass.
+ * @param keyPath the key's path in the request.
+ * @param code the refusal's code.
+ * @throws {ServiceError} `code` naming `keyPath`.
+ */
+export function checkPrimeOrder(key: DecodedKey, keyPath: string, code: ErrorCode): void {
+  if (key.curve === "ed25519" && !key.key.isPrimeOrder) {
+    throw new ServiceError(code, `${keyPath}: is not in the prime-order subgroup`);
+  }
+}
+
 /**
  * Decodes the signers of a Multisig or of a governed document's
  * `authorization` (docs/interface.md §4, §10): each key of either curve, an
- * Ed25519 key in the prime-order subgroup, and no two keys the same point.
+ * Ed25519 key in the prime-order subgroup (unless `options.keys` defers that
+ * check), and no two keys the same point.
  *
  * @param signers base58 key → weight, as sent.
- * @param options.path where `signers` sits in the request.
- * @param options.code the refusal's code: `invalid_body` unless given.
- * @param options.cache where decoded keys are kept.
+ * @param options see {@link DecodeSignersOptions}.
  * @returns the signers by key id (see {@link decodePublicKey}), in the order sent.
  * @throws {ServiceError} `options.code` naming the key's path.
  *
@@ -171,7 +206,7 @@ export function decodePublicKey(
  */
 export function decodeSigners(
   signers: Readonly<Record<string, number>>,
-  options: { path: string; code?: ErrorCode; cache?: PublicKeyCache },
+  options: DecodeSignersOptions,
 ): Signers {
   const code = options.code ?? "invalid_body";
   const decoded: Signers = new Map();
@@ -184,14 +219,12 @@ export function decodeSigners(
       if (error instanceof ServiceError) throw new ServiceError(code, error.message);
       throw error;
     }
-    // One secret key must not stand for two signers (A and A + T, T a torsion point).
-    if (key.curve === "ed25519" && !key.key.isPrimeOrder) {
-      throw new ServiceError(code, `${keyPath}: is not in the prime-order subgroup`);
-    }
+    if (options.keys === undefined) checkPrimeOrder(key, keyPath, code);
     if (decoded.has(key.id)) {
       throw new ServiceError(code, `${keyPath}: names the same key as another signer`);
     }
     decoded.set(key.id, { keyText, weight });
+    options.keys?.set(key.id, key);
   }
   return decoded;
 }

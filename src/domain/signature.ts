@@ -10,6 +10,7 @@ import type { Ed25519PublicKey } from "../crypto/ed25519.ts";
 import type { P256PublicKey } from "../crypto/p256.ts";
 import {
   decodeBase58,
+  type DecodedKey,
   decodePublicKey,
   decodeSigners,
   type PublicKeyCache,
@@ -48,6 +49,11 @@ export interface DecodedMultisig {
   kind: "Multisig";
   /** Signers by key id, with their key as sent and weight. */
   signers: Signers;
+  /**
+   * The signers' decoded keys by key id, their subgroup not yet checked:
+   * verification checks each Ed25519 one once its signature verified.
+   */
+  keys: Map<string, DecodedKey>;
   threshold: number;
   signatures: (DecodedEd25519 | DecodedPasskey)[];
   path: string;
@@ -94,9 +100,11 @@ function decodePasskey(value: unknown, path: string, keys?: PublicKeyCache): Dec
 
 function decodeMultisig(value: unknown, path: string, keys?: PublicKeyCache): DecodedMultisig {
   const body = validate(MultisigSchema, value, path);
+  const signerKeys = new Map<string, DecodedKey>();
   const signers = decodeSigners(body.pub_key.signers, {
     path: fieldPath(path, "pub_key", "signers"),
     cache: keys,
+    keys: signerKeys,
   });
   const signatures = body.signatures.map((entry, i) => {
     const entryPath = fieldPath(path, "signatures", i);
@@ -106,7 +114,32 @@ function decodeMultisig(value: unknown, path: string, keys?: PublicKeyCache): De
   if (signatures.length > MAX_MULTISIG_ENTRIES) {
     throw new ServiceError("invalid_body", `${fieldPath(path, "signatures")}: too many entries`);
   }
-  return { kind: "Multisig", signers, threshold: body.pub_key.threshold, signatures, path };
+  return {
+    kind: "Multisig",
+    signers,
+    keys: signerKeys,
+    threshold: body.pub_key.threshold,
+    signatures,
+    path,
+  };
+}
+
+/**
+ * The verification work a signature asks for, in the units of the address
+ * budget (docs/interface.md §12): max(1, signatures carried, public keys
+ * named). A Multisig names the keys of its signers and of its entries
+ * (counted once each), whatever it carries; no signature (`Unsigned`) is 1.
+ *
+ * @example
+ * ```ts
+ * workOf(null); // 1
+ * ```
+ */
+export function workOf(signature: DecodedSignature | null): number {
+  if (signature === null || signature.kind !== "Multisig") return 1;
+  const keys = new Set(signature.signers.keys());
+  for (const entry of signature.signatures) keys.add(entry.keyId);
+  return Math.max(1, signature.signatures.length, keys.size);
 }
 
 /**

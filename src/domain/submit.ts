@@ -1,13 +1,14 @@
 /**
- * The submit use case's second part: after `verify_submission.ts` read and
- * verified the body (on any thread), check the template or policy and the
- * quorum it fixes, and store once. Check order (docs/interface.md §4, §10):
- * shape and encodings, signature (both in `verify_submission.ts`),
- * template/policy, the document's quorum (`signer_not_authorized`, then
- * `quorum_mismatch`), then the id (`intent_exists`, or the replay of this
- * same signed submission), then `too_many_pending`. A request whose
- * authorship does not verify, or whose signer the document does not name,
- * never learns whether an id exists.
+ * The submit use case's store side: find the template or policy once the
+ * body is read (before its signature is verified: `findReference`), then,
+ * once verified, check the quorum the document fixes and store once
+ * (`storeSubmission`). Check order (docs/interface.md §4, §10): shape and
+ * encodings (`verify_submission.ts`), the address's further tokens (the
+ * HTTP edge), template/policy, signature (`verify_submission.ts` again), the
+ * document's quorum (`signer_not_authorized`, then `quorum_mismatch`), then
+ * the id (`intent_exists`, or the replay of this same signed submission),
+ * then `too_many_pending`. A request whose authorship does not verify, or
+ * whose signer the document does not name, never learns whether an id exists.
  * @module
  */
 
@@ -15,7 +16,7 @@ import { ServiceError, tooLarge } from "../errors.ts";
 import type { Verified } from "./authorship.ts";
 import { approvalsOf, checkDescriptor, quorumReached } from "./governance.ts";
 import type { Submission } from "./submission.ts";
-import type { VerifiedSubmission } from "./verify_submission.ts";
+import type { SubmissionSummary, VerifiedSubmission } from "./verify_submission.ts";
 import {
   type Authorship,
   type DocumentRef,
@@ -25,6 +26,27 @@ import {
 } from "./intent.ts";
 import type { IntentWriter, Store } from "./store.ts";
 import { canonicalBytesOfParsed } from "./jcs.ts";
+
+/**
+ * The template or policy a read submission references, before its signature
+ * is verified: documents are public (`GET /templates/{id}`), so saying one is
+ * missing tells a caller nothing it could not learn, and a request under a
+ * missing one costs no verification. An `Unsigned` submission without
+ * `ALLOW_UNSIGNED` is refused as such first, as it is under an ungoverned
+ * document (its absence decides nothing more).
+ *
+ * @throws {ServiceError} `unsigned_not_permitted`, `template_not_found` or `policy_not_found`.
+ */
+export async function findReference(
+  deps: { store: Pick<Store, "findDocument">; allowUnsigned: boolean },
+  summary: SubmissionSummary,
+): Promise<DocumentRef> {
+  const { submission } = summary;
+  const ref = await deps.store.findDocument(submission.refKind, submission.refId);
+  if (ref) return ref;
+  if (!summary.signed && !deps.allowUnsigned) throw UNSIGNED_REFUSED();
+  throw notFound(submission);
+}
 
 /** What storing a verified submission needs. */
 export interface StoreDeps {
@@ -136,27 +158,23 @@ async function replayOf(
 }
 
 /**
- * Stores a verified submission: its template or policy, the quorum the
- * document fixes, then the id.
+ * Stores a verified submission under its template or policy (`ref`, found by
+ * {@link findReference}): the quorum the document fixes, then the id.
  *
  * @returns the stored record: `accepted`, or `pending` under a governed
  *   document whose threshold its signatures do not reach; or, for the same
  *   signed submission sent again, the record as it stands, `replayed`.
- * @throws {ServiceError} `template_not_found` or `policy_not_found`, the
- *   refusals of the quorum, `intent_exists`, `too_many_pending`, or
+ * @throws {ServiceError} the refusals of the quorum, `intent_exists`,
+ *   `too_many_pending`, `template_not_found` or `policy_not_found` (the
+ *   document changed and is gone since, which a store conversion alone does), or
  *   `payload_too_large` when a governed record would leave no room for its
  *   approvals.
  */
 export async function storeSubmission(
   deps: StoreDeps,
   { submission, verified, body }: VerifiedSubmission,
+  ref: DocumentRef,
 ): Promise<Stored> {
-  const ref = await deps.store.findDocument(submission.refKind, submission.refId);
-  if (!ref) {
-    // The checks that need no document keep their place before its absence.
-    checkUngoverned(verified, deps.allowUnsigned);
-    throw notFound(submission);
-  }
   const { state, quorum, approvals } = decide(ref, verified, deps.allowUnsigned);
   // The record of a governed intent also holds its approvals, within the same KV value.
   if (quorum && body.length > MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES) {

@@ -1,7 +1,10 @@
 /**
- * The part of a submission that needs no store: the strict parse, the shape
- * and encodings, the stored form's size, and the signature. It depends on the
- * request's bytes and the verification context alone, so it can run on any
+ * The part of a submission that needs no store, in two steps so that the
+ * cheap refusals come first (docs/interface.md §4): reading (the strict
+ * parse, the stored form's size, the shape and encodings, and the work the
+ * request asks for), then, once the caller has charged that work and found
+ * the template or policy, verifying the signature. Both depend on the
+ * request's bytes and the verification context alone, so they can run on any
  * thread (see `src/workers/verify_pool.ts`); the store's part is `submit.ts`.
  * @module
  */
@@ -12,11 +15,34 @@ import { type Verified, type VerifyContext, verifySignature } from "./authorship
 import { readSubmission, type Submission } from "./submission.ts";
 import { MAX_STORED_BODY_BYTES } from "./intent.ts";
 import { parseJsonBody } from "./json_body.ts";
+import { type DecodedSignature, workOf } from "./signature.ts";
+
+/** Which intent, under which template or policy. */
+export type SubmissionRef = Pick<Submission, "variant" | "id" | "refKind" | "refId">;
+
+/** What the serving thread decides on before any signature is verified. */
+export interface SubmissionSummary {
+  submission: SubmissionRef;
+  /** The address tokens it costs: max(1, signatures carried, public keys named). */
+  work: number;
+  /** False for Variant B `Unsigned`: no signature to verify. */
+  signed: boolean;
+}
+
+/** A submission read (parsed, shaped, decoded), its signature not yet verified. */
+export interface ReadSubmission {
+  summary: SubmissionSummary;
+  /** The signed object: `payload` (A) or `intent` (B). */
+  signed: Record<string, unknown>;
+  signature: DecodedSignature | null;
+  /** The body as stored: the request's value with every number as JCS writes it. */
+  body: Uint8Array;
+}
 
 /** A submission read and verified, ready for the store. */
 export interface VerifiedSubmission {
   /** Which intent, under which template or policy. */
-  submission: Pick<Submission, "variant" | "id" | "refKind" | "refId">;
+  submission: SubmissionRef;
   /** Who signed; null for Variant B `Unsigned`. */
   verified: Verified | null;
   /** The body as stored: the request's value with every number as JCS writes it. */
@@ -25,24 +51,31 @@ export interface VerifiedSubmission {
   attrs: unknown;
 }
 
+/**
+ * What decides, between reading and verifying, whether the signature is
+ * verified at all: it charges the request's work and finds its template or
+ * policy, and throws a refusal (`rate_limited`, `template_not_found`, …) to
+ * stop the request before any signature costs anything.
+ */
+export type SubmissionGate = (summary: SubmissionSummary) => Promise<void> | void;
+
 const encoder = new TextEncoder();
 
 /**
- * Reads and verifies a strict-parsed submission (docs/interface.md §4's order
- * up to the template or policy: shape and encodings, then the signature).
+ * Reads a strict-parsed submission: the stored form's size, the shape and
+ * encodings, and the work it asks for. Nothing is verified.
  *
- * @param ctx what verification needs besides the body.
- * @param value the strict-parsed body: verified, and stored with every
- *   number as JCS writes it (the value that was verified).
+ * @param ctx what decoding needs (the key cache).
+ * @param value the strict-parsed body: stored with every number as JCS
+ *   writes it (the value that is verified).
  * @param compactText the body's bytes when they already are that text.
- * @throws {ServiceError} `invalid_body` or `invalid_signature`;
- *   `payload_too_large` when the stored form is too large.
+ * @throws {ServiceError} `invalid_body`; `payload_too_large` when the stored form is too large.
  */
-export async function verifySubmission(
+export function readSubmissionValue(
   ctx: VerifyContext,
   value: unknown,
   compactText?: Uint8Array,
-): Promise<VerifiedSubmission> {
+): ReadSubmission {
   // JSON.stringify writes numbers as JCS does, so the record holds no literal nobody signed.
   const body = compactText ?? encoder.encode(JSON.stringify(value));
   if (body.length > MAX_STORED_BODY_BYTES) {
@@ -50,22 +83,55 @@ export async function verifySubmission(
     throw tooLarge(MAX_STORED_BODY_BYTES, { asStored: true });
   }
   const { signed, signature, ...submission } = readSubmission(value, ctx.keys);
-  const verified = signature
-    ? await verifySignature(signature, canonicalBytesOfParsed(signed), ctx)
-    : null;
-  return { submission, verified, body, attrs: signed.attrs };
+  return {
+    summary: { submission, work: workOf(signature), signed: signature !== null },
+    signed,
+    signature,
+    body,
+  };
 }
 
 /**
- * A `POST /intents` body's bytes, parsed and verified.
+ * A `POST /intents` body's bytes, parsed and read.
  *
- * @throws {ServiceError} as {@link parseJsonBody} and {@link verifySubmission}.
+ * @throws {ServiceError} as {@link parseJsonBody} and {@link readSubmissionValue}.
+ */
+export function readSubmissionBody(ctx: VerifyContext, bytes: Uint8Array): ReadSubmission {
+  const { value, compact } = parseJsonBody(bytes);
+  // A compact body already is the text the record keeps: no need to write it again.
+  return readSubmissionValue(ctx, value, compact ? bytes : undefined);
+}
+
+/**
+ * Verifies the signature of a read submission.
+ *
+ * @throws {ServiceError} `invalid_signature`; `invalid_body` for a Multisig
+ *   signer key outside the prime-order subgroup.
+ */
+export async function verifyRead(
+  ctx: VerifyContext,
+  read: ReadSubmission,
+): Promise<VerifiedSubmission> {
+  const { summary, signed, signature, body } = read;
+  const verified = signature
+    ? await verifySignature(signature, canonicalBytesOfParsed(signed), ctx)
+    : null;
+  return { submission: summary.submission, verified, body, attrs: signed.attrs };
+}
+
+/**
+ * A `POST /intents` body's bytes, read, passed through `gate`, and verified:
+ * the order of docs/interface.md §4 on one thread.
+ *
+ * @param gate called between reading and verifying; absent, nothing stands between them.
+ * @throws {ServiceError} as {@link readSubmissionBody}, `gate` and {@link verifyRead}.
  */
 export async function verifySubmissionBody(
   ctx: VerifyContext,
   bytes: Uint8Array,
+  gate?: SubmissionGate,
 ): Promise<VerifiedSubmission> {
-  const { value, compact } = parseJsonBody(bytes);
-  // A compact body already is the text the record keeps: no need to write it again.
-  return await verifySubmission(ctx, value, compact ? bytes : undefined);
+  const read = readSubmissionBody(ctx, bytes);
+  await gate?.(read.summary);
+  return await verifyRead(ctx, read);
 }

@@ -36,6 +36,8 @@ export interface AppDeps {
   writer?: IntentWriter;
   /** Defaults to the system clock. */
   now?: () => Date;
+  /** The rate limits' monotonic clock in milliseconds; defaults to `performance.now`. */
+  limitClock?: () => number;
   /** Defaults to one JSON line on stdout. */
   log?: (line: RequestLogLine) => void;
   observers?: RequestObserver[];
@@ -176,7 +178,7 @@ export function createApp(deps: AppDeps): App {
     metrics,
     stopping: deps.stopping ?? new AbortController().signal,
     deadlines: deps.deadlines,
-    limits: new RequestLimits(deps.settings.limits),
+    limits: new RequestLimits(deps.settings.limits, deps.limitClock),
   };
   metrics.verifyWorkersFrom(() => context.verifier.threads);
   const routes = buildRoutes();

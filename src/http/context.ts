@@ -56,7 +56,7 @@ export interface RequestContext {
   /** Set when the answer replays what was stored before (a retry). */
   replayed?: boolean;
   /** Set when a limit of docs/interface.md §12 refused the request. */
-  limited?: "address" | "signer" | "pending";
+  limited?: "address" | "signer" | "auth" | "pending";
 }
 
 /** A route handler. */

@@ -1,18 +1,23 @@
 /**
  * The abuse-control limits of docs/interface.md §12 at the HTTP edge, per
- * process: a token bucket per client address on `POST /intents` and the
- * approval and rejection endpoints, checked before anything else; a bucket per
- * public key, checked once its signature has verified and spent only by a
- * request that stored something; and the headers that report them on every
- * answer of those endpoints. `rate_limit.ts` holds the buckets and the header
- * syntax; `client_address.ts` says who a request counts as.
+ * process: a token bucket per client address on `POST /intents`, the
+ * approval and rejection endpoints and `GET /intents/{id}/approvals`, one
+ * token checked before anything else and the further tokens of a request's
+ * work charged once its body is read; a bucket per public key, checked once
+ * its signature has verified and spent only by a request that stored
+ * something; a bucket of wrong bearer tokens per client address on every
+ * endpoint that needs one; and the headers that report them.
+ * `rate_limit.ts` holds the buckets and the header syntax;
+ * `client_address.ts` says who a request counts as.
  * @module
  */
 
 import { ServiceError } from "../errors.ts";
+import { bearerMatches } from "./auth.ts";
 import { clientAddress } from "./client_address.ts";
 import type { RequestContext } from "./context.ts";
 import { type RateLimitDecision, rateLimitHeaders } from "./rate_limit.ts";
+import { HttpError } from "./respond.ts";
 
 /**
  * `Retry-After` of a `too_many_pending`: nothing tells when one of the key's
@@ -20,19 +25,41 @@ import { type RateLimitDecision, rateLimitHeaders } from "./rate_limit.ts";
  */
 export const PENDING_RETRY_AFTER_S = 60;
 
-/** The per-address decision a request of a limited endpoint was let in with. */
-const ADMITTED = new WeakMap<RequestContext, RateLimitDecision>();
+/** The per-address decision a request of a limited endpoint was let in with, and its bucket. */
+const ADMITTED = new WeakMap<RequestContext, { bucket: string; decision: RateLimitDecision }>();
 
-function refuse(ctx: RequestContext, decisions: RateLimitDecision[], limit: "address" | "signer") {
+/** The client address a request counts as, worked out once per request. */
+const BUCKETS = new WeakMap<RequestContext, string>();
+
+function refuse(
+  ctx: RequestContext,
+  decisions: RateLimitDecision[],
+  limit: "address" | "signer" | "auth",
+) {
   Object.assign(ctx.headers, rateLimitHeaders(decisions));
   ctx.limited = limit;
   const wait = ctx.headers["retry-after"];
-  return new ServiceError(
-    "rate_limited",
-    limit === "address"
-      ? `too many requests from this address; retry after ${wait} s`
-      : `too many requests signed by this key; retry after ${wait} s`,
-  );
+  const says = {
+    address: "too many requests from this address",
+    signer: "too many requests signed by this key",
+    auth: "too many requests with a wrong token from this address",
+  };
+  return new ServiceError("rate_limited", `${says[limit]}; retry after ${wait} s`);
+}
+
+/** The bucket of the request's client address (docs/interface.md §12). */
+function bucketOf(request: Request, ctx: RequestContext): string {
+  let bucket = BUCKETS.get(ctx);
+  if (bucket === undefined) {
+    // A request handed to the app without its peer (a test's direct call) counts as one client.
+    bucket = ctx.peer === undefined ? "unknown" : clientAddress({
+      remoteAddr: ctx.peer,
+      headers: request.headers,
+      trustedProxies: ctx.app.limits.settings.trustedProxies,
+    }).bucketKey;
+    BUCKETS.set(ctx, bucket);
+  }
+  return bucket;
 }
 
 /**
@@ -46,15 +73,32 @@ export function admitAddress(request: Request, ctx: RequestContext): void {
   const { limits } = ctx.app;
   // Off: nothing to count, nothing to say.
   if (!limits.address.enabled) return;
-  // A request handed to the app without its peer (a test's direct call) counts as one client.
-  const bucket = ctx.peer === undefined ? "unknown" : clientAddress({
-    remoteAddr: ctx.peer,
-    headers: request.headers,
-    trustedProxies: limits.settings.trustedProxies,
-  }).bucketKey;
+  const bucket = bucketOf(request, ctx);
   const decision = limits.address.take(bucket);
-  ADMITTED.set(ctx, decision);
+  ADMITTED.set(ctx, { bucket, decision });
   if (!decision.allowed) throw refuse(ctx, [decision], "address");
+  Object.assign(ctx.headers, rateLimitHeaders([decision]));
+}
+
+/**
+ * Charges the tokens of a request's work beyond the one {@link admitAddress}
+ * spent, once its body is read and before any signature is verified: all of
+ * them, or none. Work past the bucket's capacity costs the whole bucket, so
+ * that every request an address may send can be afforded.
+ *
+ * @param work max(1, signatures carried, public keys named) (`workOf`).
+ * @throws {ServiceError} `rate_limited` (with `Retry-After`, the headers
+ *   saying what is left) when the address lacks them; nothing is spent then.
+ */
+export function chargeWork(ctx: RequestContext, work: number): void {
+  const { address } = ctx.app.limits;
+  const admitted = ADMITTED.get(ctx);
+  if (!address.enabled || admitted === undefined) return;
+  const further = Math.min(work, address.capacity) - 1;
+  if (further <= 0) return;
+  const decision = address.take(admitted.bucket, further);
+  if (!decision.allowed) throw refuse(ctx, [decision], "address");
+  ADMITTED.set(ctx, { bucket: admitted.bucket, decision });
   Object.assign(ctx.headers, rateLimitHeaders([decision]));
 }
 
@@ -69,7 +113,7 @@ export function checkSigners(ctx: RequestContext, keyIds: readonly string[]): vo
   if (!ctx.app.limits.signer.enabled) return;
   const decision = ctx.app.limits.signer.checkAll(keyIds);
   if (decision.allowed) return;
-  const address = ADMITTED.get(ctx);
+  const address = ADMITTED.get(ctx)?.decision;
   throw refuse(ctx, address ? [address, decision] : [decision], "signer");
 }
 
@@ -82,4 +126,36 @@ export function spendSigners(ctx: RequestContext, keyIds: readonly string[]): vo
 export function refusedPending(ctx: RequestContext): void {
   ctx.headers["retry-after"] = String(PENDING_RETRY_AFTER_S);
   ctx.limited = "pending";
+}
+
+/**
+ * Lets the request through when it carries one of `tokens`. An address
+ * whose budget of wrong tokens is empty is refused before its token is
+ * compared, so that guessing stops even for a right guess; a wrong or
+ * missing token spends one; a right one spends nothing. A 401 and the
+ * refusal carry the `"auth"` policy's headers.
+ *
+ * @param tokens accepted tokens (undefined entries are skipped).
+ * @throws {ServiceError} `rate_limited` (with `Retry-After`) when the budget is empty.
+ * @throws {HttpError} 401 `unauthorized` with `WWW-Authenticate: Bearer`.
+ */
+export function requireToken(
+  request: Request,
+  ctx: RequestContext,
+  tokens: readonly (string | undefined)[],
+): void {
+  const { auth } = ctx.app.limits;
+  const bucket = auth.enabled ? bucketOf(request, ctx) : "";
+  if (auth.enabled) {
+    const decision = auth.check(bucket);
+    if (!decision.allowed) throw refuse(ctx, [decision], "auth");
+  }
+  if (bearerMatches(request, tokens)) return;
+  const headers: Record<string, string> = { "www-authenticate": "Bearer" };
+  if (auth.enabled) {
+    // The 401 is the answer whatever the bucket says now: its headers say what is left.
+    const decision = auth.spend(bucket);
+    Object.assign(headers, rateLimitHeaders([{ ...decision, allowed: true }]));
+  }
+  throw new HttpError("unauthorized", "a valid bearer token is required", headers);
 }

@@ -53,7 +53,7 @@ export interface RequestEvent {
   /** Set when the answer replayed what was stored before (a retry). */
   replayed?: boolean;
   /** Set when a limit refused the request: the client address, a key, or the pending intents. */
-  limited?: "address" | "signer" | "pending";
+  limited?: "address" | "signer" | "auth" | "pending";
 }
 
 /** Called once per finished request. */
@@ -132,7 +132,7 @@ export class MetricsRegistry {
     name: "intents_limit_refusals_total",
     otelName: "intents.limit_refusals",
     help:
-      "Requests refused by a limit: address or signer (rate_limited), pending (too_many_pending).",
+      "Requests refused by a limit: address, signer or auth (rate_limited), pending (too_many_pending).",
     unit: "{request}",
     labels: [{ prometheus: "limit", otel: "intents.limit" }],
   });

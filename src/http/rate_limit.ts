@@ -5,47 +5,30 @@
  *
  * ## How the routes use it
  *
- * One limiter per policy, built once from `readLimitSettings`:
+ * One limiter per policy (`RequestLimits`), used by `limits.ts`:
  *
- * ```ts ignore
- * const address = new RateLimiter({ policy: "address", ratePerSecond: limits.ratePerAddress });
- * const signer = new RateLimiter({ policy: "signer", ratePerSecond: limits.ratePerSigner });
- * ```
- *
- * On `POST /intents`, `POST /intents/{id}/approvals` and `.../rejections`:
- *
- * 1. Before anything else (§4's order, so before the content type and the
- *    body are looked at): `const a = address.take(clientAddress(...).bucketKey)`.
- *    The three endpoints share one bucket per address. A request let in
- *    spends one token whatever answer it then gets; a refused one spends
- *    nothing. When `!a.allowed`, answer 429 `{"message", "code": "rate_limited"}`
- *    with `rateLimitHeaders([a])` (it carries `Retry-After`). Every other
- *    answer of these endpoints, 2xx or error, carries `rateLimitHeaders([a])`.
- * 2. After the body parsed and the signature verified, before the template or
- *    policy lookup: `const s = signer.checkAll(keys)` for the keys that signed
- *    the submission, approval or rejection (a multisig counts against each
- *    signer; an `Unsigned` submission has none, and `checkAll([])` allows).
- *    Key the buckets by one canonical form (a P-256 key compressed), or one
- *    key gets two budgets. When `!s.allowed`: 429 `rate_limited` with
- *    `rateLimitHeaders([a, s])`, which names both policies and takes
- *    `Retry-After` from the signer's.
- * 3. Only after the KV commit that stores the intent or records the approval
- *    or rejection succeeded: `signer.spendAll(keys)`. A forged signature never
- *    reaches step 2, and an idempotent replay (200), a 409, a 429
- *    `too_many_pending` or a failed commit never reaches step 3, so none of
- *    them spends a key's budget: others replaying its bodies cannot starve it.
- *
- * `rate_limited` and `too_many_pending` are to be added to `ERROR_CODES`
- * (status 429); the 429 body is the usual `{message, code}`.
+ * 1. `address.take(bucket)` before anything else on the four address-limited
+ *    endpoints: a request let in spends one token whatever answer it then
+ *    gets; a refused one spends nothing. Every answer of these endpoints
+ *    carries `rateLimitHeaders([decision])`.
+ * 2. Once the body is read: `address.take(bucket, work - 1)`, all or none.
+ * 3. After the signature verified: `signer.checkAll(keys)` for the keys that
+ *    signed (one canonical form per key, a P-256 key compressed, or one key
+ *    gets two budgets); only after the commit that stored something:
+ *    `signer.spendAll(keys)`. A forged signature, a replay (200), a 409, a 429
+ *    `too_many_pending` or a failed commit spends no key's budget: others
+ *    replaying its bodies cannot starve it.
+ * 4. On endpoints that need a token: `auth.check(bucket)` before the token is
+ *    compared, `auth.spend(bucket)` for a wrong or missing one.
  *
  * ## Check, then spend
  *
- * Step 2 only looks; step 3 spends. Between them, concurrent requests of one
+ * A key's check only looks; its spend comes later. Between them, concurrent requests of one
  * key can all pass the check on the same last token and all spend it: the
  * bucket then goes into debt (below empty) and the key is refused until the
  * debt is repaid by refill. So the long-run rate holds exactly, and a burst can
  * exceed the capacity by the number of that key's requests in flight between
- * check and commit. A reservation taken at step 2 and refunded on failure
+ * check and commit. A reservation taken at the check and refunded on failure
  * would close that gap, but replays of a key's bodies sent by others would
  * then hold its tokens while they are in flight, which §12 rules out.
  *
@@ -67,23 +50,25 @@
 
 import type { LimitSettings } from "../limits_settings.ts";
 
-/** The window `w` of both policies: a full bucket lasts two seconds at the full rate. */
+/** The window `w` of the per-second policies: a full bucket lasts two seconds at the full rate. */
 export const RATE_LIMIT_WINDOW_S = 2;
+
+/** The window `w` of the `"auth"` policy: its budget is so many wrong tokens a minute. */
+export const AUTH_FAILURES_WINDOW_S = 60;
 
 /** The buckets a limiter keeps at most, unless told otherwise (docs/interface.md §12). */
 export const DEFAULT_MAX_BUCKETS = 100_000;
 
-/** A token is this many units: whole-number arithmetic keeps rounding exact. */
-const UNITS_PER_TOKEN = 1000;
-
 /** The outcome of a check, take or spend on one bucket. */
 export interface RateLimitDecision {
-  /** The policy name the headers show (`"address"`, `"signer"`). */
+  /** The policy name the headers show (`"address"`, `"signer"`, `"auth"`). */
   readonly policy: string;
   /** False when the limiter is off (rate 0): always allowed, and no headers. */
   readonly limited: boolean;
-  /** The bucket's capacity, `q` of `RateLimit-Policy`: twice the rate. */
+  /** The bucket's capacity, `q` of `RateLimit-Policy`. */
   readonly quota: number;
+  /** The seconds an empty bucket takes to fill, `w` of `RateLimit-Policy`. */
+  readonly windowS: number;
   /** Whether the request is within the budget. */
   readonly allowed: boolean;
   /** Whole tokens left after this decision, at least 0 (`r`); `Infinity` when not limited. */
@@ -98,8 +83,16 @@ export interface RateLimitDecision {
 export interface RateLimiterOptions {
   /** The name the headers give this limit; printable ASCII. */
   policy: string;
-  /** Tokens refilled per second, a whole number; bursts up to twice that. 0: no limit. */
-  ratePerSecond: number;
+  /**
+   * Tokens refilled per second, a whole number; bursts up to twice that
+   * (a window of {@link RATE_LIMIT_WINDOW_S}). 0: no limit. Give this or
+   * `capacity` and `windowS`.
+   */
+  ratePerSecond?: number;
+  /** Tokens a full bucket holds, a whole number; 0: no limit. */
+  capacity?: number;
+  /** Whole seconds an empty bucket takes to fill again. */
+  windowS?: number;
   /** Buckets kept at most; the least recently used go first. Default 100,000. */
   maxBuckets?: number;
   /** A monotonic clock in milliseconds; default `performance.now`. */
@@ -134,14 +127,19 @@ function checkCost(cost: number): void {
 export class RateLimiter {
   /** The name the headers give this limit. */
   readonly policy: string;
-  /** Tokens refilled per second; 0 when off. */
+  /** Tokens refilled per second (a fraction for long windows); 0 when off. */
   readonly ratePerSecond: number;
-  /** Tokens a full bucket holds: twice the rate. */
+  /** Tokens a full bucket holds. */
   readonly capacity: number;
+  /** Seconds an empty bucket takes to fill. */
+  readonly windowS: number;
   /** Buckets kept at most. */
   readonly maxBuckets: number;
   readonly #now: () => number;
   readonly #origin: number;
+  /** Units a token is, and units refilled per millisecond: whole numbers, so sums stay exact. */
+  readonly #unitsPerToken: number;
+  readonly #unitsPerMs: number;
   readonly #capacityUnits: number;
   /** Key → the refill time (token units since origin) at which the bucket is full. */
   readonly #fullAt = new Map<string, number>();
@@ -149,27 +147,46 @@ export class RateLimiter {
 
   /** @throws {RangeError} for a rate or bound that is not a suitable whole number. */
   constructor(options: RateLimiterOptions) {
-    const { policy, ratePerSecond, maxBuckets = DEFAULT_MAX_BUCKETS } = options;
+    const { policy, maxBuckets = DEFAULT_MAX_BUCKETS } = options;
     if (!/^[\x20-\x7e]+$/.test(policy)) {
       throw new RangeError(`Cannot create RateLimiter: policy must be printable ASCII`);
     }
-    if (!Number.isSafeInteger(ratePerSecond) || ratePerSecond < 0) {
+    const rate = options.ratePerSecond;
+    if (rate !== undefined && (!Number.isSafeInteger(rate) || rate < 0)) {
       throw new RangeError(`Cannot create RateLimiter: ratePerSecond must be a whole number`);
+    }
+    const capacity = rate === undefined ? options.capacity : rate * RATE_LIMIT_WINDOW_S;
+    const windowS = rate === undefined ? options.windowS : RATE_LIMIT_WINDOW_S;
+    if (capacity === undefined || !Number.isSafeInteger(capacity) || capacity < 0) {
+      throw new RangeError(
+        `Cannot create RateLimiter: give ratePerSecond, or capacity as a whole number`,
+      );
+    }
+    if (windowS === undefined || !Number.isSafeInteger(windowS) || windowS < 1) {
+      throw new RangeError(`Cannot create RateLimiter: windowS must be a positive integer`);
     }
     if (!Number.isSafeInteger(maxBuckets) || maxBuckets < 1) {
       throw new RangeError(`Cannot create RateLimiter: maxBuckets must be a positive integer`);
     }
     this.policy = policy;
-    this.ratePerSecond = ratePerSecond;
-    this.capacity = ratePerSecond * RATE_LIMIT_WINDOW_S;
+    this.capacity = capacity;
+    this.windowS = windowS;
+    this.ratePerSecond = capacity / windowS;
     this.maxBuckets = maxBuckets;
     this.#now = options.now ?? (() => performance.now());
     this.#origin = Math.floor(this.#now());
-    this.#capacityUnits = this.capacity * UNITS_PER_TOKEN;
+    // A full bucket is capacity × unitsPerToken units, refilled in windowS × 1000 ms: with
+    // unitsPerToken = windowS × 1000 / g and capacity / g units a millisecond, g their common
+    // divisor, both are whole (1000 units a token and the rate a millisecond for w = 2).
+    const g = gcd(Math.max(capacity, 1), windowS);
+    this.#unitsPerToken = (windowS * 1000) / g;
+    this.#unitsPerMs = capacity / g;
+    this.#capacityUnits = this.capacity * this.#unitsPerToken;
     this.#unlimited = Object.freeze({
       policy,
       limited: false,
       quota: 0,
+      windowS,
       allowed: true,
       remaining: Infinity,
       resetS: 0,
@@ -179,7 +196,7 @@ export class RateLimiter {
 
   /** Whether the limiter limits anything (its rate is not 0). */
   get enabled(): boolean {
-    return this.ratePerSecond > 0;
+    return this.capacity > 0;
   }
 
   /**
@@ -239,7 +256,7 @@ export class RateLimiter {
   spend(key: string, cost = 1): RateLimitDecision {
     if (!this.enabled) return this.#unlimited;
     checkCost(cost);
-    const costUnits = cost * UNITS_PER_TOKEN;
+    const costUnits = cost * this.#unitsPerToken;
     const now = this.#nowUnits();
     const missing = this.#missing(key, now) + costUnits;
     this.#store(key, now + missing);
@@ -271,12 +288,12 @@ export class RateLimiter {
     if (cost > this.capacity) {
       throw new RangeError(`Cannot spend tokens: cost exceeds the capacity of ${this.capacity}`);
     }
-    return cost * UNITS_PER_TOKEN;
+    return cost * this.#unitsPerToken;
   }
 
-  /** Refill since construction, in token units: the rate in units per millisecond. */
+  /** Refill since construction, in token units. */
   #nowUnits(): number {
-    return (Math.floor(this.#now()) - this.#origin) * this.ratePerSecond;
+    return (Math.floor(this.#now()) - this.#origin) * this.#unitsPerMs;
   }
 
   /** Units missing from a full bucket at `now`; more than the capacity when in debt. */
@@ -304,19 +321,25 @@ export class RateLimiter {
 
   /** The decision once `missing` units are missing from the bucket. */
   #decision(missing: number, costUnits: number, allowed: boolean): RateLimitDecision {
-    const unitsPerSecond = this.ratePerSecond * UNITS_PER_TOKEN;
+    const unitsPerSecond = this.#unitsPerMs * 1000;
     return {
       policy: this.policy,
       limited: true,
       quota: this.capacity,
+      windowS: this.windowS,
       allowed,
-      remaining: Math.max(0, Math.floor((this.#capacityUnits - missing) / UNITS_PER_TOKEN)),
+      remaining: Math.max(0, Math.floor((this.#capacityUnits - missing) / this.#unitsPerToken)),
       resetS: Math.ceil(missing / unitsPerSecond),
       retryAfterS: allowed
         ? 0
         : Math.max(1, Math.ceil((missing + costUnits - this.#capacityUnits) / unitsPerSecond)),
     };
   }
+}
+
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
 }
 
 /** Whether `a` is more constraining than `b`. */
@@ -352,7 +375,7 @@ export function rateLimitHeaders(decisions: readonly RateLimitDecision[]): Recor
   for (const d of decisions) {
     if (!d.limited) continue;
     const name = sfString(d.policy);
-    policies.push(`${name};q=${d.quota};w=${RATE_LIMIT_WINDOW_S}`);
+    policies.push(`${name};q=${d.quota};w=${d.windowS}`);
     limits.push(`${name};r=${d.remaining};t=${d.resetS}`);
     if (!d.allowed) retryAfterS = Math.max(retryAfterS, d.retryAfterS, 1);
   }
@@ -371,12 +394,14 @@ export class RequestLimits {
   readonly address: RateLimiter;
   /** One bucket per public key (its id: a P-256 key in compressed form). */
   readonly signer: RateLimiter;
+  /** One bucket of wrong or missing bearer tokens per client address. */
+  readonly auth: RateLimiter;
   /** The settings they were built from. */
   readonly settings: LimitSettings;
 
   /**
    * @param settings `RATE_LIMIT_PER_ADDRESS`, `RATE_LIMIT_PER_SIGNER`,
-   *   `TRUSTED_PROXIES`, `MAX_PENDING_PER_SIGNER`.
+   *   `RATE_LIMIT_AUTH_FAILURES`, `TRUSTED_PROXIES`, `MAX_PENDING_PER_SIGNER`.
    * @param now a monotonic clock in milliseconds (default `performance.now`).
    */
   constructor(settings: LimitSettings, now?: () => number) {
@@ -387,5 +412,11 @@ export class RequestLimits {
       now,
     });
     this.signer = new RateLimiter({ policy: "signer", ratePerSecond: settings.ratePerSigner, now });
+    this.auth = new RateLimiter({
+      policy: "auth",
+      capacity: settings.authFailuresPerMinute,
+      windowS: AUTH_FAILURES_WINDOW_S,
+      now,
+    });
   }
 }

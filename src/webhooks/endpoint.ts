@@ -34,8 +34,16 @@ export type DisabledReason = "gone" | "failing";
 /** The most endpoints the service keeps (docs/interface.md §11). */
 export const MAX_WEBHOOKS = 100;
 
-/** How long a replaced secret stays in force: 24 hours. */
+/** How long a replaced secret stays in force at most, and by default: 24 hours. */
 export const REPLACED_SECRET_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * How old the endpoint a deliverer signs with may be, read or written by
+ * it, when an attempt starts: a deliverer older than this reads it again.
+ * So a rotation that retires secrets at once takes hold on every process
+ * within this time; its answer waits for it (docs/interface.md §11).
+ */
+export const SIGNING_VIEW_MS = 1_000;
 
 /**
  * The most secrets in force at once: the newest and up to 19 replaced ones.
@@ -197,14 +205,23 @@ export function replayEndpoint(endpoint: Endpoint, after: number): Endpoint {
 
 /**
  * The endpoint after `POST /webhooks/{id}/secret`: `secret` is the newest;
- * the one it replaces stays in force for {@link REPLACED_SECRET_MS}, those
- * replaced before keep their own end; expired ones are dropped, and at most
- * {@link MAX_SECRETS} stay.
+ * every older secret stays in force at most `overlapMs` more (none longer
+ * than it already had); those whose end has come are dropped (with 0, all of
+ * them: a leaked secret is retired at once), and at most {@link MAX_SECRETS} stay.
+ *
+ * @param now Unix ms.
+ * @param overlapMs 0 to {@link REPLACED_SECRET_MS}; default the latter.
  */
-export function rotateSecret(endpoint: Endpoint, secret: string, now: number): Endpoint {
+export function rotateSecret(
+  endpoint: Endpoint,
+  secret: string,
+  now: number,
+  overlapMs: number = REPLACED_SECRET_MS,
+): Endpoint {
+  const end = now + overlapMs;
   const kept = endpoint.secrets
-    .map((s) => s.expiresAt === null ? { ...s, expiresAt: now + REPLACED_SECRET_MS } : s)
-    .filter((s) => s.expiresAt! > now);
+    .map((s) => ({ ...s, expiresAt: s.expiresAt === null ? end : Math.min(s.expiresAt, end) }))
+    .filter((s) => s.expiresAt > now);
   return { ...endpoint, secrets: [{ secret, expiresAt: null }, ...kept].slice(0, MAX_SECRETS) };
 }
 

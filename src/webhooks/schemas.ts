@@ -85,6 +85,25 @@ export const WebhookReplaySchema = v.strictObject({
   ),
 }, "expected an object");
 
+/** The longest `overlap_s` of a rotation: a day, the default. */
+export const MAX_OVERLAP_S = 86_400;
+
+/** `POST /webhooks/{id}/secret` body, optional (no body: the default overlap). */
+export const WebhookRotateSchema = v.strictObject({
+  overlap_s: v.optional(
+    v.pipe(
+      v.number("expected a whole number of seconds"),
+      v.safeInteger("expected a whole number of seconds"),
+      v.minValue(0, "must be at least 0"),
+      v.maxValue(MAX_OVERLAP_S, `must be at most ${MAX_OVERLAP_S}`),
+      v.description(
+        "How long every older secret stays in force at most, in seconds (none longer than it " +
+          "already had); default 86400. 0 retires them at once (a secret that leaked).",
+      ),
+    ),
+  ),
+}, "expected an object");
+
 /** A validated `POST /webhooks` body. */
 export type WebhookCreate = v.InferOutput<typeof WebhookCreateSchema>;
 /** A validated `PATCH /webhooks/{id}` body. */

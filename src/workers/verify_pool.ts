@@ -5,32 +5,55 @@
  * verifying are a large part of a submission's CPU; with workers beside it,
  * the serving thread does the rest.
  *
- * Bodies go to a worker in batches, one message per worker per turn of the
- * event loop, and come back one message per batch: a message costs the
- * serving thread far more than a body's share of a batch does.
+ * Between reading a body and verifying its signature, the caller's gate
+ * charges the work the body asks for and finds its template or policy
+ * (docs/interface.md §4: the cheap refusals first). A worker holds no store,
+ * so it reads a body, answers what the gate needs, and verifies once the
+ * serving thread tells it to: a hop back to the serving thread, rather than
+ * a second parse there. A worker skips the hop when the gate cannot refuse
+ * the body (its document is known to exist and its work need not be
+ * charged): the gate then runs on the answer (see `verify_messages.ts`).
  *
- * Verifying is a pure function of the bytes and the passkey policy, so a
- * worker that fails (it could not start, its thread died, or it held bodies
- * without answering for `stallMs`) costs nothing but time: what it held is
- * verified on the calling thread, and a worker that had been answering is
- * replaced.
+ * Bodies go to a worker in batches, one message per worker per turn of the
+ * event loop (with the decisions on bodies read before), and come back one
+ * message per batch: a message costs the serving thread far more than a
+ * body's share of a batch does.
+ *
+ * Reading and verifying are pure functions of the bytes and the passkey
+ * policy, so a worker that fails (it could not start, its thread died, or it
+ * held bodies without answering for `stallMs`) costs nothing but time: what
+ * it held is answered on the calling thread (past the gate when it had
+ * passed it already, so nothing is charged twice), and a worker that had
+ * been answering is replaced.
  * @module
  */
 
 import { setImmediate } from "node:timers";
 import { ServiceError } from "../errors.ts";
-import type { VerifiedSubmission } from "../domain/verify_submission.ts";
+import {
+  readSubmissionBody,
+  type SubmissionGate,
+  type SubmissionSummary,
+  type VerifiedSubmission,
+  verifyRead,
+  verifySubmissionBody,
+} from "../domain/verify_submission.ts";
 import type { VerifyContext } from "../domain/authorship.ts";
+import type { InitMessage, Outcome, WorkMessage } from "./verify_messages.ts";
 import { activeSpan } from "../telemetry/tracing.ts";
-import type { BatchMessage, InitMessage, Outcome } from "./verify_messages.ts";
 import { type TraceParent, traceParentOf, verifyInSpan } from "./verify_span.ts";
 
 /** Parses and verifies `POST /intents` bodies. */
 export interface Verifier {
   /** Worker threads doing the work now; 0 when it runs on the calling thread. */
   readonly threads: number;
-  /** @throws {ServiceError} as `verifySubmissionBody`. */
-  verify(bytes: Uint8Array): Promise<VerifiedSubmission>;
+  /**
+   * Reads `bytes`, passes the summary through `gate` (absent: nothing stands
+   * between), and verifies the signature when the gate let it through.
+   *
+   * @throws {ServiceError} as `verifySubmissionBody`, and whatever `gate` throws.
+   */
+  verify(bytes: Uint8Array, gate?: SubmissionGate): Promise<VerifiedSubmission>;
   /** Stops the workers; what they still hold is verified on the calling thread. */
   close(): void;
 }
@@ -54,13 +77,17 @@ export interface Verifier {
 export function inlineVerifier(ctx: VerifyContext): Verifier {
   return {
     threads: 0,
-    verify: (bytes) => verifyInSpan(ctx, bytes, { thread: "serving" }),
+    verify: (bytes, gate) =>
+      verifyInSpan(() => verifySubmissionBody(ctx, bytes, gate), { thread: "serving" }),
     close() {},
   };
 }
 
 interface Job {
   bytes: Uint8Array;
+  gate?: SubmissionGate;
+  /** The gate has passed: answered on the calling thread, the body skips it. */
+  gated: boolean;
   /** The request's span, when tracing: the worker's span of this body is its child. */
   parent: TraceParent | undefined;
   resolve: (verified: VerifiedSubmission) => void;
@@ -70,8 +97,12 @@ interface Job {
 /** One worker, what it was sent and has not answered, and what waits to be sent. */
 interface Slot {
   worker: Worker;
+  /** Held by the worker: being read, or verified. */
   sent: Map<number, Job>;
   queue: Map<number, Job>;
+  /** Decisions to send: bodies to verify, bodies to forget. */
+  go: number[];
+  drop: number[];
   flushing: boolean;
   /** Whether it has answered a batch: a worker that never did is not started again. */
   answered: boolean;
@@ -98,6 +129,12 @@ export interface VerifyPoolOptions {
    * which the body is verified on the calling thread; default: a line on stderr.
    */
   onFault?: (fault: string) => void;
+  /**
+   * Whether the gate charges a body's work above one token (the address
+   * limit is on); default true. When false, a worker verifies bodies of any
+   * work under a known document without waiting for the gate.
+   */
+  workCharged?: boolean;
 }
 
 /** A pool of worker threads verifying bodies, each answering in batches. */
@@ -106,6 +143,7 @@ export class VerifyPool implements Verifier {
   readonly #workerUrl: URL;
   readonly #stallMs: number;
   readonly #onFault: (fault: string) => void;
+  readonly #workCharged: boolean;
   #slots: Slot[] = [];
   #nextId = 0;
   #closed = false;
@@ -128,6 +166,7 @@ export class VerifyPool implements Verifier {
     this.#stallMs = options.stallMs ?? 5000;
     this.#onFault = options.onFault ??
       ((fault) => console.error(`intents: a verify worker failed on a body (${fault})`));
+    this.#workCharged = options.workCharged ?? true;
     try {
       for (let i = 0; i < threads; i++) this.#slots.push(this.#start());
     } catch (error) {
@@ -140,17 +179,56 @@ export class VerifyPool implements Verifier {
     return this.#slots.length;
   }
 
-  verify(bytes: Uint8Array): Promise<VerifiedSubmission> {
+  verify(bytes: Uint8Array, gate?: SubmissionGate): Promise<VerifiedSubmission> {
     const slot = this.#leastBusy();
-    if (slot === undefined) return verifyInSpan(this.#ctx, bytes, { thread: "serving" });
+    if (slot === undefined) {
+      return verifyInSpan(() => verifySubmissionBody(this.#ctx, bytes, gate), {
+        thread: "serving",
+      });
+    }
     const parent = traceParentOf(activeSpan());
     return new Promise((resolve, reject) => {
-      slot.queue.set(this.#nextId++, { bytes, parent, resolve, reject });
-      if (!slot.flushing) {
-        slot.flushing = true;
-        // After this turn's I/O: every body read in it goes in one message.
-        setImmediate(() => this.#flush(slot));
+      slot.queue.set(this.#nextId++, { bytes, gate, gated: false, parent, resolve, reject });
+      this.#schedule(slot);
+    });
+  }
+
+  /** After this turn's I/O: every body read in it, and every decision, goes in one message. */
+  #schedule(slot: Slot): void {
+    if (slot.flushing) return;
+    slot.flushing = true;
+    setImmediate(() => this.#flush(slot));
+  }
+
+  /** Answers a job on the calling thread: past its gate when it passed it already. */
+  #inline(job: Job): void {
+    const answer = verifyInSpan(
+      () =>
+        job.gated
+          ? Promise.resolve().then(() =>
+            verifyRead(this.#ctx, readSubmissionBody(this.#ctx, job.bytes))
+          )
+          : verifySubmissionBody(this.#ctx, job.bytes, job.gate),
+      { parent: job.parent, thread: "serving" },
+    );
+    answer.then(job.resolve, job.reject);
+  }
+
+  /** Runs a read body's gate; then the worker verifies it, or forgets it. */
+  #gate(slot: Slot, id: number, job: Job, summary: SubmissionSummary): void {
+    Promise.resolve().then(() => job.gate?.(summary)).then(() => {
+      job.gated = true;
+      if (!this.#slots.includes(slot)) return this.#inline(job);
+      if (slot.sent.size === 0) slot.progressAt = performance.now();
+      slot.sent.set(id, job);
+      slot.go.push(id);
+      this.#schedule(slot);
+    }, (error) => {
+      if (this.#slots.includes(slot)) {
+        slot.drop.push(id);
+        this.#schedule(slot);
       }
+      job.reject(error);
     });
   }
 
@@ -167,11 +245,19 @@ export class VerifyPool implements Verifier {
       worker,
       sent: new Map(),
       queue: new Map(),
+      go: [],
+      drop: [],
       flushing: false,
       answered: false,
       progressAt: performance.now(),
     };
-    worker.postMessage({ type: "init", passkey: this.#ctx.passkey } satisfies InitMessage);
+    worker.postMessage(
+      {
+        type: "init",
+        passkey: this.#ctx.passkey,
+        workCharged: this.#workCharged,
+      } satisfies InitMessage,
+    );
     worker.onmessage = (event: MessageEvent<Outcome[]>) => this.#settle(slot, event.data);
     worker.onerror = (event) => {
       event.preventDefault();
@@ -196,14 +282,16 @@ export class VerifyPool implements Verifier {
     }
   }
 
-  /** Stops a worker; what it held is verified on the calling thread. */
+  /** Stops a worker; what it held is answered on the calling thread. */
   #retire(slot: Slot): void {
     clearInterval(slot.watch);
     slot.worker.terminate();
     for (const jobs of [slot.sent, slot.queue]) {
-      for (const job of jobs.values()) this.#verifyHere(job);
+      for (const job of jobs.values()) this.#inline(job);
       jobs.clear();
     }
+    slot.go = [];
+    slot.drop = [];
   }
 
   #leastBusy(): Slot | undefined {
@@ -220,10 +308,13 @@ export class VerifyPool implements Verifier {
 
   #flush(slot: Slot): void {
     slot.flushing = false;
-    if (slot.queue.size === 0 || !this.#slots.includes(slot)) return;
+    if (!this.#slots.includes(slot)) return;
+    if (slot.queue.size === 0 && slot.go.length === 0 && slot.drop.length === 0) return;
     if (slot.sent.size === 0) slot.progressAt = performance.now();
-    slot.watch ??= setInterval(() => this.#check(slot), this.#stallMs / 2);
-    const jobs: BatchMessage["jobs"] = [];
+    if (slot.sent.size > 0 || slot.queue.size > 0) {
+      slot.watch ??= setInterval(() => this.#check(slot), this.#stallMs / 2);
+    }
+    const jobs: WorkMessage["jobs"] = [];
     for (const [id, job] of slot.queue) {
       jobs.push(
         job.parent ? { id, bytes: job.bytes, parent: job.parent } : { id, bytes: job.bytes },
@@ -231,7 +322,10 @@ export class VerifyPool implements Verifier {
       slot.sent.set(id, job);
     }
     slot.queue.clear();
-    slot.worker.postMessage({ type: "batch", jobs } satisfies BatchMessage);
+    const message: WorkMessage = { type: "work", jobs, go: slot.go, drop: slot.drop };
+    slot.go = [];
+    slot.drop = [];
+    slot.worker.postMessage(message);
   }
 
   /** Stops watching a worker that holds nothing; fails one that stopped answering. */
@@ -251,21 +345,26 @@ export class VerifyPool implements Verifier {
       const job = slot.sent.get(outcome.id);
       if (job === undefined) continue;
       slot.sent.delete(outcome.id);
-      if ("verified" in outcome) job.resolve(outcome.verified);
-      else if ("refused" in outcome) {
+      if ("read" in outcome) this.#gate(slot, outcome.id, job, outcome.read);
+      else if ("verified" in outcome) {
+        const { verified, summary } = outcome;
+        if (summary === undefined || job.gated) job.resolve(verified);
+        else {
+          // Verified early (its gate could not refuse it): the gate charges and finds it now.
+          job.gated = true;
+          Promise.resolve().then(() => job.gate?.(summary)).then(
+            () => job.resolve(verified),
+            job.reject,
+          );
+        }
+      } else if ("refused" in outcome) {
         const { code, message } = outcome.refused;
         job.reject(new ServiceError(code, message));
       } else {
         // Not the request's fault: the calling thread answers as it would have.
         this.#onFault(outcome.fault);
-        this.#verifyHere(job);
+        this.#inline(job);
       }
     }
-  }
-
-  /** Verifies a job on the calling thread (what a worker could not). */
-  #verifyHere(job: Job): void {
-    verifyInSpan(this.#ctx, job.bytes, { parent: job.parent, thread: "serving" })
-      .then(job.resolve, job.reject);
   }
 }

@@ -5,8 +5,7 @@
  * @module
  */
 
-import { type VerifiedSubmission, verifySubmissionBody } from "../domain/verify_submission.ts";
-import type { VerifyContext } from "../domain/authorship.ts";
+import type { VerifiedSubmission } from "../domain/verify_submission.ts";
 import { failed, type SpanContext, startSpan } from "../telemetry/tracing.ts";
 
 /** A span's ids as a message carries them to another thread. */
@@ -26,26 +25,26 @@ export function traceParentOf(
 }
 
 /**
- * `verifySubmissionBody` in a span `intents.verify`: the variant and the
+ * A verification (`verify`: `verifySubmissionBody`, or `verifyRead` of a
+ * body read before) in a span `intents.verify`: the variant and the
  * signature kind when it verified (`intents.outcome` `verified`), the
  * refusal's code when it did not (`refused`). Without tracing, the call alone.
  *
  * @param options.parent the request's span, from another thread; default the active span.
  * @param options.thread where it runs: `serving` or `worker`.
- * @throws {ServiceError} as `verifySubmissionBody`.
+ * @throws what `verify` throws.
  */
 export async function verifyInSpan(
-  ctx: VerifyContext,
-  bytes: Uint8Array,
+  verify: () => Promise<VerifiedSubmission>,
   options: { parent?: TraceParent; thread: "serving" | "worker" },
 ): Promise<VerifiedSubmission> {
   const span = startSpan("intents.verify", {
     parent: options.parent && { ...options.parent, isRemote: true },
     attributes: { "intents.verify.thread": options.thread },
   });
-  if (span === undefined) return await verifySubmissionBody(ctx, bytes);
+  if (span === undefined) return await verify();
   try {
-    const verified = await verifySubmissionBody(ctx, bytes);
+    const verified = await verify();
     span.setAttributes({
       "intents.outcome": "verified",
       "intents.variant": verified.submission.variant,

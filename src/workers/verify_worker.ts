@@ -1,10 +1,12 @@
 /**
- * A worker thread of the verification pool: parses and verifies the bodies
- * it is sent (`verifySubmissionBody`), and answers what it settled in one
- * turn of its event loop with one message. It holds no store and no secret,
- * and caches of its own (its verify context); what it may answer is a
- * verified submission, a `ServiceError`'s code and message, or a fault,
- * which the pool reports.
+ * A worker thread of the verification pool: reads the bodies it is sent
+ * (`readSubmissionBody`), and verifies each once the serving thread has
+ * charged its work and found its template or policy (`go`), or at once when
+ * neither can refuse it (see `verify_messages.ts`). It answers what it
+ * settled in one turn of its event loop with one message. It holds no store
+ * and no secret, and caches of its own (its verify context, the documents it
+ * was told exist); what it may answer is a summary, a verified submission, a
+ * `ServiceError`'s code and message, or a fault, which the pool reports.
  * @module
  */
 
@@ -12,32 +14,34 @@
 
 import { setImmediate } from "node:timers";
 import { ServiceError } from "../errors.ts";
+import {
+  type ReadSubmission,
+  readSubmissionBody,
+  verifyRead,
+} from "../domain/verify_submission.ts";
 import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
-import type { BatchMessage, InitMessage, Outcome } from "./verify_messages.ts";
+import { ClockCache } from "../clock_cache.ts";
+import type { InitMessage, Outcome, WorkMessage } from "./verify_messages.ts";
 import { type TraceParent, verifyInSpan } from "./verify_span.ts";
 
-async function settle(
-  ctx: VerifyContext,
-  id: number,
-  bytes: Uint8Array,
-  parent: TraceParent | undefined,
-): Promise<Outcome> {
-  try {
-    // A span of this thread, the child of the request's (when tracing).
-    return { id, verified: await verifyInSpan(ctx, bytes, { parent, thread: "worker" }) };
-  } catch (error) {
-    if (error instanceof ServiceError) {
-      return { id, refused: { code: error.code, message: error.message } };
-    }
-    return {
-      id,
-      fault: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-    };
-  }
-}
+/** Documents a worker remembers as existing: many more than a service uses at once. */
+const KNOWN_DOCUMENTS = 1024;
 
-/** This thread's verify context, from its init message; its outcomes not yet sent. */
-const thread: { ctx?: VerifyContext; ready: Outcome[] } = { ready: [] };
+/** This thread's state: its context, the bodies read and held, what it knows, what waits to go. */
+const thread: {
+  ctx?: VerifyContext;
+  workCharged: boolean;
+  held: Map<number, { read: ReadSubmission; parent?: TraceParent }>;
+  known: ClockCache<true>;
+  ready: Outcome[];
+} = { workCharged: true, held: new Map(), known: new ClockCache(KNOWN_DOCUMENTS), ready: [] };
+
+function refusal(id: number, error: unknown): Outcome {
+  if (error instanceof ServiceError) {
+    return { id, refused: { code: error.code, message: error.message } };
+  }
+  return { id, fault: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+}
 
 /** Outcomes settled in one turn of the event loop go in one message. */
 function send(outcome: Outcome): void {
@@ -50,14 +54,68 @@ function send(outcome: Outcome): void {
   });
 }
 
-self.onmessage = (event: MessageEvent<InitMessage | BatchMessage>) => {
+function documentKey(read: ReadSubmission): string {
+  return `${read.summary.submission.refKind}:${read.summary.submission.refId}`;
+}
+
+async function verify(
+  ctx: VerifyContext,
+  id: number,
+  held: { read: ReadSubmission; parent?: TraceParent },
+  early: boolean,
+) {
+  const { read, parent } = held;
+  try {
+    // A span of this thread, the child of the request's (when tracing).
+    const verified = await verifyInSpan(() => verifyRead(ctx, read), { parent, thread: "worker" });
+    return early ? { id, verified, summary: read.summary } : { id, verified };
+  } catch (error) {
+    return refusal(id, error);
+  }
+}
+
+/** Reads one body; verifies it at once when the serving thread's gate cannot refuse it. */
+function start(ctx: VerifyContext, id: number, bytes: Uint8Array, parent?: TraceParent): void {
+  let read: ReadSubmission;
+  try {
+    read = readSubmissionBody(ctx, bytes);
+  } catch (error) {
+    send(refusal(id, error));
+    return;
+  }
+  const { summary } = read;
+  const free = !summary.signed ||
+    ((summary.work <= 1 || !thread.workCharged) && thread.known.get(documentKey(read)));
+  if (free) {
+    // Each answer goes as soon as it is ready: a slow passkey check holds back no Ed25519 one.
+    verify(ctx, id, { read, parent }, true).then(send);
+    return;
+  }
+  thread.held.set(id, { read, parent });
+  send({ id, read: summary });
+}
+
+self.onmessage = (event: MessageEvent<InitMessage | WorkMessage>) => {
   const message = event.data;
   if (message.type === "init") {
     thread.ctx = verifyContext(message.passkey);
+    thread.workCharged = message.workCharged;
     return;
   }
   const ctx = thread.ctx;
-  if (ctx === undefined) throw new Error("verify worker: a batch before its settings");
-  // Each answer goes as soon as it is ready: a slow passkey check holds back no Ed25519 one.
-  for (const { id, bytes, parent } of message.jobs) settle(ctx, id, bytes, parent).then(send);
+  if (ctx === undefined) throw new Error("verify worker: work before its settings");
+  for (const id of message.drop) thread.held.delete(id);
+  for (const id of message.go) {
+    const held = thread.held.get(id);
+    if (held === undefined) {
+      // Not the request's fault: the pool answers it on its own thread.
+      send({ id, fault: "a decision on a body this worker does not hold" });
+      continue;
+    }
+    thread.held.delete(id);
+    // Its gate passed: the document exists, and documents are never removed.
+    thread.known.set(documentKey(held.read), true);
+    verify(ctx, id, held, false).then(send);
+  }
+  for (const { id, bytes, parent } of message.jobs) start(ctx, id, bytes, parent);
 };

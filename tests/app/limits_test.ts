@@ -87,7 +87,7 @@ Deno.test("an address over its limit is 429 before anything else; every answer s
       });
       await expectError(refused, 429, "rate_limited", { mentions: "retry after 1 s" });
     }
-    // The three endpoints share the address's bucket; reading is not limited.
+    // The four endpoints share the address's bucket, the approvals view included.
     const approval = await h.fetchFrom(from, "/intents/x/approvals", {
       method: "POST",
       headers: json,
@@ -95,12 +95,12 @@ Deno.test("an address over its limit is 429 before anything else; every answer s
     });
     await expectError(approval, 429, "rate_limited");
     const read = await h.fetchFrom(from, "/intents/x/approvals");
-    assert.equal(read.status, 404);
-    assert.equal(read.headers.get("ratelimit"), null);
+    assert.equal(limitHeaders(read).policy, '"address";q=2;w=2');
+    await expectError(read, 429, "rate_limited");
     // Another address is its own client.
     assert.equal((await submitFrom(h, "198.51.100.10", good())).status, 201);
     const samples = await scrape(h);
-    assert.equal(sampleValue(samples, "intents_limit_refusals_total", { limit: "address" }), 3);
+    assert.equal(sampleValue(samples, "intents_limit_refusals_total", { limit: "address" }), 4);
   });
 });
 
@@ -180,16 +180,16 @@ Deno.test("a key over its limit is 429 once its signature verified; only what is
     assert.match(headers.limit ?? "", /^"address";r=\d+;t=\d+, "signer";r=0;t=2$/);
     assert.ok(Number(headers.retryAfter) >= 1);
     await expectError(refused, 429, "rate_limited", { mentions: "signed by this key" });
-    // After the signature: a forged one is still 400; before the template: a missing one is 429.
+    // After the template and the signature: a missing template and a forged signature are 400s.
     const forged = signVariantA(newPayload(template), key);
     forged.payload.id = "forged-late";
     await expectError(await h.submit(forged), 400, "invalid_signature");
     const missing = signVariantA(newPayload("NoSuchTemplate"), key);
-    await expectError(await h.submit(missing), 429, "rate_limited");
+    await expectError(await h.submit(missing), 400, "template_not_found");
     // Other keys have their own budgets.
     assert.equal((await h.submit(signVariantA(newPayload(template), other))).status, 201);
     const samples = await scrape(h);
-    assert.equal(sampleValue(samples, "intents_limit_refusals_total", { limit: "signer" }), 2);
+    assert.equal(sampleValue(samples, "intents_limit_refusals_total", { limit: "signer" }), 1);
   });
 });
 

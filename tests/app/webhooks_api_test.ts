@@ -350,6 +350,7 @@ Deno.test("the client library makes every webhook call", async () => {
     assert.equal((await webhooks.resume(created.id)).status, "active");
     assert.equal((await webhooks.update(created.id, { description: "d" })).description, "d");
     assert.notEqual(await webhooks.rotateSecret(created.id), created.secret);
+    assert.match(await webhooks.rotateSecret(created.id, { overlapS: 60 }), /^whsec_/);
     assert.equal((await webhooks.replay(created.id, null)).after, null);
     assert.equal((await webhooks.get(created.id)).id, created.id);
     await webhooks.remove(created.id);
@@ -358,5 +359,53 @@ Deno.test("the client library makes every webhook call", async () => {
       name: "IntentsError",
       code: "invalid_webhook_url",
     });
+  });
+});
+
+Deno.test("a rotation's optional body: overlap_s bounds the older secrets; bad bodies are refused first", async () => {
+  const now = Date.UTC(2026, 0, 1);
+  await withApp({ now: () => new Date(now) }, async (h) => {
+    const created = await add(h, { url: "https://hooks.example/in" });
+    const path = `/webhooks/${created.id}/secret`;
+    const ends = async () =>
+      (await h.app.context.store.webhooks.getEndpoint(created.id))!.endpoint.secrets
+        .map((s) => s.expiresAt);
+    // No body, and {}: the day of the default.
+    assert.equal((await call(h, "POST", path)).status, 200);
+    assert.deepEqual(await ends(), [null, now + 86_400_000]);
+    assert.equal((await call(h, "POST", path, {})).status, 200);
+    assert.deepEqual(await ends(), [null, now + 86_400_000, now + 86_400_000]);
+    // An hour bounds every older secret.
+    assert.equal((await call(h, "POST", path, { overlap_s: 3600 })).status, 200);
+    assert.deepEqual(await ends(), [null, now + 3_600_000, now + 3_600_000, now + 3_600_000]);
+    // Refused before anything changes: shape, range, strict JSON, the content type.
+    for (const body of [{ overlap_s: -1 }, { overlap_s: 86_401 }, { overlap_s: 1.5 }, { x: 1 }]) {
+      await expectError(await call(h, "POST", path, body), 400, "invalid_body");
+    }
+    await expectError(
+      await call(h, "POST", path, '{"overlap_s":1,"overlap_s":2}'),
+      400,
+      "invalid_json",
+    );
+    const text = await h.fetch(path, {
+      method: "POST",
+      headers: { authorization: h.auth, "content-type": "text/plain" },
+      body: "overlap_s=0",
+    });
+    await expectError(text, 415, "unsupported_media_type");
+    assert.equal((await ends()).length, 4);
+    // 0: only the new secret is left.
+    const started = performance.now();
+    const leaked = await call(h, "POST", path, { overlap_s: 0 });
+    assert.equal(leaked.status, 200);
+    assert.ok(performance.now() - started >= 1_000, "answered once every deliverer complies");
+    assert.deepEqual(await ends(), [null]);
+    await expectError(
+      await call(h, "POST", `/webhooks/wh_00000000000000000000000000000000/secret`, {
+        overlap_s: 0,
+      }),
+      404,
+      "not_found",
+    );
   });
 });

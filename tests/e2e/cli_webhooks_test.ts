@@ -118,6 +118,20 @@ Deno.test("the webhooks commands manage an endpoint, and listen verifies and pri
       assert.equal(unknown.code, 1);
       assert.match(unknown.stderr, /not_found/);
 
+      // A leaked secret retired at once: the receiver's secret no longer verifies what comes.
+      const bad = await cli(["webhooks", "rotate", id, "--overlap", "-1"], { env });
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /--overlap/);
+      const retired = await cli(["webhooks", "rotate", id, "--overlap", "0"], { env });
+      assert.equal(retired.code, 0, retired.stderr);
+      assert.match(retired.stdout, /^whsec_[A-Za-z0-9+/]{43}=\n$/);
+      assert.match(retired.stderr, /no longer sign/);
+      await submit(h, template);
+      await receiver.until(
+        () => receiver.out.stderr.includes("no_matching_signature"),
+        "a delivery signed only with the new secret",
+      );
+
       assert.match((await cli(["webhooks", "remove", id], { env })).stdout, /removed/);
       assert.match((await cli(["webhooks", "list"], { env })).stdout, /no webhook endpoints/);
     } finally {

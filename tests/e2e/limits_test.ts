@@ -2,7 +2,7 @@
  * The rate limits through a real server (docs/interface.md §12): the peer address
  * `Deno.serve` reports reaches the limiter, `X-Forwarded-For` counts only
  * behind `TRUSTED_PROXIES`, and the defaults are on for a server started
- * without any limit setting.
+ * without any limit setting, wrong bearer tokens included.
  */
 
 import assert from "node:assert/strict";
@@ -56,5 +56,34 @@ Deno.test("the peer is the client, unless it is a trusted proxy naming one", asy
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await post(h.url)).status);
     assert.deepEqual(statuses, [400, 400, 429]);
+  });
+});
+
+/** `GET /intents` with `token` as the bearer token, with `headers`. */
+async function list(url: string, token: string, headers: Record<string, string> = {}) {
+  const response = await fetch(`${url}/intents`, {
+    headers: { authorization: `Bearer ${token}`, ...headers },
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+Deno.test("20 wrong tokens a minute by default; then the right one is refused too, behind an untrusted proxy for everyone", async () => {
+  const env = { RATE_LIMIT_AUTH_FAILURES: "" };
+  await withProcess({ env }, async (h) => {
+    const wrong = [];
+    for (let i = 0; i < 21; i++) wrong.push(await list(h.url, `guess-${i}-0123456789abcdef`));
+    assert.deepEqual(wrong, [...Array(20).fill(401), 429]);
+    // Every client behind this address (here: every client, since nothing is a trusted proxy).
+    assert.equal(await list(h.url, h.adminToken, { "x-forwarded-for": "203.0.113.7" }), 429);
+  });
+  await withProcess({ env: { ...env, TRUSTED_PROXIES: "127.0.0.1" } }, async (h) => {
+    // Behind a trusted proxy only the guesser it names is locked out.
+    const guesser = { "x-forwarded-for": "203.0.113.66" };
+    for (let i = 0; i < 20; i++) {
+      assert.equal(await list(h.url, `guess-${i}-0123456789`, guesser), 401);
+    }
+    assert.equal(await list(h.url, h.adminToken, guesser), 429);
+    assert.equal(await list(h.url, h.adminToken, { "x-forwarded-for": "203.0.113.7" }), 200);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The harness in process: the whole app built as `main.ts` builds it (a
  * `KvStore`, the group-commit writer, `createApp`), called directly, with no
- * server process and no port. Verification runs on the calling thread.
+ * server process and no port. Verification runs on the calling thread, or on
+ * a pool of worker threads when the options' `env` sets `VERIFY_WORKERS`.
  * @module
  */
 
@@ -20,6 +21,7 @@ import {
   runWith,
 } from "./harness.ts";
 import { TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "./server.ts";
+import { type Verifier, VerifyPool } from "../../src/workers/verify_pool.ts";
 
 /** Options of {@link startApp}. */
 export interface AppOptions extends HarnessOptions {
@@ -31,6 +33,8 @@ export interface AppOptions extends HarnessOptions {
   log?: (line: RequestLogLine) => void;
   /** The peer address every request comes from, as `Deno.serve` reports it; default `127.0.0.1`. */
   peer?: string;
+  /** The rate limits' clock in milliseconds; default `performance.now`. */
+  limitClock?: () => number;
 }
 
 /** The harness in process, and the app inside it. */
@@ -76,12 +80,20 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
   // As main.ts begins an empty store: the head layout on a file, the staged one elsewhere.
   const beginLayout = layoutFor(kvPath, false);
   const store = new KvStore(kv, { now, readKv, beginLayout });
+  // Only when asked: the default's count follows this machine's CPUs.
+  const threads = options.env?.VERIFY_WORKERS ? settings.verifyWorkers : 0;
+  let pool: Verifier | undefined;
   const app = createApp({
     store,
     settings,
     writer: createWriter(store, { batchMax: settings.commitBatchMax }),
     now,
     log: options.log ?? (() => {}),
+    limitClock: options.limitClock,
+    verifier: threads === 0
+      ? undefined
+      : (ctx) =>
+        pool = new VerifyPool(threads, ctx, { workCharged: settings.limits.ratePerAddress > 0 }),
   });
   const handleFrom = (peer: string, input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init);
@@ -98,8 +110,8 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
     url: options.origin ?? "http://app.test",
     adminToken: settings.adminToken,
     fetch: handle,
-    // Verification runs inline here: there is no worker to stop.
     close: () => {
+      pool?.close();
       readKv?.close();
       kv.close();
       return Promise.resolve();

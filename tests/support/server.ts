@@ -15,6 +15,7 @@ export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
 export const TEST_LIMITS_OFF: Readonly<Record<string, string>> = {
   RATE_LIMIT_PER_ADDRESS: "0",
   RATE_LIMIT_PER_SIGNER: "0",
+  RATE_LIMIT_AUTH_FAILURES: "0",
 };
 
 /** A running server process. */

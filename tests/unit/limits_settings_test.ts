@@ -9,6 +9,7 @@ Deno.test("readLimitSettings applies the documented defaults", () => {
   assert.deepEqual(readLimitSettings({}), {
     ratePerAddress: 50,
     ratePerSigner: 10,
+    authFailuresPerMinute: 20,
     trustedProxies: [],
     maxPendingPerSigner: 100,
   });
@@ -17,6 +18,7 @@ Deno.test("readLimitSettings applies the documented defaults", () => {
     readLimitSettings({
       RATE_LIMIT_PER_ADDRESS: "",
       RATE_LIMIT_PER_SIGNER: "",
+      RATE_LIMIT_AUTH_FAILURES: "",
       TRUSTED_PROXIES: "",
       MAX_PENDING_PER_SIGNER: "",
     }),
@@ -28,11 +30,13 @@ Deno.test("readLimitSettings reads every variable", () => {
   const s = readLimitSettings({
     RATE_LIMIT_PER_ADDRESS: "200",
     RATE_LIMIT_PER_SIGNER: "3",
+    RATE_LIMIT_AUTH_FAILURES: "7",
     TRUSTED_PROXIES: "10.0.0.0/8, 192.0.2.7 ,2001:db8::/32,\t::1",
     MAX_PENDING_PER_SIGNER: "5",
   });
   assert.equal(s.ratePerAddress, 200);
   assert.equal(s.ratePerSigner, 3);
+  assert.equal(s.authFailuresPerMinute, 7);
   assert.equal(s.maxPendingPerSigner, 5);
   assert.deepEqual(
     s.trustedProxies.map((c) => `${formatIpAddress(c.network)}/${c.prefix}`),
@@ -41,9 +45,14 @@ Deno.test("readLimitSettings reads every variable", () => {
 });
 
 Deno.test("readLimitSettings turns a rate limit off with 0", () => {
-  const s = readLimitSettings({ RATE_LIMIT_PER_ADDRESS: "0", RATE_LIMIT_PER_SIGNER: "0" });
+  const s = readLimitSettings({
+    RATE_LIMIT_PER_ADDRESS: "0",
+    RATE_LIMIT_PER_SIGNER: "0",
+    RATE_LIMIT_AUTH_FAILURES: "0",
+  });
   assert.equal(s.ratePerAddress, 0);
   assert.equal(s.ratePerSigner, 0);
+  assert.equal(s.authFailuresPerMinute, 0);
 });
 
 Deno.test("readLimitSettings refuses malformed values with one line naming the variable", () => {
@@ -57,6 +66,9 @@ Deno.test("readLimitSettings refuses malformed values with one line naming the v
     ["RATE_LIMIT_PER_ADDRESS", "99999999999999999999"],
     ["RATE_LIMIT_PER_SIGNER", "0x10"],
     ["RATE_LIMIT_PER_SIGNER", "+10"],
+    ["RATE_LIMIT_AUTH_FAILURES", "-1"],
+    ["RATE_LIMIT_AUTH_FAILURES", "twenty"],
+    ["RATE_LIMIT_AUTH_FAILURES", "1000001"],
     ["MAX_PENDING_PER_SIGNER", "0"],
     ["MAX_PENDING_PER_SIGNER", "many"],
     ["TRUSTED_PROXIES", "10.0.0.0/8,"],

@@ -22,6 +22,7 @@ Deno.test("readSettings applies the documented defaults", () => {
   assert.deepEqual(s.limits, {
     ratePerAddress: 50,
     ratePerSigner: 10,
+    authFailuresPerMinute: 20,
     trustedProxies: [],
     maxPendingPerSigner: 100,
   });

@@ -18,7 +18,7 @@ Deno.test("a worker's fault is reported and the body verified on the calling thr
   await Deno.writeTextFile(
     workerUrl,
     `self.onmessage = (e) => {
-      if (e.data.type === "batch") {
+      if (e.data.type === "work") {
         self.postMessage(e.data.jobs.map(({ id }) => ({ id, fault: "TypeError: broken" })));
       }
     };\n`,

@@ -2,7 +2,8 @@
  * The verification pool answers exactly as verifying on the calling thread does:
  * the same verified submission, or the same refusal, for valid and hostile
  * bodies of every kind, many at once; and a pool whose workers fail or are
- * closed still answers every body.
+ * closed still answers every body. Between reading a body and verifying it,
+ * the caller's gate sees it once, and a body it refuses is never verified.
  */
 
 import assert from "node:assert/strict";
@@ -17,7 +18,10 @@ import {
   variantBBody,
 } from "../../client/mod.ts";
 import { ServiceError } from "../../src/errors.ts";
-import { verifySubmissionBody } from "../../src/domain/verify_submission.ts";
+import {
+  type SubmissionSummary,
+  verifySubmissionBody,
+} from "../../src/domain/verify_submission.ts";
 import { verifyContext } from "../../src/domain/authorship.ts";
 import { inlineVerifier, type Verifier, VerifyPool } from "../../src/workers/verify_pool.ts";
 import {
@@ -158,4 +162,107 @@ Deno.test("verifySubmissionBody: the stored body is the compact text, and attrs 
     refId: "tpl",
   });
   assert.equal(result.verified?.authorship.kind, "Ed25519");
+});
+
+/** A gate that records the summaries it saw and refuses those whose policy is `refused`. */
+function recordingGate() {
+  const seen: SubmissionSummary[] = [];
+  const gate = (summary: SubmissionSummary) => {
+    seen.push(summary);
+    if (summary.submission.refId === "refused") {
+      throw new ServiceError("policy_not_found", "intent.policy_id: no such policy");
+    }
+  };
+  return { seen, gate };
+}
+
+Deno.test("the gate sees every read body once, before its signature is verified, on a worker as inline", async () => {
+  const key = generateEd25519Key();
+  const other = generateEd25519Key();
+  const single = (policy: string) => encode(signVariantB(newIntent(policy), key));
+  const multisig = (policy: string, forged = false) => {
+    const intent = newIntent(policy);
+    const second = ed25519Signature(forged ? newIntent(policy) : intent, other);
+    return encode(variantBBody(
+      intent,
+      multisigSignature({
+        signers: { [keyText(key)]: 1, [keyText(other)]: 1 },
+        threshold: 2,
+        signatures: [ed25519Signature(intent, key), second],
+      }),
+    ));
+  };
+  const cases = [
+    single("pol"),
+    single("pol"),
+    multisig("pol"),
+    // Refused by the gate: its forged signature is never reported.
+    multisig("refused", true),
+    single("refused"),
+    multisig("pol", true),
+    encode(unsignedVariantB(newIntent("refused"))),
+  ];
+  const pool = new VerifyPool(1, ctx);
+  try {
+    for (const verifier of [inlineVerifier(ctx), pool]) {
+      const { seen, gate } = recordingGate();
+      const answers = [];
+      // One after another: a worker learns "pol" exists from the first gate it passes.
+      for (const bytes of cases) {
+        try {
+          answers.push((await verifier.verify(bytes, gate)).verified?.authorship.kind ?? null);
+        } catch (error) {
+          answers.push((error as ServiceError).code);
+        }
+      }
+      assert.deepEqual(answers, [
+        "Ed25519",
+        "Ed25519",
+        "Multisig",
+        "policy_not_found",
+        "policy_not_found",
+        "invalid_signature",
+        "policy_not_found",
+      ], `threads ${verifier.threads}`);
+      assert.deepEqual(seen.map((s) => [s.submission.refId, s.work, s.signed]), [
+        ["pol", 1, true],
+        ["pol", 1, true],
+        ["pol", 2, true],
+        ["refused", 2, true],
+        ["refused", 1, true],
+        ["pol", 2, true],
+        ["refused", 1, false],
+      ]);
+    }
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("a worker that dies after its gate passed: answered on the calling thread, the gate not run again", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "verify-pool-gate-" });
+  const workerUrl = new URL(`file://${join(dir, "worker.js")}`);
+  // Answers every body with its summary; dies when told to verify one.
+  await Deno.writeTextFile(
+    workerUrl,
+    `self.onmessage = (e) => {
+      if (e.data.type !== "work") return;
+      if (e.data.go.length > 0) throw new Error("gone");
+      self.postMessage(e.data.jobs.map(({ id }) => ({
+        id,
+        read: { submission: { variant: "B", id: "x", refKind: "policy", refId: "pol" }, work: 2, signed: true },
+      })));
+    };\n`,
+  );
+  const pool = new VerifyPool(1, ctx, { workerUrl });
+  try {
+    const { seen, gate } = recordingGate();
+    const body = encode(signVariantB(newIntent("pol"), generateEd25519Key()));
+    const verified = await pool.verify(body, gate);
+    assert.equal(verified.verified?.authorship.kind, "Ed25519");
+    assert.equal(seen.length, 1);
+  } finally {
+    pool.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

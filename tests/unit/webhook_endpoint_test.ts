@@ -202,6 +202,36 @@ Deno.test("a rotated secret signs first; the one replaced stays in force for 24 
   assert.equal(many.secrets[0].secret, "whsec_49");
 });
 
+Deno.test("an overlap bounds every older secret, never extends one, and 0 retires them all", () => {
+  const HOUR = 3_600_000;
+  const e = endpoint({
+    secrets: [
+      { secret: "whsec_third", expiresAt: null },
+      { secret: "whsec_second", expiresAt: T0 + 20 * HOUR },
+      { secret: "whsec_first", expiresAt: T0 + 2 * HOUR },
+    ],
+  });
+  const ends = (x: Endpoint) => x.secrets.map((s) => [s.secret, s.expiresAt]);
+  // An hour: the current secret and the one with 20 h left get an hour; 2 h become 1 h.
+  assert.deepEqual(ends(rotateSecret(e, "whsec_fourth", T0, HOUR)), [
+    ["whsec_fourth", null],
+    ["whsec_third", T0 + HOUR],
+    ["whsec_second", T0 + HOUR],
+    ["whsec_first", T0 + HOUR],
+  ]);
+  // A day (the default) extends none: each keeps the sooner of its end and the overlap's.
+  assert.deepEqual(ends(rotateSecret(e, "whsec_fourth", T0)), [
+    ["whsec_fourth", null],
+    ["whsec_third", T0 + REPLACED_SECRET_MS],
+    ["whsec_second", T0 + 20 * HOUR],
+    ["whsec_first", T0 + 2 * HOUR],
+  ]);
+  // 0: only the new secret is left, whatever clock a deliverer reads it with.
+  const leaked = rotateSecret(e, "whsec_fourth", T0, 0);
+  assert.deepEqual(leaked.secrets, [{ secret: "whsec_fourth", expiresAt: null }]);
+  assert.deepEqual(secretsInForce(leaked, T0 - HOUR), ["whsec_fourth"]);
+});
+
 Deno.test("the rendered endpoint: after, next event, lag, disabled reason, no secrets", () => {
   const e = attempt(endpoint(), 12, 204);
   const shown = renderEndpoint(e, { head: 20, nextEvent: 14 });

@@ -19,6 +19,7 @@ export { projectRoot };
 export const LIMITS_OFF: Readonly<Record<string, string>> = {
   RATE_LIMIT_PER_ADDRESS: "0",
   RATE_LIMIT_PER_SIGNER: "0",
+  RATE_LIMIT_AUTH_FAILURES: "0",
   MAX_PENDING_PER_SIGNER: "1000000",
 };
 

@@ -7,7 +7,7 @@ import { EVENTS_LIMIT, EVENTS_QUERY, EVENTS_WAIT_S } from "../routes/events.ts";
 import { LIST_LIMIT, LIST_QUERY } from "../routes/intents.ts";
 import { ref } from "./components.ts";
 import type { OpenApiExamples } from "./examples.ts";
-import { rateLimited } from "./limits.ts";
+import { rateLimited, TOKEN_REFUSALS } from "./limits.ts";
 import {
   ADMIN,
   ERR,
@@ -55,11 +55,14 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "`signature` is Variant A, exactly `authorship` and `intent` is Variant B. The body is " +
           "parsed strictly (no duplicate members, nesting at most 32, integer literals within " +
           "±(2^53−1) unless written as JCS writes the double they parse to). Checks run in this " +
-          "order: 429 for the client address, 415, 413, 400 (JSON, shape, encodings, " +
-          "signature), 429 for a key that signed, 400 missing template or policy, the " +
-          "governing document's 400s and 403, the id (409, or 200 for the same signed " +
-          "submission sent again), 429 `too_many_pending`, then 201 (or 202). A request whose " +
-          "authorship does not verify never learns whether an id exists. A retry is safe: the " +
+          "order: 429 for the client address (one token), 415, 413, 400 (JSON, shape, " +
+          "encodings), 429 for the client address (the further tokens of its work: max(1, " +
+          "signatures carried, public keys named) in all), 400 missing template or policy, " +
+          "400 signature (a Multisig stops at its first signature that does not verify), 429 " +
+          "for a key that signed, the governing document's 400s and 403, the id (409, or 200 " +
+          "for the same signed submission sent again), 429 `too_many_pending`, then 201 (or " +
+          "202). A request whose authorship does not verify never learns whether an id " +
+          "exists. A retry is safe: the " +
           "same signed body again (equal as JSON values) answers 200 with " +
           "`Idempotent-Replayed: true` and the record as it stands now. 503 `unavailable` " +
           "means nothing was stored and the same body may be sent again.",
@@ -160,7 +163,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
             "A bad `limit` or `cursor`, or an unknown or repeated query parameter.",
             ["invalid_body"],
           ),
-          "401": ERR.unauthorized,
+          ...TOKEN_REFUSALS,
           "500": ERR.internal,
         },
       },
@@ -174,7 +177,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
         parameters: [idParameter("The intent id (URL-encoded; UUIDs match in any case).")],
         responses: {
           "200": jsonResponse("The stored intent.", ref("IntentRecord"), { example: record }),
-          "401": ERR.unauthorized,
+          ...TOKEN_REFUSALS,
           "404": ERR.notFound("intent"),
           "405": ERR.methodNotAllowed,
           "500": ERR.internal,
@@ -182,13 +185,14 @@ export function intentPaths(examples: OpenApiExamples): Obj {
       },
     },
     "/intents/{id}/approvals": {
-      get: {
+      get: rateLimited({
         operationId: "approvals_get",
         summary: "What a pending intent waits for (public)",
         description: "For a pending intent under a governed document: the object every " +
           "approver signs, its challenge for passkeys (and the challenge of a rejection), the " +
           "quorum and who has approved or rejected. For an accepted, expired or rejected one, " +
-          "its state only. The id is shared among the signers.",
+          "its state only. The id is shared among the signers. Each request spends a token of " +
+          "the client address, so that ids cannot be probed at line rate.",
         tags: ["approvals"],
         security: PUBLIC,
         parameters: [idParameter("The intent id.")],
@@ -198,7 +202,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "405": ERR.methodNotAllowed,
           "500": ERR.internal,
         },
-      },
+      }),
       post: rateLimited({
         operationId: "approvals_add",
         summary: "Add one signer's approval (public)",
@@ -303,7 +307,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
               "`limit` or `wait`, or an unknown or repeated query parameter.",
             ["invalid_body"],
           ),
-          "401": ERR.unauthorized,
+          ...TOKEN_REFUSALS,
           "405": ERR.methodNotAllowed,
           "500": ERR.internal,
         },

@@ -1,23 +1,25 @@
 /**
  * What the OpenAPI document says of the rate limits (docs/interface.md §12):
  * the `RateLimit-Policy` and `RateLimit` headers on every answer of the
- * limited operations, and their 429.
+ * limited operations, and their 429; the `"auth"` policy's on the 401 and
+ * 429 of every operation that needs a token.
  * @module
  */
 
 import type { ErrorCode } from "../../errors.ts";
-import { errorResponse, type Obj } from "./responses.ts";
+import { ERR, errorResponse, type Obj } from "./responses.ts";
 
 /** The headers every answer of a limited operation carries while its limit is on. */
 export const RATE_LIMIT_HEADERS: Obj = {
   "RateLimit-Policy": {
     description: 'draft-ietf-httpapi-ratelimit-headers-10: `"address";q=<2 × ' +
       'RATE_LIMIT_PER_ADDRESS>;w=2`; a 429 for a key adds `"signer";q=<2 × ' +
-      "RATE_LIMIT_PER_SIGNER>;w=2`. Absent while the limit is off (0).",
+      "RATE_LIMIT_PER_SIGNER>;w=2`. Absent while the limit is off (0). A request spends " +
+      "max(1, signatures carried, public keys named) tokens.",
     schema: { type: "string" },
   },
   RateLimit: {
-    description: '`"address";r=<requests left>;t=<seconds until the bucket is full, ' +
+    description: '`"address";r=<tokens left>;t=<seconds until the bucket is full, ' +
       'rounded up>`, and on a 429 for a key `"signer";r=…;t=…` the same way. Counted per ' +
       "process.",
     schema: { type: "string" },
@@ -61,3 +63,40 @@ export function rateLimited(operation: Obj, codes: readonly ErrorCode[] = []): O
   const sorted = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a < b ? -1 : 1));
   return { ...operation, responses: sorted };
 }
+
+/** The `"auth"` policy's headers: on a 401, and on a 429 for wrong tokens. */
+const AUTH_HEADERS: Obj = {
+  "RateLimit-Policy": {
+    description: '`"auth";q=<RATE_LIMIT_AUTH_FAILURES>;w=60`: wrong or missing tokens one ' +
+      "client address may send a minute. Absent while the limit is off (0).",
+    schema: { type: "string" },
+  },
+  RateLimit: {
+    description: '`"auth";r=<wrong tokens left>;t=<seconds until the budget is full, ' +
+      "rounded up>`. Counted per process.",
+    schema: { type: "string" },
+  },
+};
+
+/**
+ * The refusals of an operation that needs a bearer token: 401 for a wrong or
+ * missing one, and 429 once the address has sent too many, before its token
+ * is compared.
+ */
+export const TOKEN_REFUSALS: Obj = {
+  "401": { ...ERR.unauthorized, headers: { ...ERR.unauthorized.headers, ...AUTH_HEADERS } },
+  "429": (() => {
+    const response = errorResponse(
+      "This client address sent more wrong or missing tokens than RATE_LIMIT_AUTH_FAILURES " +
+        "a minute: every operation that needs a token is refused, the right token too, until " +
+        "its budget refills (`rate_limited`).",
+      ["rate_limited"],
+    );
+    response.headers = {
+      ...(response.headers as Obj),
+      ...AUTH_HEADERS,
+      "Retry-After": RETRY_AFTER,
+    };
+    return response;
+  })(),
+};

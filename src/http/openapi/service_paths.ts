@@ -16,6 +16,7 @@ import {
   PUBLIC,
   REQUEST_ID_HEADER,
 } from "./responses.ts";
+import { TOKEN_REFUSALS } from "./limits.ts";
 
 /** `/templates`, `/templates/{id}` or `/policies`, `/policies/{id}`. */
 export function documentPaths(kind: "template" | "policy", example: ExampleDocument): Obj {
@@ -56,7 +57,7 @@ export function documentPaths(kind: "template" | "policy", example: ExampleDocum
               "body is not strict JSON, or its `authorization` member is not a valid quorum.",
             ["invalid_body", "invalid_json", "invalid_authorization"],
           ),
-          "401": ERR.unauthorized,
+          ...TOKEN_REFUSALS,
           "405": ERR.methodNotAllowed,
           "408": ERR.timeout,
           "413": ERR.tooLarge,
@@ -111,7 +112,7 @@ export function configPaths(): Obj {
             example: CONFIG_EXAMPLE,
             headers: { ETag: ETAG },
           }),
-          "401": ERR.unauthorized,
+          ...TOKEN_REFUSALS,
           "500": ERR.internal,
         },
       },
@@ -142,7 +143,7 @@ export function configPaths(): Obj {
             headers: { ETag: ETAG },
           }),
           "400": ERR.invalidJsonBody(["invalid_evidence_extractor_url"]),
-          "401": ERR.unauthorized,
+          ...TOKEN_REFUSALS,
           "405": ERR.methodNotAllowed,
           "408": ERR.timeout,
           "412": errorResponse("If-Match does not match.", ["precondition_failed"]),
@@ -214,7 +215,7 @@ export function operationPaths(): Obj {
             headers: { "X-Request-Id": REQUEST_ID_HEADER },
             content: { "text/plain": { schema: { type: "string" } } },
           },
-          "401": ERR.unauthorized,
+          ...TOKEN_REFUSALS,
         },
       },
     },

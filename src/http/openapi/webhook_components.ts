@@ -13,6 +13,7 @@ import { DELIVERY_ERRORS } from "../../webhooks/deliver.ts";
 import {
   WebhookCreateSchema,
   WebhookReplaySchema,
+  WebhookRotateSchema,
   WebhookUpdateSchema,
 } from "../../webhooks/schemas.ts";
 import { MAX_WEBHOOK_URL_LENGTH, WEBHOOK_URL_PATTERN } from "../../webhooks/url.ts";
@@ -96,6 +97,7 @@ const DEFINITIONS = {
   WebhookCreate: WebhookCreateSchema,
   WebhookUpdate: WebhookUpdateSchema,
   WebhookReplay: WebhookReplaySchema,
+  WebhookRotate: WebhookRotateSchema,
   Webhook: WebhookSchema,
   WebhookCreated: WebhookCreatedSchema,
   WebhookList: v.object({ items: v.array(WebhookSchema) }),
@@ -113,10 +115,11 @@ const DESCRIPTIONS: Record<WebhookComponentName, string> = {
   WebhookCreate: "A new webhook endpoint.",
   WebhookUpdate: "Changes to a webhook endpoint: any of its members.",
   WebhookReplay: "Where deliveries start again.",
+  WebhookRotate: "How long the older secrets stay in force at most.",
   Webhook: "A webhook endpoint: a server-held cursor over the feed, delivered in order.",
   WebhookCreated: "A new webhook endpoint and its secret, shown here and at rotation only.",
   WebhookList: "Every webhook endpoint, oldest first.",
-  WebhookSecret: "A new secret; the one it replaces stays in force for 24 hours.",
+  WebhookSecret: "A new secret; the older ones stay in force at most `overlap_s` more.",
   WebhookAttempt: "One delivery attempt.",
   WebhookAttemptList: "The latest attempts of an endpoint (the last 100 are kept).",
 };

@@ -18,6 +18,7 @@ import {
 } from "./responses.ts";
 import { webhookRef } from "./webhook_components.ts";
 import { ATTEMPTS_LIMIT } from "../../webhooks/schemas.ts";
+import { TOKEN_REFUSALS } from "./limits.ts";
 
 const ID = idParameter("The endpoint's id.");
 
@@ -52,7 +53,7 @@ function jsonBody(schema: JsonSchema, example: unknown): Obj {
 
 /** The errors every operation may answer. */
 const ALWAYS = {
-  "401": ERR.unauthorized,
+  ...TOKEN_REFUSALS,
   "405": ERR.methodNotAllowed,
   "500": ERR.internal,
   "503": ERR.unavailable,
@@ -111,7 +112,7 @@ export function webhookPaths(): Obj {
             example: { items: [ENDPOINT] },
           }),
           "400": errorResponse("A query parameter was given.", ["invalid_body"]),
-          "401": ERR.unauthorized,
+          ...TOKEN_REFUSALS,
           "500": ERR.internal,
         },
       },
@@ -166,17 +167,30 @@ export function webhookPaths(): Obj {
       post: {
         operationId: "webhooks_secret_rotate",
         summary: "Rotate a webhook endpoint's secret (admin)",
-        description: "A new secret signs every delivery from now on; the one it replaces " +
-          "signs them too for 24 hours (newest first in `webhook-signature`). A request body " +
-          "is not read.",
+        description: "A new secret signs every delivery from now on; every older secret " +
+          "signs them too for at most `overlap_s` more seconds, none longer than it already " +
+          "had (newest first in `webhook-signature`). The body is optional (none: 86400); with " +
+          "0 (a secret that leaked), no attempt that starts after the 200, on any process, is " +
+          "signed with the older secrets: the answer waits about a second for that.",
         tags: ["webhooks"],
         security: ADMIN,
         parameters: [ID],
+        requestBody: {
+          required: false,
+          content: {
+            "application/json": { schema: webhookRef("WebhookRotate"), example: { overlap_s: 0 } },
+          },
+        },
         responses: {
           "200": jsonResponse("The new secret, shown here only.", webhookRef("WebhookSecret"), {
             example: { secret: SECRET },
           }),
+          "400": errorResponse("The body is not strict JSON or not of the shape.", [
+            "invalid_json",
+            "invalid_body",
+          ]),
           ...ON_ONE,
+          ...WITH_BODY,
         },
       },
     },

@@ -14,8 +14,9 @@ import { json } from "../respond.ts";
 import { admitAddress, checkSigners, spendSigners } from "../limits.ts";
 import { intentIdOf } from "./intents.ts";
 
-/** `GET /intents/{id}/approvals`. */
-export async function getApprovals(_request: Request, ctx: RequestContext): Promise<Response> {
+/** `GET /intents/{id}/approvals`: spends an address token, so that ids cannot be probed at line rate. */
+export async function getApprovals(request: Request, ctx: RequestContext): Promise<Response> {
+  admitAddress(request, ctx);
   const id = intentIdOf(ctx.params[0]);
   if (id === null) throw new ServiceError("not_found", "no such intent awaiting approvals");
   return json(200, await readApprovals({ store: ctx.app.store, now: ctx.app.now }, id));

@@ -8,9 +8,9 @@ import { ServiceError } from "../../errors.ts";
 import { ConfigBodySchema } from "../../domain/schemas.ts";
 import { validate } from "../../domain/validate.ts";
 import type { StoredConfig } from "../../domain/intent.ts";
-import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
 import { type AppContext, readJsonBody, type RequestContext } from "../context.ts";
+import { requireToken } from "../limits.ts";
 
 // The ETag of the configuration before it was ever set.
 const UNSET_TAG = "default";
@@ -45,15 +45,17 @@ function parseIfMatch(header: string | null): (string | null)[] | undefined {
 }
 
 /** `GET /config`. */
-export async function getConfig(request: Request, { app }: RequestContext): Promise<Response> {
-  requireBearer(request, [app.settings.adminToken]);
+export async function getConfig(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireToken(request, ctx, [app.settings.adminToken]);
   const { value, version } = await app.store.getConfig();
   return render(app, value, version);
 }
 
 /** `PUT /config`: 200 with the new configuration; 412 when `If-Match` does not match. */
-export async function putConfig(request: Request, { app }: RequestContext): Promise<Response> {
-  requireBearer(request, [app.settings.adminToken]);
+export async function putConfig(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireToken(request, ctx, [app.settings.adminToken]);
   const { value } = await readJsonBody(request, app);
   const body = validate(ConfigBodySchema, value, "", {
     codes: { extractor_url: "invalid_evidence_extractor_url" },

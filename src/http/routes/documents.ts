@@ -9,10 +9,10 @@ import { ServiceError } from "../../errors.ts";
 import { checkDocument, documentQuorum } from "../../domain/governance.ts";
 import { isJsonMediaType } from "../../media_type.ts";
 import type { DocumentKind } from "../../domain/intent.ts";
-import { requireBearer } from "../auth.ts";
 import { readBody } from "../read_body.ts";
 import { json } from "../respond.ts";
 import type { RequestContext } from "../context.ts";
+import { requireToken } from "../limits.ts";
 
 const DEFAULT_TYPE = "application/octet-stream";
 
@@ -31,8 +31,9 @@ function storedContentType(request: Request): string {
 
 /** `POST /templates` or `POST /policies`: 201 `{id}` when new, 200 `{id}` when stored already. */
 export function postDocument(kind: DocumentKind) {
-  return async (request: Request, { app }: RequestContext): Promise<Response> => {
-    requireBearer(request, [app.settings.adminToken]);
+  return async (request: Request, ctx: RequestContext): Promise<Response> => {
+    const { app } = ctx;
+    requireToken(request, ctx, [app.settings.adminToken]);
     const contentType = storedContentType(request);
     const bytes = await readBody(request, {
       maxBytes: app.settings.maxBodyBytes,

@@ -11,11 +11,11 @@
 
 import { ServiceError } from "../../errors.ts";
 import { renderEvent, renderIntent } from "../../domain/record.ts";
-import { requireBearer } from "../auth.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
 import { readQuery, wholeNumber } from "./query.ts";
+import { requireToken } from "../limits.ts";
 
 /** The query parameters of `GET /events`, and the bounds of `limit` and `wait` (seconds). */
 export const EVENTS_QUERY = ["after", "limit", "wait"] as const;
@@ -50,8 +50,9 @@ async function startAfter(app: AppContext, id: string | null, name: string): Pro
 }
 
 /** `GET /events` (admin token or `EVENTS_TOKEN`). */
-export async function getEvents(request: Request, { app }: RequestContext): Promise<Response> {
-  requireBearer(request, [app.settings.adminToken, app.settings.eventsToken]);
+export async function getEvents(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireToken(request, ctx, [app.settings.adminToken, app.settings.eventsToken]);
   const params = readQuery(request, EVENTS_QUERY);
   const limit = wholeNumber(params, "limit", EVENTS_LIMIT);
   const wait = wholeNumber(params, "wait", EVENTS_WAIT_S);

@@ -4,15 +4,22 @@
  */
 
 import { ServiceError } from "../../errors.ts";
-import { type Stored, storeSubmission } from "../../domain/submit.ts";
+import { findReference, type Stored, storeSubmission } from "../../domain/submit.ts";
+import type { DocumentRef } from "../../domain/intent.ts";
 import { renderIntent } from "../../domain/record.ts";
 import { INTENT_STATES, type IntentState } from "../../domain/intent.ts";
 import { normalizeIntentId } from "../../domain/submission.ts";
-import { requireBearer } from "../auth.ts";
 import { json } from "../respond.ts";
 import { readJsonBytes, type RequestContext } from "../context.ts";
 import { readPosition } from "./positions.ts";
-import { admitAddress, checkSigners, refusedPending, spendSigners } from "../limits.ts";
+import {
+  admitAddress,
+  chargeWork,
+  checkSigners,
+  refusedPending,
+  requireToken,
+  spendSigners,
+} from "../limits.ts";
 import { readQuery, wholeNumber } from "./query.ts";
 
 /** The query parameters of `GET /intents`, and the bounds of `limit`. */
@@ -28,18 +35,30 @@ export async function postIntent(request: Request, ctx: RequestContext): Promise
   const { app } = ctx;
   admitAddress(request, ctx);
   const bytes = await readJsonBytes(request, app);
-  // Parsed and verified here or on a worker thread (settings: VERIFY_WORKERS).
-  const verified = await app.verifier.verify(bytes);
+  let ref: DocumentRef | undefined;
+  // Parsed and verified here or on a worker thread (settings: VERIFY_WORKERS); between the
+  // two, the cheap refusals of docs/interface.md §4: the work's tokens, then the document.
+  const verified = await app.verifier.verify(bytes, async (summary) => {
+    chargeWork(ctx, summary.work);
+    ref = await findReference(
+      { store: app.store, allowUnsigned: app.settings.allowUnsigned },
+      summary,
+    );
+  });
   const keyIds = verified.verified?.signedBy.map((s) => s.keyId) ?? [];
   checkSigners(ctx, keyIds);
   let stored: Stored;
   try {
-    stored = await storeSubmission({
-      store: app.store,
-      writer: app.writer,
-      allowUnsigned: app.settings.allowUnsigned,
-      maxPendingPerSigner: app.limits.settings.maxPendingPerSigner,
-    }, verified);
+    stored = await storeSubmission(
+      {
+        store: app.store,
+        writer: app.writer,
+        allowUnsigned: app.settings.allowUnsigned,
+        maxPendingPerSigner: app.limits.settings.maxPendingPerSigner,
+      },
+      verified,
+      ref!,
+    );
   } catch (error) {
     if (error instanceof ServiceError && error.code === "too_many_pending") refusedPending(ctx);
     throw error;
@@ -81,9 +100,10 @@ export function intentIdOf(rawId: string): string | null {
 }
 
 /** `GET /intents/{id}` (admin). */
-export async function getIntent(request: Request, { app, params }: RequestContext) {
-  requireBearer(request, [app.settings.adminToken]);
-  const id = intentIdOf(params[0]);
+export async function getIntent(request: Request, ctx: RequestContext) {
+  const { app } = ctx;
+  requireToken(request, ctx, [app.settings.adminToken]);
+  const id = intentIdOf(ctx.params[0]);
   const record = id === null ? null : await app.store.getIntent(id);
   if (!record) throw new ServiceError("not_found", "no such intent");
   return json(200, renderIntent(record, { now: app.now() }));
@@ -92,8 +112,9 @@ export async function getIntent(request: Request, { app, params }: RequestContex
 const STATES = new Set<string>(INTENT_STATES);
 
 /** `GET /intents?limit=&cursor=&state=` (admin): newest first. */
-export async function listIntents(request: Request, { app }: RequestContext): Promise<Response> {
-  requireBearer(request, [app.settings.adminToken]);
+export async function listIntents(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireToken(request, ctx, [app.settings.adminToken]);
   const params = readQuery(request, LIST_QUERY);
   const limit = wholeNumber(params, "limit", LIST_LIMIT);
   const rawState = params.get("state");

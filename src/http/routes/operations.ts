@@ -5,10 +5,10 @@
  * @module
  */
 
-import { requireBearer } from "../auth.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { METRICS_CONTENT_TYPE } from "../../telemetry/instruments.ts";
 import { json } from "../respond.ts";
+import { requireToken } from "../limits.ts";
 
 /** How long `/healthz` and `/readyz` wait for the storage to answer. */
 const HEALTH_TIMEOUT_MS = 2000;
@@ -60,8 +60,9 @@ export async function readyz(_request: Request, { app }: RequestContext): Promis
 }
 
 /** `GET /metrics`: 401 unless the request carries the admin token or `METRICS_TOKEN`. */
-export function metrics(request: Request, { app }: RequestContext): Response {
-  requireBearer(request, [app.settings.adminToken, app.settings.metricsToken]);
+export function metrics(request: Request, ctx: RequestContext): Response {
+  const { app } = ctx;
+  requireToken(request, ctx, [app.settings.adminToken, app.settings.metricsToken]);
   return new Response(app.metrics.render(), {
     status: 200,
     headers: {

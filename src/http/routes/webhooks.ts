@@ -15,8 +15,10 @@ import {
   newEndpointId,
   renderAttempt,
   renderEndpoint,
+  REPLACED_SECRET_MS,
   replayEndpoint,
   rotateSecret,
+  SIGNING_VIEW_MS,
   updateEndpoint,
   wants,
 } from "../../webhooks/endpoint.ts";
@@ -24,15 +26,23 @@ import {
   ATTEMPTS_LIMIT,
   WebhookCreateSchema,
   WebhookReplaySchema,
+  WebhookRotateSchema,
   WebhookUpdateSchema,
 } from "../../webhooks/schemas.ts";
+import { parseJsonBody } from "../../domain/json_body.ts";
 import { newWebhookSecret } from "../../webhooks/signing.ts";
 import { checkWebhookUrl } from "../../webhooks/url.ts";
-import { requireBearer } from "../auth.ts";
-import { type AppContext, readJsonBody, type RequestContext, type Route } from "../context.ts";
+import {
+  type AppContext,
+  readJsonBody,
+  readJsonBytes,
+  type RequestContext,
+  type Route,
+} from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
 import { readQuery, wholeNumber } from "./query.ts";
+import { requireToken } from "../limits.ts";
 
 /** The query parameters of `GET /webhooks/{id}/attempts`, and the bounds of `limit`. */
 export const ATTEMPTS_QUERY = ["limit"] as const;
@@ -96,8 +106,9 @@ async function render(app: AppContext, endpoint: Endpoint, head?: number) {
 }
 
 /** `POST /webhooks`: 201 with the endpoint and its secret, shown here and at rotation only. */
-export async function postWebhook(request: Request, { app }: RequestContext): Promise<Response> {
-  requireBearer(request, [app.settings.adminToken]);
+export async function postWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireToken(request, ctx, [app.settings.adminToken]);
   const { value } = await readJsonBody(request, app);
   const body = validate(WebhookCreateSchema, value, "");
   checkUrl(app, body.url);
@@ -127,8 +138,9 @@ export async function postWebhook(request: Request, { app }: RequestContext): Pr
 }
 
 /** `GET /webhooks`: every endpoint, oldest first, without secrets. */
-export async function listWebhooks(request: Request, { app }: RequestContext): Promise<Response> {
-  requireBearer(request, [app.settings.adminToken]);
+export async function listWebhooks(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  requireToken(request, ctx, [app.settings.adminToken]);
   readQuery(request, []);
   const [entries, head] = await Promise.all([
     app.store.webhooks.listEndpoints(),
@@ -141,7 +153,7 @@ export async function listWebhooks(request: Request, { app }: RequestContext): P
 /** `GET /webhooks/{id}`: the endpoint with its status, next event, lag and last attempt. */
 export async function getWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const entry = await app.store.webhooks.getEndpoint(id);
   if (entry === null) throw notFound();
@@ -151,7 +163,7 @@ export async function getWebhook(request: Request, ctx: RequestContext): Promise
 /** `PATCH /webhooks/{id}`: url, events, description, status (pause and resume). */
 export async function patchWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const { value } = await readJsonBody(request, app);
   const patch = validate(WebhookUpdateSchema, value, "");
@@ -164,7 +176,7 @@ export async function patchWebhook(request: Request, ctx: RequestContext): Promi
 /** `DELETE /webhooks/{id}`: 204; its deliveries stop, its log goes. */
 export async function deleteWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   if (!await app.store.webhooks.deleteEndpoint(id)) throw notFound();
   return new Response(null, {
@@ -173,25 +185,53 @@ export async function deleteWebhook(request: Request, ctx: RequestContext): Prom
   });
 }
 
-/** `POST /webhooks/{id}/secret`: a new secret; the one it replaces signs too for 24 h. */
+/**
+ * The `overlap_s` of a rotation's body, in ms: no body (or an empty one) is
+ * the default; a body is strict `application/json` of its shape.
+ */
+async function readOverlapMs(request: Request, app: AppContext): Promise<number> {
+  if (request.body === null || request.headers.get("content-length") === "0") {
+    return REPLACED_SECRET_MS;
+  }
+  const bytes = await readJsonBytes(request, app);
+  if (bytes.length === 0) return REPLACED_SECRET_MS;
+  const body = validate(WebhookRotateSchema, parseJsonBody(bytes).value, "");
+  return body.overlap_s === undefined ? REPLACED_SECRET_MS : body.overlap_s * 1000;
+}
+
+/**
+ * `POST /webhooks/{id}/secret`: a new secret; every older one stays in force
+ * at most `overlap_s` more. Deliverers on every process sign with the
+ * endpoint as they read it at most {@link SIGNING_VIEW_MS} before an attempt,
+ * so when that outlasts the overlap the answer waits that long: no attempt
+ * that starts after the 200, on any process, is signed with a retired secret.
+ */
 export async function rotateWebhookSecret(
   request: Request,
   ctx: RequestContext,
 ): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
+  const overlapMs = await readOverlapMs(request, app);
   const secret = newWebhookSecret();
   const now = app.now().getTime();
-  const changed = await app.store.webhooks.changeEndpoint(id, (e) => rotateSecret(e, secret, now));
+  const changed = await app.store.webhooks.changeEndpoint(
+    id,
+    (e) => rotateSecret(e, secret, now, overlapMs),
+  );
   if (changed === null) throw notFound();
+  if (overlapMs < SIGNING_VIEW_MS) {
+    // Counted from the commit's end: a deliverer that read before it has read again by then.
+    await new Promise((resolve) => setTimeout(resolve, SIGNING_VIEW_MS));
+  }
   return json(200, { secret });
 }
 
 /** `POST /webhooks/{id}/replay`: deliveries start again after `after` (null: the beginning). */
 export async function replayWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const { value } = await readJsonBody(request, app);
   const body = validate(WebhookReplaySchema, value, "");
@@ -214,7 +254,7 @@ export async function listWebhookAttempts(
   ctx: RequestContext,
 ): Promise<Response> {
   const { app } = ctx;
-  requireBearer(request, [app.settings.adminToken]);
+  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const limit = wholeNumber(readQuery(request, ATTEMPTS_QUERY), "limit", ATTEMPTS_LIMIT);
   if (await app.store.webhooks.getEndpoint(id) === null) throw notFound();

@@ -1,0 +1,123 @@
+/**
+ * A rotation made through another handle of the KV file (as another process
+ * makes it: nothing notifies the deliverer here) takes hold before its answer
+ * (docs/interface.md §11): with `overlap_s` 0, no attempt that starts after
+ * the 200 is signed with the older secret; with the default, the older one
+ * signs beside the new one, newest first. Events flow all along, so the
+ * deliverer works from what its own writes left, never reading the endpoint
+ * unless its view grows old.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
+import { WebhookDeliveries } from "../../src/delivery/deliveries.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
+import { WEBHOOK_WORK } from "../../src/webhooks/store.ts";
+import { withApp } from "../support/in_process.ts";
+import { type Delivery, independentSignature, startReceiver } from "../support/webhooks.ts";
+
+function intent(id: string, ref: DocumentRef): NewIntent {
+  return {
+    id,
+    variant: "A",
+    refId: ref.id,
+    authorship: { kind: "Unsigned", signers: [] },
+    body: new TextEncoder().encode(`"${id}"`),
+    state: "accepted",
+  };
+}
+
+/** The signatures a delivery carries, in order. */
+function signatures(d: Delivery): string[] {
+  return d.signature.split(" ");
+}
+
+Deno.test("a rotation elsewhere retires the older secret before its 200, or keeps it beside the new", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "webhook-rotation-" });
+  const path = join(dir, "intents.kv");
+  const kv = await Deno.openKv(path);
+  const here = new KvStore(kv);
+  const receiver = startReceiver();
+  const deliveries = new WebhookDeliveries({
+    store: here,
+    settings: {
+      webhookTimeoutMs: 2_000,
+      webhooksAllowPrivate: true,
+      webhooksAllowHttp: true,
+      webhookRetryScheduleMs: [200],
+      denoDeploy: false,
+    },
+    report: () => {},
+  });
+  let feeding = true;
+  let intervalMs = 10;
+  const env = { WEBHOOKS_ALLOW_HTTP: "true", WEBHOOKS_ALLOW_PRIVATE: "true" };
+  try {
+    await withApp({ store: path, env }, async (elsewhere) => {
+      await here.putDocument("template", "T", {
+        contentType: "text/plain",
+        bytes: new Uint8Array(1),
+      });
+      const ref = (await here.findDocument("template", "T"))!;
+      const created = await elsewhere.client.webhooks.add({ url: receiver.url });
+      deliveries.start();
+      const [work] = await here.listDueWork({ kind: WEBHOOK_WORK, limit: 10 });
+      assert.equal(await deliveries.claim(work), "done");
+      // An event every `intervalMs` until the end.
+      const feeder = (async () => {
+        for (let i = 0; feeding; i++) {
+          await here.insertIntents([{ intent: intent(`i-${i}`, ref), ref }]);
+          await new Promise((resolve) => setTimeout(resolve, intervalMs));
+        }
+      })();
+      await receiver.until((d) => d.length >= 20, 10_000, "deliveries before the rotation");
+      assert.ok(
+        receiver.deliveries.every((d) => d.signature === independentSignature(created.secret, d)),
+      );
+
+      // Retired at once: the answer waits until no process signs with it.
+      const started = performance.now();
+      const leaked = await elsewhere.client.webhooks.rotateSecret(created.id, { overlapS: 0 });
+      const answeredAt = Date.now();
+      assert.ok(performance.now() - started >= 1_000, "the answer waits for every deliverer");
+      const seen = receiver.deliveries.length;
+      await receiver.until((d) => d.length >= seen + 20, 10_000, "deliveries after the rotation");
+      // At most one attempt was on its way as the answer went out; every later one is new only.
+      const after = receiver.deliveries.filter((d) => d.at > answeredAt).slice(1);
+      assert.ok(after.length >= 10);
+      for (const d of after) assert.deepEqual(signatures(d), [independentSignature(leaked, d)]);
+
+      // The default overlap: the new secret and, after it, the one it replaces.
+      const next = await elsewhere.client.webhooks.rotateSecret(created.id);
+      const nextAt = Date.now();
+      const later = (d: Delivery[]) => d.filter((x) => x.at > nextAt + 1_000);
+      await receiver.until((d) => later(d).length >= 20, 10_000, "deliveries after the second");
+      for (const d of later(receiver.deliveries)) {
+        assert.deepEqual(signatures(d), [
+          independentSignature(next, d),
+          independentSignature(leaked, d),
+        ]);
+      }
+
+      // Sparse events: the deliverer waits between them, and its view of the endpoint ages.
+      intervalMs = 300;
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const last = await elsewhere.client.webhooks.rotateSecret(created.id, { overlapS: 0 });
+      const lastAt = Date.now();
+      const sparse = (d: Delivery[]) => d.filter((x) => x.at > lastAt).slice(1);
+      await receiver.until((d) => sparse(d).length >= 5, 10_000, "sparse deliveries");
+      for (const d of sparse(receiver.deliveries)) {
+        assert.deepEqual(signatures(d), [independentSignature(last, d)]);
+      }
+      feeding = false;
+      await feeder;
+    });
+  } finally {
+    feeding = false;
+    await deliveries.stop();
+    await receiver.close();
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
