@@ -19,6 +19,7 @@ import { createWriter } from "./src/storage/writer.ts";
 import { commitSpans } from "./src/storage/commit_spans.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
 import { KvStore } from "./src/storage/kv_store.ts";
+import { FeedMetrics } from "./src/storage/feed_metrics.ts";
 import { layoutFor } from "./src/storage/write_layout.ts";
 import { DeadlineSweeper } from "./src/http/deadlines.ts";
 import { DueWorkScheduler } from "./src/scheduler/due_work.ts";
@@ -126,7 +127,8 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
   // On a local file a second handle reads ids ahead of their commits, beside the writer.
   const readKv = isFilePath(kvPath) ? await Deno.openKv(kvPath) : undefined;
   const beginLayout = layoutFor(kvPath, Deno.env.get("DENO_DEPLOY") === "true");
-  const store = new KvStore(kv, { now, readKv, beginLayout });
+  const feedMetrics = new FeedMetrics();
+  const store = new KvStore(kv, { now, readKv, beginLayout, metrics: feedMetrics });
   try {
     const { rewritten, moved, layout } = await store.upgrade(conversionProgress());
     if (rewritten > 0) console.error(`intents: rewrote ${rewritten} stored values as bytes`);
@@ -164,6 +166,7 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
   // Webhook endpoints whose leases this process takes are delivered to from here.
   const webhookMetrics = new WebhookMetrics();
   app.metrics.include(webhookMetrics.render);
+  app.metrics.include(feedMetrics.render);
   const deliveries = new WebhookDeliveries({
     store,
     settings,

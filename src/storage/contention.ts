@@ -19,6 +19,12 @@ const MAX_BACKOFF_MS = 100;
 export class Attempts {
   readonly #started = performance.now();
   #attempt = 0;
+  readonly #gaveUp: (() => void) | undefined;
+
+  /** @param gaveUp told when the attempts give up (for metrics). */
+  constructor(gaveUp?: () => void) {
+    this.#gaveUp = gaveUp;
+  }
 
   /**
    * Called before each attempt: the first goes at once, each later one after
@@ -33,6 +39,7 @@ export class Attempts {
       this.#attempt > CONTENDED_ATTEMPTS ||
       performance.now() - this.#started > CONTENDED_BUDGET_MS
     ) {
+      this.#gaveUp?.();
       throw new StorageUnavailableError("contended");
     }
     const ceiling = Math.min(MAX_BACKOFF_MS, 2 ** this.#attempt);

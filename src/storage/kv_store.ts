@@ -31,6 +31,7 @@ import { appendChange, insertIntents, WriteLayoutChanged } from "./append.ts";
 import { Lanes } from "./contention.ts";
 import type { StoredEvent } from "./codec.ts";
 import { Sequencer } from "./sequencer.ts";
+import type { FeedMetrics } from "./feed_metrics.ts";
 import { insertStaged, type StagedInsertContext } from "./staged_insert.ts";
 import { changeStaged } from "./staged_change.ts";
 import { beginLayout, switchToStaged, type WriteLayout } from "./write_layout.ts";
@@ -73,6 +74,8 @@ export interface KvStoreOptions {
    * default "staged". A store that has a head keeps its own.
    */
   beginLayout?: "head" | "staged";
+  /** Where the feed's moves and contended writes are counted (`GET /metrics`); none by default. */
+  metrics?: FeedMetrics;
 }
 
 /** The service's storage on one `Deno.Kv`. */
@@ -101,7 +104,13 @@ export class KvStore implements Store {
     this.#commits = new CommitLog(this.#now);
     this.#ahead = new ReadAhead(options.readKv ?? kv);
     this.#beginLayout = options.beginLayout ?? "staged";
-    this.#sequencer = new Sequencer({ kv, feed: this.#feed, commit: this.#commit, now: this.#now });
+    this.#sequencer = new Sequencer({
+      kv,
+      feed: this.#feed,
+      commit: this.#commit,
+      now: this.#now,
+      onMoved: options.metrics?.moved,
+    });
     this.#feed.onPoll = async () => {
       if (this.#staged_()) await this.#sequencer.moveStale();
     };
@@ -112,6 +121,7 @@ export class KvStore implements Store {
       staged: (versionstamp: string, events: StoredEvent[]) =>
         this.#sequencer.staged(versionstamp, events),
       lanes: new Lanes(),
+      contended: options.metrics?.contended,
       staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
     };
     this.webhooks = new KvWebhookStore(kv, {

@@ -75,6 +75,8 @@ export interface SequencerOptions {
   /** Runs one commit (retried while locked, its outcome recorded): `CommitLog.run`. */
   commit: <T>(write: () => Promise<T>) => Promise<T>;
   now: () => Date;
+  /** Told of each move: how long each staged commit it moved waited, in ms (for metrics). */
+  onMoved?: (waitsMs: number[]) => void;
 }
 
 /** A staged block as listed. */
@@ -101,6 +103,7 @@ export class Sequencer {
   readonly #feed: Feed;
   readonly #commit: SequencerOptions["commit"];
   readonly #now: () => Date;
+  readonly #onMoved: SequencerOptions["onMoved"];
   /** This process's name in the lease. */
   readonly #holder = crypto.randomUUID();
   /** Until when this process holds the lease, as far as it knows (0: it does not). */
@@ -128,6 +131,7 @@ export class Sequencer {
     this.#feed = options.feed;
     this.#commit = options.commit;
     this.#now = options.now;
+    this.#onMoved = options.onMoved;
   }
 
   /** Told by a commit of this process that staged `events` under `versionstamp`. */
@@ -340,6 +344,10 @@ export class Sequencer {
       return -1;
     }
     this.#heldUntil = until;
+    if (this.#onMoved) {
+      const at = this.#now().getTime();
+      this.#onMoved(moving.map((m) => at - m.block.atMs));
+    }
     const moved: Head = { position, versionstamp: result.versionstamp, layout: "staged" };
     this.#feed.advanced(moved, head.versionstamp, [], this.#eventsOf(moving));
     this.#movedUpTo(moving[moving.length - 1].versionstamp);

@@ -35,7 +35,7 @@ export async function changeStaged(
   id: string,
   decide: DecideChange,
 ): Promise<StoredIntent | null> {
-  const attempts = new Attempts();
+  const attempts = new Attempts(ctx.contended);
   for (;;) {
     await attempts.next();
     const entry = await getIntentEntry(ctx.kv, id);

@@ -42,6 +42,8 @@ export interface StagedContext {
   staged: (versionstamp: string, events: StoredEvent[]) => void;
   /** Keeps this process's commits of one document's counts apart. */
   lanes: Lanes;
+  /** Told when a write gives up under contention (for metrics). */
+  contended?: () => void;
 }
 
 /** What storing new intents also needs: a way to drop a stale document read from a cache. */
@@ -115,7 +117,7 @@ interface Group {
 async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
   const { batch, results } = g;
   let open = [...g.group];
-  let attempts = new Attempts();
+  let attempts = new Attempts(ctx.contended);
   while (open.length > 0) {
     await attempts.next();
     let members = open;
@@ -135,7 +137,7 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
         );
         for (const i of refused) results[i] ??= { outcome: "too_many_pending" };
         open = open.filter((i) => results[i] === undefined);
-        attempts = new Attempts();
+        attempts = new Attempts(ctx.contended);
         continue;
       }
       members = members.slice(0, carry);
@@ -174,13 +176,13 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
       ctx.staged(result.versionstamp, events);
       open = open.filter((i) => results[i] === undefined);
-      attempts = new Attempts();
+      attempts = new Attempts(ctx.contended);
       continue;
     }
     // A check failed: find which. A taken id or a changed document settles its intent; a
     // changed count (another commit under the same document) is tried again.
     const settled = await settleFailed(ctx, batch, members, results);
-    if (settled > 0) attempts = new Attempts();
+    if (settled > 0) attempts = new Attempts(ctx.contended);
     open = open.filter((i) => results[i] === undefined);
   }
 }

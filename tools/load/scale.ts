@@ -110,6 +110,33 @@ function followFeed(url: string, token: string): {
   };
 }
 
+/**
+ * The feed's wait as the servers measured it (`intents_feed_wait_seconds`,
+ * summed over every instance's `/metrics`): the bucket bounds under which
+ * half and 99% of the staged commits were moved, and how many were.
+ */
+async function serverFeedWait(servers: readonly Spawned[]) {
+  const buckets = new Map<number, number>();
+  for (const server of servers) {
+    const text = await (await fetch(`${server.url}/metrics`, {
+      headers: { authorization: `Bearer ${server.token}` },
+    })).text();
+    for (
+      const match of text.matchAll(/^intents_feed_wait_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)
+    ) {
+      const bound = match[1] === "+Inf" ? Infinity : Number(match[1]);
+      buckets.set(bound, (buckets.get(bound) ?? 0) + Number(match[2]));
+    }
+  }
+  const bounds = [...buckets.keys()].sort((a, b) => a - b);
+  const total = buckets.get(Infinity) ?? 0;
+  const under = (share: number) => {
+    const bound = bounds.find((b) => buckets.get(b)! >= share * total);
+    return bound === undefined || !Number.isFinite(bound) ? null : bound * 1000;
+  };
+  return { commits: total, p50_ms_at_most: under(0.5), p99_ms_at_most: under(0.99) };
+}
+
 /** CPU seconds of processes, summed (null when one cannot be read). */
 function cpuOf(pids: readonly number[]): number | null {
   let sum = 0;
@@ -165,6 +192,7 @@ export async function runScale(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   await follower.stop();
+  const feedWait = await serverFeedWait(servers);
   const lags: number[] = [];
   let missing = 0;
   for (const [id, at] of answered) {
@@ -204,6 +232,7 @@ export async function runScale(
       ...summary(new Float64Array(lags).sort()),
       missing,
     },
+    feed_wait_servers: feedWait,
   };
 }
 
@@ -224,5 +253,8 @@ export function scaleLines(figures: Awaited<ReturnType<typeof runScale>>): strin
     `service CPU  ${figures.service_cpu_us_per_accepted} µs per accepted intent (all instances); ` +
     `KV server and proxy ${figures.kv_and_proxy_cpu_us_per_accepted} µs`,
     `feed         p50 ${f.p50}  p99 ${f.p99}  max ${f.max} ms after the 201; ${f.missing} not seen`,
+    `staged wait  p50 ≤ ${figures.feed_wait_servers.p50_ms_at_most} ms, p99 ≤ ` +
+    `${figures.feed_wait_servers.p99_ms_at_most} ms (the servers' own, over ` +
+    `${figures.feed_wait_servers.commits} staged commits)`,
   ];
 }
