@@ -207,7 +207,7 @@ export function readSettings(
     metricsToken: parseToken(env, "METRICS_TOKEN"),
     eventsToken: parseToken(env, "EVENTS_TOKEN"),
     eventsKeepaliveMs: parseIntSetting(env, "EVENTS_KEEPALIVE_MS", 10_000, 1_000, 15_000),
-    commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 32, 1, 99),
+    commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 64, 1, 99),
     // Deno Deploy kills an instance 5 s after its SIGINT: stop within that.
     shutdownTimeoutMs: parseIntSetting(
       env,

@@ -22,7 +22,7 @@
  * stream minus its 201's arrival: p50/p95/p99/max, the achieved rate, and how
  * many events arrived before their 201 was read (counted as 0 ms).
  *
- * Also: `--batch-max B` (`COMMIT_BATCH_MAX`, default 32), `--max-seconds T`
+ * Also: `--batch-max B` (`COMMIT_BATCH_MAX`, default 64), `--max-seconds T`
  * (the most time a phase may take, default 300), `--json` (one JSON object).
  * @module
  */
@@ -98,7 +98,7 @@ function readOptions(args: string[]): Options {
     concurrency: intOption(values.concurrency, "concurrency", 64, 1024),
     // Zero is allowed here: no warm-up.
     warmup: values.warmup === "0" ? 0 : intOption(values.warmup, "warmup", 1000, 1_000_000),
-    batchMax: intOption(values["batch-max"], "batch-max", 32, 99),
+    batchMax: intOption(values["batch-max"], "batch-max", 64, 99),
     maxSeconds: intOption(values["max-seconds"], "max-seconds", 300, 3600),
     json: values.json ?? false,
   };

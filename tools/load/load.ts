@@ -18,7 +18,7 @@
  * random UUIDv4s), `--governed` (the template or policy is governed, its one signer the load's
  * Ed25519 key with weight = threshold, so every intent is accepted at once), `--pid P`
  * (read the server's memory from /proc), `--spawn` (start `main.ts` with a
- * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`, default 32; `--kv-connect` gives it
+ * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`, default 64; `--kv-connect` gives it
  * a KV Connect server of its own instead of the file, see `testing/kv_connect/`; `--deploy` starts
  * it as Deno Deploy does (no V8 flags, `DENO_DEPLOY=true`); `--server S` spawns
  * another script instead, e.g. `tools/load/minimal_server.ts`; `--base DIR` runs
@@ -177,7 +177,7 @@ function checkOptions(values: ReturnType<typeof parseOptions>): Options {
     ids: values.ids === "v7" ? "v7" : "v4",
     pid: values.pid === undefined ? undefined : intOption(values.pid, "pid", 0, 2 ** 31),
     spawn: values.spawn ?? false,
-    batchMax: intOption(values["batch-max"], "batch-max", 32, 99),
+    batchMax: intOption(values["batch-max"], "batch-max", 64, 99),
     server: values.server ?? "main.ts",
     base: values.base === undefined ? projectRoot : resolve(values.base),
     kvConnect: values["kv-connect"] ?? false,
