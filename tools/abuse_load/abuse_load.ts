@@ -29,11 +29,11 @@ import { round } from "../load/figures.ts";
 import { commitOf, projectRoot, spawnLoadServer } from "../load/spawn.ts";
 import { readCpuSeconds } from "../../testing/proc_stats.ts";
 import { type Kind, KINDS, prepare, type Prepared } from "./_kinds.ts";
+import { toolOptions } from "../options.ts";
 
-function fail(message: string): never {
-  console.error(`abuse-load: ${message}`);
-  Deno.exit(2);
-}
+const options = toolOptions("abuse-load");
+// Typed, so that a call ends the flow where it fails.
+const fail: (message: string) => never = options.fail;
 
 const USAGE = `usage: deno task abuse-load -- --kind (${
   Object.keys(KINDS).join("|")

@@ -22,11 +22,11 @@ import { signedBytes } from "../../client/mod.ts";
 import { addReference, type WebCryptoSigner, webCryptoSigner } from "../load/bodies.ts";
 import { percentile, round } from "../load/figures.ts";
 import { spawnLoadServer } from "../load/spawn.ts";
+import { toolOptions } from "../options.ts";
 
-function fail(message: string): never {
-  console.error(`approvals-load: ${message}`);
-  Deno.exit(2);
-}
+const options = toolOptions("approvals-load");
+// Typed, so that a call ends the flow where it fails.
+const fail: (message: string) => never = options.fail;
 
 function readOptions(args: string[]) {
   if (args[0] === "--") args = args.slice(1);

@@ -30,6 +30,12 @@
 import { parseArgs } from "node:util";
 import { type Cost, historyRun, latencyRun, mib, type RunOptions } from "./_runs.ts";
 import { commitOf, projectRoot, type Spawned, spawnLoadServer } from "../load/spawn.ts";
+import { toolOptions } from "../options.ts";
+
+const options = toolOptions("feed-load");
+// Typed, so that a call ends the flow where it fails.
+const fail: (message: string) => never = options.fail;
+const intOption = options.int;
 
 /** Parsed command line. */
 interface Options extends RunOptions {
@@ -41,19 +47,6 @@ interface Options extends RunOptions {
 const USAGE = "usage: deno task feed-load -- (--history N [--readers K] | --latency " +
   "[--rate R] [--seconds S] [--warmup W]) [--concurrency C] [--batch-max B] [--max-seconds T] " +
   "[--json]";
-
-function fail(message: string): never {
-  console.error(`feed-load: ${message}`);
-  Deno.exit(2);
-}
-
-function intOption(raw: string | undefined, name: string, fallback: number, max: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
-    fail(`--${name} must be a whole number from 1 to ${max}`);
-  }
-  return Number(raw);
-}
 
 function readOptions(args: string[]): Options {
   // `deno task feed-load -- …` hands the separator on.

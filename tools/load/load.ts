@@ -57,6 +57,14 @@ import {
   type StartedKvConnectServer,
   startKvConnectServer,
 } from "../../testing/kv_connect/start.ts";
+import { toolOptions } from "../options.ts";
+
+const options = toolOptions("load");
+// Typed, so that a call ends the flow where it fails.
+const fail: (message: string) => never = options.fail;
+/** Whole numbers from 0 (`--warmup 0`, `--webhooks 0`); the checks of the options say more. */
+const intOption = (raw: string | undefined, name: string, fallback: number, max: number) =>
+  options.int(raw, name, fallback, max, 0);
 
 const MAX_N = 1_000_000;
 const MAX_CONCURRENCY = 1024;
@@ -96,17 +104,6 @@ interface Options {
   /** Scale mode: the KV Connect link's delay each way. */
   kvDelayMs: number;
   json: boolean;
-}
-
-function fail(message: string): never {
-  console.error(`load: ${message}`);
-  Deno.exit(2);
-}
-
-function intOption(raw: string | undefined, name: string, fallback: number, max: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^[0-9]+$/.test(raw) || Number(raw) > max) fail(`--${name} must be a whole number ≤ ${max}`);
-  return Number(raw);
 }
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +

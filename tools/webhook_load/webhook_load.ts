@@ -31,22 +31,15 @@ import { parseArgs } from "node:util";
 import { generateEd25519Key, IntentsClient, newIntentId, signVariantA } from "../../client/mod.ts";
 import { commitOf, projectRoot, spawnLoadServer } from "../load/spawn.ts";
 import { makeCertificates, type TestCertificates } from "../../testing/certificates.ts";
+import { toolOptions } from "../options.ts";
+
+const options = toolOptions("webhooks-load");
+// Typed, so that a call ends the flow where it fails.
+const fail: (message: string) => never = options.fail;
+const intOption = options.int;
 
 const USAGE =
   "usage: deno task webhooks-load -- [--backlog N] [--rate R] [--seconds S] [--https] [--json]";
-
-function fail(message: string): never {
-  console.error(`webhooks-load: ${message}`);
-  Deno.exit(2);
-}
-
-function intOption(raw: string | undefined, name: string, fallback: number, max: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
-    fail(`--${name} must be a whole number from 1 to ${max}`);
-  }
-  return Number(raw);
-}
 
 function readOptions(args: string[]) {
   if (args[0] === "--") args = args.slice(1);
