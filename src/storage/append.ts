@@ -26,6 +26,7 @@ import { keys } from "./keys.ts";
 import { KV_COMMIT_LIMITS, planCommit, refIdentity } from "./layout.ts";
 import { findTakenIds } from "./taken_ids.ts";
 import { readMany } from "./read_many.ts";
+import { changedDocuments, settleTaken } from "./settle.ts";
 import type { ReadAhead } from "./read_ahead.ts";
 import { getIntentEntry } from "./read_intents.ts";
 import { newIntentCountKeys, PendingCounts, storedIntentCountKeys } from "./pending_counts.ts";
@@ -292,49 +293,6 @@ export async function insertIntents(
     open = open.filter((i) => results[i] === undefined);
   }
   return results;
-}
-
-/**
- * Settles intents whose id is taken: "exists", or "reference_changed" when
- * their document changed as well (docs/interface.md §4 orders a missing
- * template or policy, 400, before an existing id, 409).
- */
-async function settleTaken(
-  ctx: InsertContext,
-  batch: readonly PendingIntent[],
-  taken: readonly number[],
-  results: (InsertResult | undefined)[],
-): Promise<void> {
-  if (taken.length === 0) return;
-  const changed = await changedDocuments(ctx, batch, taken, results);
-  for (const i of taken) if (!changed.has(i)) results[i] = { outcome: "exists" };
-}
-
-/**
- * Reads the documents of `members` and settles those whose document changed
- * since it was found ("reference_changed").
- *
- * @returns the indices settled.
- */
-async function changedDocuments(
-  ctx: InsertContext,
-  batch: readonly PendingIntent[],
-  members: readonly number[],
-  results: (InsertResult | undefined)[],
-): Promise<Set<number>> {
-  const docs = await readMany(
-    ctx.kv,
-    members.map((i) => keys.document(batch[i].ref.kind, batch[i].ref.id)),
-  );
-  const settled = new Set<number>();
-  members.forEach((i, k) => {
-    if (docs[k].versionstamp !== batch[i].ref.version) {
-      results[i] = { outcome: "reference_changed" };
-      ctx.staleRef(batch[i].ref);
-      settled.add(i);
-    }
-  });
-  return settled;
 }
 
 /** Changes of one intent tried, at most, when other processes keep changing it first. */

@@ -165,17 +165,35 @@ function eventMeta(event: StoredEvent): string {
  * big-endian length and the body's bytes (the request as UTF-8 JSON).
  */
 export function encodeBlock(events: readonly StoredEvent[]): Uint8Array {
+  const { out, end } = writeFrames(events, BLOCK_HEADER_BYTES);
+  out[0] = BLOCK_LAYOUT;
+  // Deno KV stores a view's own bytes.
+  return out.subarray(0, end);
+}
+
+/**
+ * The events' frames written after `header` bytes left for the caller: per
+ * event a 32-bit big-endian length and its JSON without the body, then a
+ * 32-bit big-endian length and the body.
+ *
+ * @returns the buffer, where the frames end, and each frame's range.
+ */
+function writeFrames(
+  events: readonly StoredEvent[],
+  header: number,
+): { out: Uint8Array; end: number; frames: [start: number, end: number][] } {
   const metas = events.map(eventMeta);
   // UTF-8 takes at most three bytes per UTF-16 unit.
-  let size = 1;
+  let size = header;
   for (let i = 0; i < events.length; i++) {
     size += 8 + 3 * metas[i].length + events[i].intent.body.byteLength;
   }
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
-  out[0] = BLOCK_LAYOUT;
-  let at = 1;
+  const frames: [number, number][] = [];
+  let at = header;
   for (let i = 0; i < events.length; i++) {
+    const start = at;
     const body = events[i].intent.body;
     const { written } = encoder.encodeInto(metas[i], out.subarray(at + 4));
     view.setUint32(at, written);
@@ -183,9 +201,9 @@ export function encodeBlock(events: readonly StoredEvent[]): Uint8Array {
     view.setUint32(at, body.byteLength);
     out.set(body, at + 4);
     at += 4 + body.byteLength;
+    frames.push([start, at]);
   }
-  // Deno KV stores a view's own bytes.
-  return out.subarray(0, at);
+  return { out, end: at, frames };
 }
 
 /** The byte ranges of a block's events: where each one's JSON and body lie. */
@@ -276,32 +294,16 @@ export function encodeStagedCommit(
   events: readonly StoredEvent[],
   atMs: number,
 ): { staged: Uint8Array; records: Uint8Array[] } {
-  const metas = events.map(eventMeta);
-  // UTF-8 takes at most three bytes per UTF-16 unit.
-  let size = STAGED_HEADER_BYTES;
-  for (let i = 0; i < events.length; i++) {
-    size += 8 + 3 * metas[i].length + events[i].intent.body.byteLength;
-  }
-  const out = new Uint8Array(size);
+  const { out, end, frames } = writeFrames(events, STAGED_HEADER_BYTES);
   const view = new DataView(out.buffer);
   out[0] = STAGED_LAYOUT;
   view.setBigUint64(1, BigInt(Math.max(0, Math.floor(atMs))));
   view.setUint16(9, events.length);
-  const records: Uint8Array[] = [];
-  let at = STAGED_HEADER_BYTES;
-  for (let i = 0; i < events.length; i++) {
-    const start = at;
-    const body = events[i].intent.body;
-    const { written } = encoder.encodeInto(metas[i], out.subarray(at + 4));
-    view.setUint32(at, written);
-    at += 4 + written;
-    view.setUint32(at, body.byteLength);
-    out.set(body, at + 4);
-    at += 4 + body.byteLength;
-    records.push(out.subarray(start, at));
-  }
   // Deno KV stores a view's own bytes.
-  return { staged: out.subarray(0, at), records };
+  return {
+    staged: out.subarray(0, end),
+    records: frames.map(([start, stop]) => out.subarray(start, stop)),
+  };
 }
 
 /** What a staged block holds, without decoding its events. */

@@ -30,6 +30,7 @@ import { keys } from "./keys.ts";
 import { refIdentity } from "./layout.ts";
 import { readMany } from "./read_many.ts";
 import { planStagedCommit } from "./staged_plan.ts";
+import { settleTaken } from "./settle.ts";
 
 /** What a staged write works with. */
 export interface StagedContext {
@@ -243,28 +244,4 @@ async function settleFailed(
     }
   });
   return settled;
-}
-
-/**
- * Settles intents whose id is taken: "exists", or "reference_changed" when
- * their document changed as well (docs/interface.md §4 orders a missing
- * template or policy, 400, before an existing id, 409).
- */
-async function settleTaken(
-  ctx: StagedInsertContext,
-  batch: readonly PendingIntent[],
-  taken: readonly number[],
-  results: (InsertResult | undefined)[],
-): Promise<void> {
-  if (taken.length === 0) return;
-  const docs = await readMany(
-    ctx.kv,
-    taken.map((i) => keys.document(batch[i].ref.kind, batch[i].ref.id)),
-  );
-  taken.forEach((i, k) => {
-    if (docs[k].versionstamp !== batch[i].ref.version) {
-      results[i] = { outcome: "reference_changed" };
-      ctx.staleRef(batch[i].ref);
-    } else results[i] = { outcome: "exists" };
-  });
 }

@@ -21,7 +21,8 @@ import {
   postRejection,
   readFeed,
 } from "../support/governed.ts";
-import { harnessFor, type ProcessHarness } from "../support/process.ts";
+import { followFeed } from "../../testing/feed_follower.ts";
+import { harnessFor } from "../support/process.ts";
 import { startServer } from "../support/server.ts";
 import { newTestStore, type TestStore } from "../support/stores.ts";
 
@@ -31,38 +32,13 @@ const CASES: { name: string; store: () => Promise<TestStore> }[] = [
   { name: "KV Connect, 5 ms each way", store: () => newTestStore("kv_connect", { delayMs: 5 }) },
 ];
 
-/** Follows the feed on one instance, noting when each intent id first shows in it. */
-function follow(h: ProcessHarness) {
-  const seen = new Map<string, number>();
-  const abort = new AbortController();
-  const running = (async () => {
-    let after = "";
-    while (!abort.signal.aborted) {
-      try {
-        const response = await h.fetch(`/events?limit=1000&wait=1${after && `&after=${after}`}`, {
-          headers: { authorization: h.auth },
-          signal: abort.signal,
-        });
-        const page = await response.json();
-        for (const event of page.events) {
-          if (!seen.has(event.record.id)) seen.set(event.record.id, performance.now());
-        }
-        if (page.next) after = page.next;
-      } catch {
-        // Aborted at the end.
-      }
-    }
-  })();
-  return { seen, stop: () => (abort.abort(), running) };
-}
-
 for (const { name, store: open } of CASES) {
   Deno.test(`three instances submit, approve, reject and expire at once [${name}]`, async () => {
     const store = await open();
     const instances = await Promise.all(
       [0, 1, 2].map(async () => harnessFor(await startServer({ kvPath: store.kvPath }))),
     );
-    const follower = follow(instances[2]);
+    const follower = followFeed(instances[2].url, instances[2].adminToken);
     try {
       const [a, b] = [ed25519Signer(), ed25519Signer()];
       // Decided well within their window; the others, under a window of 1 s, expire.

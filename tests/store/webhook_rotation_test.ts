@@ -10,23 +10,12 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import { WebhookDeliveries } from "../../src/delivery/deliveries.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { WEBHOOK_WORK } from "../../src/webhooks/store.ts";
 import { withApp } from "../support/in_process.ts";
 import { type Delivery, independentSignature, startReceiver } from "../support/webhooks.ts";
-
-function intent(id: string, ref: DocumentRef): NewIntent {
-  return {
-    id,
-    variant: "A",
-    refId: ref.id,
-    authorship: { kind: "Unsigned", signers: [] },
-    body: new TextEncoder().encode(`"${id}"`),
-    state: "accepted",
-  };
-}
+import { smallIntent } from "../support/store_kit.ts";
 
 /** The signatures a delivery carries, in order. */
 function signatures(d: Delivery): string[] {
@@ -67,7 +56,7 @@ Deno.test("a rotation elsewhere retires the older secret before its 200, or keep
       // An event every `intervalMs` until the end.
       const feeder = (async () => {
         for (let i = 0; feeding; i++) {
-          await here.insertIntents([{ intent: intent(`i-${i}`, ref), ref }]);
+          await here.insertIntents([{ intent: smallIntent(`i-${i}`, ref), ref }]);
           await new Promise((resolve) => setTimeout(resolve, intervalMs));
         }
       })();

@@ -8,22 +8,11 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import { WebhookDeliveries } from "../../src/delivery/deliveries.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { type Endpoint, newEndpoint, newEndpointId } from "../../src/webhooks/endpoint.ts";
 import { WEBHOOK_WORK } from "../../src/webhooks/store.ts";
-
-function intent(id: string, ref: DocumentRef): NewIntent {
-  return {
-    id,
-    variant: "A",
-    refId: ref.id,
-    authorship: { kind: "Unsigned", signers: [] },
-    body: new TextEncoder().encode(`"${id}"`),
-    state: "accepted",
-  };
-}
+import { smallIntent } from "../support/store_kit.ts";
 
 Deno.test("a pause made elsewhere while acknowledgements commit stops the deliverer at once", async () => {
   const dir = await Deno.makeTempDir({ prefix: "webhook-worker-" });
@@ -73,7 +62,7 @@ Deno.test("a pause made elsewhere while acknowledgements commit stops the delive
     endpointId = (created as Endpoint).id;
     for (let i = 0; i < 10; i++) {
       await here.insertIntents(
-        Array.from({ length: 50 }, (_, k) => ({ intent: intent(`i-${i}-${k}`, ref), ref })),
+        Array.from({ length: 50 }, (_, k) => ({ intent: smallIntent(`i-${i}-${k}`, ref), ref })),
       );
     }
     deliveries.start();

@@ -5,11 +5,11 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import type { StoredIntent } from "../../src/domain/intent.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { encodeBlock, type StoredEvent } from "../../src/storage/codec.ts";
 import { auditIntents } from "../support/audit.ts";
+import { withKvFile } from "../support/store_kit.ts";
 
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 const utf8 = new TextEncoder();
@@ -75,14 +75,7 @@ async function writeEarlierLayout(kv: Deno.Kv, count: number): Promise<string[]>
   return [...events.slice(0, count).map((e) => e.intent.id), "pend", "done"];
 }
 
-async function withFile(fn: (path: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "intents-convert-" });
-  try {
-    await fn(join(dir, "intents.kv"));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withFile = (fn: (path: string) => Promise<void>) => withKvFile("intents-convert-", fn);
 
 Deno.test("a store of the earlier layout is rewritten as bytes, whole, at start", async () => {
   await withFile(async (path) => {

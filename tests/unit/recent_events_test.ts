@@ -6,21 +6,11 @@
  */
 
 import assert from "node:assert/strict";
-import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
+import type { NewIntent } from "../../src/domain/intent.ts";
 import { RecentEvents } from "../../src/delivery/recent_events.ts";
 import { renderEvent } from "../../src/domain/record.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-
-function intent(id: string, ref: DocumentRef): NewIntent {
-  return {
-    id,
-    variant: "A",
-    refId: ref.id,
-    authorship: { kind: "Unsigned", signers: [] },
-    body: new TextEncoder().encode(`"${id}"`),
-    state: "accepted",
-  };
-}
+import { smallIntent } from "../support/store_kit.ts";
 
 async function withStore(
   fn: (store: KvStore, add: (n: number) => Promise<NewIntent[]>) => Promise<void>,
@@ -35,7 +25,10 @@ async function withStore(
     const ref = (await store.findDocument("template", "T"))!;
     let made = 0;
     const add = async (n: number) => {
-      const batch = Array.from({ length: n }, () => ({ intent: intent(`i-${made++}`, ref), ref }));
+      const batch = Array.from(
+        { length: n },
+        () => ({ intent: smallIntent(`i-${made++}`, ref), ref }),
+      );
       const results = await store.insertIntents(batch);
       return results.map((r) => (r as { intent: NewIntent }).intent);
     };

@@ -6,8 +6,6 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { Sequencer, STALE_MS } from "../../src/storage/sequencer.ts";
 import { Feed } from "../../src/storage/feed.ts";
@@ -16,31 +14,9 @@ import { keys } from "../../src/storage/keys.ts";
 import { beginStaged } from "../../src/storage/write_layout.ts";
 import { retryWhileLocked } from "../../src/storage/retry.ts";
 import { auditIntents } from "../support/audit.ts";
+import { plainTemplate, smallIntent, withKvFile } from "../support/store_kit.ts";
 
-async function withFile(fn: (path: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "sequencer-test-" });
-  try {
-    await fn(join(dir, "intents.kv"));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-function intent(id: string, ref: DocumentRef): NewIntent {
-  return {
-    id,
-    variant: "A",
-    refId: ref.id,
-    authorship: { kind: "Unsigned", signers: [] },
-    body: new TextEncoder().encode(`"${id}"`),
-    state: "accepted",
-  };
-}
-
-async function template(store: KvStore): Promise<DocumentRef> {
-  await store.putDocument("template", "T", { contentType: "text/plain", bytes: new Uint8Array(1) });
-  return (await store.findDocument("template", "T"))!;
-}
+const withFile = (fn: (path: string) => Promise<void>) => withKvFile("sequencer-test-", fn);
 
 /** An event as a request's commit stages it. */
 function staged(id: string, at = "2026-01-01T00:00:00.000Z"): StoredEvent {
@@ -140,7 +116,7 @@ Deno.test("events staged by a process that is gone are moved by a reader once th
     const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
     try {
       const reader = new KvStore(kvReader);
-      const ref = await template(reader);
+      const ref = await plainTemplate(reader);
       // A process that holds the mover's lease and staged events, then died.
       await kvGone.set(
         keys.feedMover,
@@ -154,7 +130,7 @@ Deno.test("events staged by a process that is gone are moved by a reader once th
       const events = await reader.readEvents({ after: 0, limit: 10 });
       assert.deepEqual(events.map((e) => e.intent.id), ["orphan-1", "orphan-2"]);
       // The reader's own writes go in after them.
-      const [own] = await reader.insertIntents([{ intent: intent("own", ref), ref }]);
+      const [own] = await reader.insertIntents([{ intent: smallIntent("own", ref), ref }]);
       assert.equal(own.outcome, "created");
       assert.deepEqual(
         (await reader.readEvents({ after: 2, limit: 10 })).map((e) => e.intent.id),
@@ -193,7 +169,7 @@ Deno.test("a stopping store moves what it staged, whoever holds the lease", asyn
     const [kvA, kvB] = [await Deno.openKv(path), await Deno.openKv(path)];
     try {
       const a = new KvStore(kvA);
-      const ref = await template(a);
+      const ref = await plainTemplate(a);
       await a.writeLayout();
       // Another process holds the lease and moves nothing.
       await kvB.set(
@@ -201,7 +177,7 @@ Deno.test("a stopping store moves what it staged, whoever holds the lease", asyn
         new TextEncoder().encode(JSON.stringify({ holder: "other", until: Date.now() + 60_000 })),
       );
       const results = await a.insertIntents(
-        ["s1", "s2", "s3"].map((id) => ({ intent: intent(id, ref), ref })),
+        ["s1", "s2", "s3"].map((id) => ({ intent: smallIntent(id, ref), ref })),
       );
       assert.deepEqual(results.map((r) => r.outcome), ["created", "created", "created"]);
       await a.drain(performance.now() + 2_000);
@@ -219,12 +195,12 @@ Deno.test("one process moves for all: another leaves its events to the holder of
     const [kvA, kvB] = [await Deno.openKv(path), await Deno.openKv(path)];
     try {
       const [a, b] = [new KvStore(kvA), new KvStore(kvB)];
-      const ref = await template(a);
+      const ref = await plainTemplate(a);
       // A moves first: it holds the lease while it keeps finding staged events.
-      await a.insertIntents([{ intent: intent("a-0", ref), ref }]);
+      await a.insertIntents([{ intent: smallIntent("a-0", ref), ref }]);
       for (let i = 0; i < 20; i++) {
         const store = i % 2 === 0 ? b : a;
-        await store.insertIntents([{ intent: intent(`x-${i}`, ref), ref }]);
+        await store.insertIntents([{ intent: smallIntent(`x-${i}`, ref), ref }]);
       }
       const deadline = performance.now() + 2_000;
       while ((await feedIds(kvA)).length < 21 && performance.now() < deadline) {

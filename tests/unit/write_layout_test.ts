@@ -6,39 +6,15 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { readWriteLayout, switchToStaged } from "../../src/storage/write_layout.ts";
 import { auditIntents } from "../support/audit.ts";
 import { pendingCountOf, useHeadLayout } from "../support/layouts.ts";
 import { bigIntent, SIGNER_KEYS } from "../support/big_intents.ts";
+import { plainTemplate, smallIntent, withKvFile } from "../support/store_kit.ts";
 
-async function withFile(fn: (path: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "write-layout-test-" });
-  try {
-    await fn(join(dir, "intents.kv"));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-function intent(id: string, ref: DocumentRef): NewIntent {
-  return {
-    id,
-    variant: "A",
-    refId: ref.id,
-    authorship: { kind: "Unsigned", signers: [] },
-    body: new TextEncoder().encode(`"${id}"`),
-    state: "accepted",
-  };
-}
-
-async function template(store: KvStore, id = "T"): Promise<DocumentRef> {
-  await store.putDocument("template", id, { contentType: "text/plain", bytes: new Uint8Array(1) });
-  return (await store.findDocument("template", id))!;
-}
+const withFile = (fn: (path: string) => Promise<void>) => withKvFile("write-layout-test-", fn);
 
 Deno.test("an empty store begins the staged layout at its first start; a started one keeps its layout", async () => {
   await withFile(async (path) => {
@@ -73,9 +49,9 @@ Deno.test("switching keeps the feed and its positions; records of the head layou
     try {
       await useHeadLayout(kv);
       const store = new KvStore(kv);
-      const ref = await template(store);
+      const ref = await plainTemplate(store);
       const earlier = ["h1", "h2", "h3"];
-      for (const id of earlier) await store.insertIntents([{ intent: intent(id, ref), ref }]);
+      for (const id of earlier) await store.insertIntents([{ intent: smallIntent(id, ref), ref }]);
       const pending = bigIntent("pend", { bodyBytes: 100, pending: true, submittedBy: 2 });
       pending.refId = ref.id;
       await store.insertIntents([{ intent: pending, ref, maxPending: 10 }]);
@@ -83,7 +59,7 @@ Deno.test("switching keeps the feed and its positions; records of the head layou
       assert.deepEqual(await switchToStaged(kv), { before: "head", after: "staged" });
       assert.deepEqual(await switchToStaged(kv), { before: "staged", after: "staged" });
       // A store that knew the head layout finds the switch by its next commit.
-      const [after] = await store.insertIntents([{ intent: intent("s1", ref), ref }]);
+      const [after] = await store.insertIntents([{ intent: smallIntent("s1", ref), ref }]);
       assert.equal(after.outcome, "created");
       await store.flushStaged();
       const events = await store.readEvents({ after: 0, limit: 10 });
@@ -96,7 +72,7 @@ Deno.test("switching keeps the feed and its positions; records of the head layou
         [5, "s1"],
       ]);
       // Ids stored before stay taken, records readable.
-      const [again] = await store.insertIntents([{ intent: intent("h2", ref), ref }]);
+      const [again] = await store.insertIntents([{ intent: smallIntent("h2", ref), ref }]);
       assert.equal(again.outcome, "exists");
       assert.equal((await store.getIntent("h1"))?.id, "h1");
       // The pending one's counts, kept per key before, are taken in when it ends.
@@ -130,16 +106,16 @@ Deno.test("a head-layout writer racing the switch never stores an id twice", asy
     try {
       await useHeadLayout(kvA);
       const [a, b] = [new KvStore(kvA), new KvStore(kvB)];
-      const ref = await template(a);
-      await template(b);
+      const ref = await plainTemplate(a);
+      await plainTemplate(b);
       // Both learn the head layout.
-      await a.insertIntents([{ intent: intent("first-a", ref), ref }]);
-      await b.insertIntents([{ intent: intent("first-b", ref), ref }]);
+      await a.insertIntents([{ intent: smallIntent("first-a", ref), ref }]);
+      await b.insertIntents([{ intent: smallIntent("first-b", ref), ref }]);
       let created = 0;
       const ids = Array.from({ length: 60 }, (_, i) => `race-${i}`);
       const sends = Promise.allSettled(ids.flatMap((id) =>
         [a, b].map(async (store) => {
-          const [result] = await store.insertIntents([{ intent: intent(id, ref), ref }]);
+          const [result] = await store.insertIntents([{ intent: smallIntent(id, ref), ref }]);
           if (result.outcome === "created") created++;
           else assert.equal(result.outcome, "exists");
         })

@@ -17,6 +17,7 @@ import {
   startKvConnectServer,
 } from "../../testing/kv_connect/start.ts";
 import { startDelayProxy, type StartedDelayProxy } from "../../testing/delay_proxy.ts";
+import { followFeed } from "../../testing/feed_follower.ts";
 import { drive } from "./drive.ts";
 import { round, summary } from "./figures.ts";
 import { type Spawned, spawnLoadServer } from "./spawn.ts";
@@ -72,42 +73,6 @@ export async function startRig(options: ScaleOptions): Promise<ScaleRig> {
     throw error;
   }
   return { servers, kv, proxy, close };
-}
-
-/** Follows the feed on one server and notes when each intent id first appears in it. */
-function followFeed(url: string, token: string): {
-  seen: Map<string, number>;
-  stop: () => Promise<void>;
-} {
-  const seen = new Map<string, number>();
-  const abort = new AbortController();
-  const running = (async () => {
-    let after = "";
-    while (!abort.signal.aborted) {
-      try {
-        const query = `limit=1000&wait=1${after ? `&after=${after}` : ""}`;
-        const response = await fetch(`${url}/events?${query}`, {
-          headers: { authorization: `Bearer ${token}` },
-          signal: abort.signal,
-        });
-        const page = await response.json();
-        const at = performance.now();
-        for (const event of page.events ?? []) {
-          if (!seen.has(event.record.id)) seen.set(event.record.id, at);
-        }
-        if (typeof page.next === "string") after = page.next;
-      } catch {
-        if (!abort.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
-  })();
-  return {
-    seen,
-    stop: async () => {
-      abort.abort();
-      await running;
-    },
-  };
 }
 
 /**

@@ -1,0 +1,42 @@
+/**
+ * What the store's own tests build again and again: a small intent, a
+ * template to reference, a KV file in a temp folder of its own.
+ * @module
+ */
+
+import { join } from "node:path";
+import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
+import type { KvStore } from "../../src/storage/kv_store.ts";
+
+/** An accepted, unsigned Variant A intent under `ref`, its body the id as a JSON string. */
+export function smallIntent(id: string, ref: Pick<DocumentRef, "id">): NewIntent {
+  return {
+    id,
+    variant: "A",
+    refId: ref.id,
+    authorship: { kind: "Unsigned", signers: [] },
+    body: new TextEncoder().encode(`"${id}"`),
+    state: "accepted",
+  };
+}
+
+/** Stores a one-byte `text/plain` template `id` and returns the reference an insert checks. */
+export async function plainTemplate(store: KvStore, id = "T"): Promise<DocumentRef> {
+  await store.putDocument("template", id, { contentType: "text/plain", bytes: new Uint8Array(1) });
+  const ref = await store.findDocument("template", id);
+  if (!ref) throw new Error(`template ${id} not found after storing it`);
+  return ref;
+}
+
+/** Runs `fn` with the path of a KV file in a new temp folder, removed afterwards. */
+export async function withKvFile(
+  prefix: string,
+  fn: (path: string) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix });
+  try {
+    await fn(join(dir, "intents.kv"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
