@@ -12,7 +12,7 @@
  * @module
  */
 
-import { BodyFraming, HeadEnd, parseHead, type ResponseHead } from "./_response_head.ts";
+import { BodyFraming, HeadEnd, parseHead, type ResponseHead } from "../http1_response.ts";
 
 /** The most of an answer read: head and body together. */
 export const MAX_ANSWER_BYTES = 64 * 1024;

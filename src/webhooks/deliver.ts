@@ -16,7 +16,7 @@
  */
 
 import { judgeAddress } from "./addresses.ts";
-import { persists, type ResponseHead } from "./_response_head.ts";
+import { persists, type ResponseHead } from "../http1_response.ts";
 import { AnswerReader } from "./_answer.ts";
 import type { KeptConnection } from "./kept_connection.ts";
 import { Deadline } from "./_deadline.ts";

@@ -11,7 +11,7 @@ import {
   parseHead,
   persists,
   type ResponseHead,
-} from "../../src/webhooks/_response_head.ts";
+} from "../../src/http1_response.ts";
 
 const NOW = Date.UTC(1994, 10, 6, 8, 49, 7); // Sun, 06 Nov 1994 08:49:07 GMT
 const bytes = (text: string) => new TextEncoder().encode(text);

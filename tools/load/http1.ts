@@ -1,30 +1,16 @@
 /**
  * A minimal HTTP/1.1 client over one keep-alive TCP connection, for the load
  * generator: it writes prepared request bytes and reads just enough of the
- * answer (status, Content-Length or chunked framing) to send the next one.
- * `fetch` costs the generator more CPU per request than the server spends on
- * a submission; on a 2-core machine that would measure the generator.
+ * answer (its head, and its body's framing, read by the service's own
+ * `src/http1_response.ts`) to send the next one. `fetch` costs the generator
+ * more CPU per request than the server spends on a submission; on a 2-core
+ * machine that would measure the generator.
  * @module
  */
 
-const CRLF2 = [13, 10, 13, 10];
-const decoder = new TextDecoder();
+import { BodyFraming, HeadEnd, parseHead, persists } from "../../src/http1_response.ts";
+
 const encoder = new TextEncoder();
-
-function indexOfHeaderEnd(buf: Uint8Array, from: number, to: number): number {
-  for (let i = from; i + 3 < to; i++) {
-    if (
-      buf[i] === CRLF2[0] && buf[i + 1] === CRLF2[1] && buf[i + 2] === CRLF2[2] &&
-      buf[i + 3] === CRLF2[3]
-    ) return i;
-  }
-  return -1;
-}
-
-function indexOfCrlf(buf: Uint8Array, from: number, to: number): number {
-  for (let i = from; i + 1 < to; i++) if (buf[i] === 13 && buf[i + 1] === 10) return i;
-  return -1;
-}
 
 /** The bytes of a POST with a JSON body. */
 export function postRequest(host: string, path: string, body: Uint8Array): Uint8Array {
@@ -62,19 +48,6 @@ export class Http1Connection {
     this.#end += n;
   }
 
-  async #readLine(): Promise<string> {
-    let at: number;
-    while ((at = indexOfCrlf(this.#buf, this.#start, this.#end)) < 0) await this.#fill();
-    const line = decoder.decode(this.#buf.subarray(this.#start, at));
-    this.#start = at + 2;
-    return line;
-  }
-
-  async #skip(n: number): Promise<void> {
-    while (this.#end - this.#start < n) await this.#fill();
-    this.#start += n;
-  }
-
   /** Sends a prepared request and returns the answer's status once its body is read. */
   async send(request: Uint8Array): Promise<number> {
     if (!this.#conn) {
@@ -86,26 +59,22 @@ export class Http1Connection {
       for (let written = 0; written < request.length;) {
         written += await this.#conn.write(request.subarray(written));
       }
-      let end: number;
-      while ((end = indexOfHeaderEnd(this.#buf, this.#start, this.#end)) < 0) await this.#fill();
-      const head = decoder.decode(this.#buf.subarray(this.#start, end)).toLowerCase();
-      this.#start = end + 4;
-      const status = Number(head.slice(9, 12));
-      const length = /\r\ncontent-length:\s*(\d+)/.exec(head);
-      if (length) {
-        await this.#skip(Number(length[1]));
-      } else if (/\r\ntransfer-encoding:\s*chunked/.test(head)) {
-        for (;;) {
-          const size = parseInt(await this.#readLine(), 16);
-          if (size === 0) {
-            while ((await this.#readLine()) !== "");
-            break;
-          }
-          await this.#skip(size + 2);
-        }
+      const search = new HeadEnd(0);
+      let headEnd: number;
+      while ((headEnd = search.find(this.#buf.subarray(this.#start, this.#end))) < 0) {
+        await this.#fill();
       }
-      if (/\r\nconnection:\s*close/.test(head)) this.close();
-      return status;
+      const head = parseHead(this.#buf.subarray(this.#start, this.#start + headEnd));
+      this.#start += headEnd;
+      const framing = new BodyFraming(head);
+      let bodyEnd: number;
+      while ((bodyEnd = framing.end(this.#buf.subarray(this.#start, this.#end))) === -1) {
+        await this.#fill();
+      }
+      if (bodyEnd < 0) throw new Error("an answer whose end cannot be known");
+      this.#start += bodyEnd;
+      if (!persists(head)) this.close();
+      return head.status;
     } catch (error) {
       this.close();
       throw error;
