@@ -189,7 +189,7 @@ export class Sequencer {
       const first = await this.#first();
       this.#sawFirst(first);
       if (!first) return movedAny;
-      if (!all && first.block.atMs > this.#now().getTime() - STALE_MS) return movedAny;
+      if (!all && !this.#stale(first)) return movedAny;
       const moved = await this.#moveOnce();
       if (moved > 0) movedAny = true;
     }
@@ -288,6 +288,20 @@ export class Sequencer {
     for await (const entry of iter) return toListed(entry);
     return undefined;
   }
+
+  /**
+   * Whether the first staged block waits too long: staged more than
+   * {@link STALE_MS} ago by the stager's clock, or first seen here that long
+   * ago (so that a stager whose clock runs ahead cannot hold the feed back).
+   */
+  #stale(first: Listed): boolean {
+    const now = this.#now().getTime();
+    if (this.#firstSeen?.versionstamp !== first.versionstamp) {
+      this.#firstSeen = { versionstamp: first.versionstamp, at: now };
+    }
+    return first.block.atMs <= now - STALE_MS || this.#firstSeen.at <= now - STALE_MS;
+  }
+  #firstSeen: { versionstamp: string; at: number } | undefined;
 
   /** Everything staged before the first block still staged has been moved. */
   #sawFirst(first: Listed | undefined): void {

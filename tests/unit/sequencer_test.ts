@@ -142,6 +142,29 @@ Deno.test("events staged by a process that is gone are moved by a reader once th
   });
 });
 
+Deno.test("events staged by a process whose clock runs ahead are moved all the same", async () => {
+  await withFile(async (path) => {
+    const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
+    try {
+      const reader = new KvStore(kvReader);
+      await reader.writeLayout();
+      await kvGone.set(
+        keys.feedMover,
+        new TextEncoder().encode(JSON.stringify({ holder: "gone", until: Date.now() + 60_000 })),
+      );
+      // Its clock a minute ahead: by it, the events wait for a minute more.
+      await stage(kvGone, [staged("ahead")], Date.now() + 60_000);
+      kvGone.close();
+      assert.deepEqual(await reader.readEvents({ after: 0, limit: 10 }), []);
+      await new Promise((resolve) => setTimeout(resolve, STALE_MS + 50));
+      const events = await reader.readEvents({ after: 0, limit: 10 });
+      assert.deepEqual(events.map((e) => e.intent.id), ["ahead"]);
+    } finally {
+      kvReader.close();
+    }
+  });
+});
+
 Deno.test("a waiting reader sees events staged by a process that is gone", async () => {
   await withFile(async (path) => {
     const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
