@@ -12,7 +12,7 @@
  * @module
  */
 
-import type { EventType, StoredConfig, StoredDocument, StoredIntent } from "../domain/intent.ts";
+import type { EventType, StoredIntent } from "../domain/intent.ts";
 
 /** An event as kept in a block; its position follows from the block's key and its index. */
 export interface StoredEvent {
@@ -35,8 +35,6 @@ const BLOCK_LAYOUT = 1;
 const STAGED_LAYOUT = 3;
 /** A staged block's bytes before its events: the layout, the time of staging and the count. */
 export const STAGED_HEADER_BYTES = 11;
-/** The first byte of a document value. */
-const DOCUMENT_LAYOUT = 1;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -388,69 +386,6 @@ export function decodeIntentValue(value: unknown): IntentValue | null {
 export const BLOCK_HEADER_BYTES = 1;
 /** What each event adds to a block besides its JSON and body: two lengths. */
 export const EVENT_FRAME_BYTES = 8;
-
-/**
- * A document as stored: byte 0 is the layout (1), then a 16-bit big-endian
- * length and the content type's UTF-8 bytes, then the document's bytes.
- */
-export function encodeDocument(doc: StoredDocument): Uint8Array {
-  const type = encoder.encode(doc.contentType);
-  const out = new Uint8Array(3 + type.byteLength + doc.bytes.byteLength);
-  out[0] = DOCUMENT_LAYOUT;
-  new DataView(out.buffer).setUint16(1, type.byteLength);
-  out.set(type, 3);
-  out.set(doc.bytes, 3 + type.byteLength);
-  return out;
-}
-
-/** A stored document, or null when absent. */
-export function decodeDocument(value: unknown): StoredDocument | null {
-  if (value === null || value === undefined) return null;
-  if (value instanceof Uint8Array) {
-    if (value.byteLength < 3 || value[0] !== DOCUMENT_LAYOUT) {
-      throw new LayoutError("a document has an unknown layout");
-    }
-    const length = new DataView(value.buffer, value.byteOffset).getUint16(1);
-    if (3 + length > value.byteLength) throw new LayoutError("a document has an unknown layout");
-    return {
-      contentType: decoder.decode(value.subarray(3, 3 + length)),
-      bytes: value.subarray(3 + length),
-    };
-  }
-  const doc = value as Partial<StoredDocument>;
-  if (typeof doc.contentType === "string" && doc.bytes instanceof Uint8Array) {
-    return { contentType: doc.contentType, bytes: doc.bytes };
-  }
-  throw new LayoutError("a document has an unknown layout");
-}
-
-/** The runtime configuration as stored: UTF-8 JSON. */
-export function encodeConfig(config: StoredConfig): Uint8Array {
-  return encoder.encode(
-    JSON.stringify({
-      evidence_extractor_url: config.evidence_extractor_url,
-      updated_at: config.updated_at,
-    }),
-  );
-}
-
-/** The stored runtime configuration, or null when absent. */
-export function decodeConfig(value: unknown): StoredConfig | null {
-  if (value === null || value === undefined) return null;
-  let parsed: unknown = value;
-  if (value instanceof Uint8Array) {
-    try {
-      parsed = JSON.parse(strictDecoder.decode(value));
-    } catch {
-      throw new LayoutError("the configuration is not JSON");
-    }
-  }
-  const config = parsed as Partial<StoredConfig>;
-  if (typeof config.evidence_extractor_url === "string" && typeof config.updated_at === "string") {
-    return { evidence_extractor_url: config.evidence_extractor_url, updated_at: config.updated_at };
-  }
-  throw new LayoutError("the configuration has an unknown layout");
-}
 
 /** True for a value in a layout of this version: bytes or a KvU64. */
 export function isCurrentLayout(value: unknown): boolean {

@@ -19,17 +19,14 @@
 import { EXPIRY_WORK } from "../domain/store.ts";
 import {
   decodeBlock,
-  decodeConfig,
-  decodeDocument,
   decodePointer,
   encodeBlock,
-  encodeConfig,
-  encodeDocument,
   encodeHead,
   encodePointer,
   isCurrentLayout,
   NO_DATA,
 } from "./codec.ts";
+import { decodeConfig, decodeDocument, encodeConfig, encodeDocument } from "./values_codec.ts";
 import type { InsertContext } from "./append.ts";
 import { keys } from "./keys.ts";
 import {

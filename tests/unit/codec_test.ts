@@ -9,20 +9,22 @@ import type { StoredIntent } from "../../src/domain/intent.ts";
 import {
   blockLength,
   decodeBlock,
-  decodeConfig,
-  decodeDocument,
   decodeEventAt,
   decodeHead,
   decodePointer,
   encodeBlock,
-  encodeConfig,
-  encodeDocument,
   encodeHead,
   encodePointer,
   isCurrentLayout,
   LayoutError,
   type StoredEvent,
 } from "../../src/storage/codec.ts";
+import {
+  decodeConfig,
+  decodeDocument,
+  encodeConfig,
+  encodeDocument,
+} from "../../src/storage/values_codec.ts";
 
 const utf8 = new TextEncoder();
 

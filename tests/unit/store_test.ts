@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import type { BatchResult } from "../../src/domain/store.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { blockLength, encodeDocument, encodePointer } from "../../src/storage/codec.ts";
+import { blockLength, encodePointer } from "../../src/storage/codec.ts";
+import { encodeDocument } from "../../src/storage/values_codec.ts";
 import { auditIntents } from "../support/audit.ts";
 import { type Layout, LAYOUTS, useLayout } from "../support/layouts.ts";
 
