@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { hex } from "@scure/base";
 import fc from "fast-check";
-import { canonicalBytes, canonicalBytesOfParsed, canonicalJson } from "../../src/domain/jcs.ts";
+import { canonicalBytes, canonicalBytesOfParsed, canonicalJson } from "@intents/protocol/jcs";
 import { parseStrictJson } from "../../src/domain/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
 
