@@ -69,56 +69,52 @@ export function canonicalBytesOfParsed(value: unknown): Uint8Array<ArrayBuffer> 
   return encoder.encode(write(value));
 }
 
-/**
- * The writer. Each open container is a frame: the container, its sorted
- * member names (`null` for an array) and the index of its next element.
- */
+/** An open container: its members' names in order (`null` for an array) and the next one. */
+interface Frame {
+  container: Record<string, unknown> | unknown[];
+  names: string[] | null;
+  next: number;
+  count: number;
+}
+
+function frameOf(value: object): Frame {
+  if (Array.isArray(value)) return { container: value, names: null, next: 0, count: value.length };
+  const names = Object.keys(value).sort();
+  return { container: value as Record<string, unknown>, names, next: 0, count: names.length };
+}
+
+/** The writer: a loop over a stack of open containers, so the depth is bounded by memory only. */
 function write(root: unknown): string {
   if (typeof root !== "object" || root === null) return JSON.stringify(root);
-  const containers: (Record<string, unknown> | unknown[])[] = [];
-  const names: (string[] | null)[] = [];
-  const next: number[] = [];
-  let text = "";
-  const open = (value: object): void => {
-    if (Array.isArray(value)) {
-      text += "[";
-      names.push(null);
-    } else {
-      text += "{";
-      names.push(Object.keys(value).sort());
-    }
-    containers.push(value as Record<string, unknown> | unknown[]);
-    next.push(0);
-  };
-  open(root);
-  frames: while (containers.length > 0) {
-    const top = containers.length - 1;
-    const container = containers[top];
-    const keys = names[top];
-    const count = keys === null ? (container as unknown[]).length : keys.length;
-    while (next[top] < count) {
-      const i = next[top]++;
+  let frame = frameOf(root);
+  let text = frame.names === null ? "[" : "{";
+  const open: Frame[] = [];
+  for (;;) {
+    if (frame.next < frame.count) {
+      const i = frame.next++;
       if (i > 0) text += ",";
       let member: unknown;
-      if (keys === null) {
-        member = (container as unknown[])[i];
+      if (frame.names === null) {
+        member = (frame.container as unknown[])[i];
       } else {
-        text += JSON.stringify(keys[i]) + ":";
-        member = (container as Record<string, unknown>)[keys[i]];
+        const name = frame.names[i];
+        text += JSON.stringify(name) + ":";
+        member = (frame.container as Record<string, unknown>)[name];
       }
       if (typeof member !== "object" || member === null) {
         text += JSON.stringify(member);
       } else {
-        open(member);
-        continue frames;
+        open.push(frame);
+        frame = frameOf(member);
+        text += frame.names === null ? "[" : "{";
       }
+      continue;
     }
-    text += keys === null ? "]" : "}";
-    containers.pop();
-    names.pop();
-    next.pop();
+    text += frame.names === null ? "]" : "}";
+    const parent = open.pop();
+    if (parent === undefined) return text;
+    frame = parent;
   }
-  return text;
 }
 
 /**
