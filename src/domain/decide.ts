@@ -21,10 +21,10 @@ import { reachesThreshold, rejectionDecides, signerNotAuthorized, stateAt } from
 import type { ApprovalEntry, ApprovalState, StoredIntent } from "./intent.ts";
 import { decodePublicKey, type PublicKeyCache } from "./public_keys.ts";
 import { signedObject } from "./record.ts";
+import { ApprovalBodySchema } from "./schemas.ts";
 import { type DecodedEd25519, type DecodedPasskey, decodeSignature } from "./signature.ts";
 import { signatureDigest, signatureMaterial } from "./signature_digest.ts";
 import type { IntentChange, Store } from "./store.ts";
-import { ApprovalBodySchema } from "./schemas.ts";
 import { validate } from "./validate.ts";
 import { approvalsView, noSuchIntent } from "./approve.ts";
 

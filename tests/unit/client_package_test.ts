@@ -91,7 +91,9 @@ Deno.test("the client and protocol packages have a name, a version and their ent
   assert.equal(protocol.name, "@intents/protocol");
   assert.equal(protocol.version, client.version, "the two packages are released together");
   const root = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
-  assert.deepEqual(root.workspace, ["./protocol", "./client"]);
+  for (const member of ["./protocol", "./client"]) {
+    assert.ok(root.workspace.includes(member), `${member} is a member of the workspace`);
+  }
 });
 
 Deno.test("the publish dry run's files cover every module the client's entry points reach", async () => {
