@@ -5,7 +5,7 @@
  * submit path does it.
  */
 
-import { canonicalBytes } from "../src/domain/jcs.ts";
+import { canonicalBytes } from "@intents/protocol/jcs";
 import { decodeSignature } from "../src/domain/signature.ts";
 import { verifyAuthorship, verifyContext } from "../src/domain/authorship.ts";
 import {

@@ -12,7 +12,7 @@
 
 import { deepStrictEqual } from "node:assert/strict";
 import { parseStrictJson } from "../src/domain/strict_json.ts";
-import { canonicalJson } from "../src/domain/jcs.ts";
+import { canonicalJson } from "@intents/protocol/jcs";
 
 const utf8 = new TextEncoder();
 

@@ -6,8 +6,7 @@
  */
 
 import { base64urlnopad } from "@scure/base";
-import { IntentsError } from "./errors.ts";
-import { challengeOfBytes, rejectionBytes, signedBytes } from "./signed.ts";
+import { challengeDigest, rejectionBytes, signedBytes } from "@intents/protocol/signed";
 import type {
   ApprovalsView,
   Ed25519Signature,
@@ -15,7 +14,8 @@ import type {
   PasskeySignature,
   Payload,
   PendingApprovals,
-} from "./types.ts";
+} from "@intents/protocol/types";
+import { IntentsError } from "./errors.ts";
 
 /** What one signer signs: handed to an {@link ApprovalSigner}. */
 export interface ApprovalRequest {
@@ -78,14 +78,14 @@ function pendingView(view: ApprovalsView): PendingApprovals {
 }
 
 /** The request for `bytes`, once the view's challenge for them is checked. */
-async function requestOf(
+function requestOf(
   decision: ApprovalRequest["decision"],
   pending: PendingApprovals,
   bytes: Uint8Array,
-): Promise<ApprovalRequest> {
+): ApprovalRequest {
   const member = decision === "approval" ? "challenge" : "reject_challenge";
   if (typeof pending[member] !== "string") throw inconsistent(`it has no ${member}`);
-  const challenge = await challengeOfBytes(bytes);
+  const challenge = challengeDigest(bytes);
   if (base64urlnopad.encode(challenge) !== pending[member]) {
     throw inconsistent(
       decision === "approval"
@@ -109,9 +109,12 @@ async function requestOf(
  *   document than its signed object, or its challenge does not match its
  *   signed object.
  */
-export async function approvalRequest(view: ApprovalsView): Promise<ApprovalRequest> {
-  const pending = pendingView(view);
-  return await requestOf("approval", pending, signedBytes(pending.signed));
+export function approvalRequest(view: ApprovalsView): Promise<ApprovalRequest> {
+  // A promise whatever happens: a refusal is a rejection, never a throw.
+  return new Promise((resolve) => {
+    const pending = pendingView(view);
+    resolve(requestOf("approval", pending, signedBytes(pending.signed)));
+  });
 }
 
 /**
@@ -121,7 +124,9 @@ export async function approvalRequest(view: ApprovalsView): Promise<ApprovalRequ
  *
  * @throws {IntentsError} as {@link approvalRequest}, for `reject_challenge`.
  */
-export async function rejectionRequest(view: ApprovalsView): Promise<ApprovalRequest> {
-  const pending = pendingView(view);
-  return await requestOf("rejection", pending, rejectionBytes(pending.signed));
+export function rejectionRequest(view: ApprovalsView): Promise<ApprovalRequest> {
+  return new Promise((resolve) => {
+    const pending = pendingView(view);
+    resolve(requestOf("rejection", pending, rejectionBytes(pending.signed)));
+  });
 }

@@ -39,4 +39,5 @@ export type {
   WebAuthnAssertion,
   WebAuthnSignerOptions,
 } from "./mod.ts";
-export { base58, base64urlnopad } from "@scure/base";
+// Their types too, so that the page's code and these docs can name them.
+export { base58, base64urlnopad, type BytesCoder, type Coder } from "@scure/base";

@@ -19,7 +19,7 @@ import {
   signVariantB,
   toKeyFile,
 } from "./mod.ts";
-import { UUID_PATTERN } from "../src/domain/intent.ts";
+import { UUID_PATTERN } from "@intents/protocol/intent_id";
 import { DEFAULT_URL, HELP } from "./cli_help.ts";
 import { WEBHOOK_COMMANDS } from "./cli_webhooks.ts";
 import { WEBHOOK_HELP } from "./cli_webhooks_help.ts";

@@ -46,9 +46,13 @@ export type Values = {
 
 /** Where the CLI writes; replaceable in tests of the CLI as a function. */
 export interface CliIo {
+  /** Writes to standard output. */
   stdout(text: string): void;
+  /** Writes to standard error. */
   stderr(text: string): void;
+  /** Reads standard input to its end. */
   readStdin(): Promise<Uint8Array>;
+  /** An environment variable, or undefined when it is not set. */
   env(name: string): string | undefined;
   /** Aborted when the user interrupts (Ctrl-C). */
   interrupted?: AbortSignal;

@@ -5,9 +5,9 @@
  * @module
  */
 
-import { type IntentEventType, type WebhookAttempt, type WebhookEndpoint } from "./mod.ts";
-import { verifyWebhook, WebhookVerificationError } from "./webhooks.ts";
-import { webhookSecretKey } from "../src/webhooks/signing.ts";
+import type { IntentEventType, WebhookAttempt, WebhookEndpoint } from "./mod.ts";
+import { verifyWebhook, WebhookVerificationError } from "@intents/protocol/webhook_verify";
+import { webhookSecretKey } from "@intents/protocol/webhook_signature";
 import { describeEvent } from "./cli_format.ts";
 import { type Ctx, requireArg, UsageError } from "./cli_support.ts";
 

@@ -3,6 +3,8 @@
  * @module
  */
 
+import { EVENT_TYPES } from "@intents/protocol/events";
+
 const COMMON = `
 Common options:
   --url URL      service URL (env INTENTS_URL, default http://localhost:8000)
@@ -10,8 +12,7 @@ Common options:
   --json         print one JSON value on standard output, for scripts
   -h, --help     this help`;
 
-const TYPES = "intent.accepted, intent.pending, intent.approval_added, " +
-  "intent.rejection_added,\n  intent.rejected, intent.expired";
+const TYPES = `${EVENT_TYPES.slice(0, 4).join(", ")},\n  ${EVENT_TYPES.slice(4).join(", ")}`;
 
 /** Help by command name; `webhooks` lists the commands. */
 export const WEBHOOK_HELP: Record<string, string> = {

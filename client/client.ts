@@ -14,7 +14,7 @@ import type {
   RuntimeConfig,
   VariantABody,
   VariantBBody,
-} from "./types.ts";
+} from "@intents/protocol/types";
 
 export { IntentsError };
 
@@ -24,6 +24,7 @@ export interface ClientOptions {
   url: string;
   /** Bearer token: the admin token for admin calls; for {@link IntentsClient.events} an events token works too. */
   token?: string;
+  /** The `fetch` to call the service with (default: the global one). */
   fetch?: typeof fetch;
 }
 
@@ -86,6 +87,7 @@ export class IntentsClient {
     })
   );
 
+  /** A client of the service at `options.url`. */
   constructor(options: ClientOptions) {
     this.#base = options.url.replace(/\/+$/, "");
     this.#token = options.token;
@@ -340,12 +342,18 @@ export class IntentsClient {
   }
 
   /** `POST /templates` (admin): the content address of the document. */
-  addTemplate(document: Uint8Array | string, contentType = "application/json") {
+  addTemplate(
+    document: Uint8Array | string,
+    contentType = "application/json",
+  ): Promise<{ id: string; created: boolean }> {
     return this.#addDocument("/templates", document, contentType);
   }
 
   /** `POST /policies` (admin): the content address of the document. */
-  addPolicy(document: Uint8Array | string, contentType = "application/json") {
+  addPolicy(
+    document: Uint8Array | string,
+    contentType = "application/json",
+  ): Promise<{ id: string; created: boolean }> {
     return this.#addDocument("/policies", document, contentType);
   }
 

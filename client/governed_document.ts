@@ -4,6 +4,8 @@
  * @module
  */
 
+import { MAX_APPROVAL_WINDOW_S, MAX_MULTISIG_ENTRIES } from "@intents/protocol/bounds";
+
 /** Options of {@link governedDocument}; every other member is the document's own content. */
 export interface GovernedDocumentOptions {
   /** base58 public keys (Ed25519, or a passkey's SEC1 P-256 point) → positive integer weight. */
@@ -18,10 +20,9 @@ export interface GovernedDocumentOptions {
   [member: string]: unknown;
 }
 
-/** The most signers a document may name. */
-const MAX_SIGNERS = 16;
-/** The longest approval window: 30 days. */
-const MAX_WINDOW_S = 2_592_000;
+// The most signers a document may name, and the longest approval window.
+const MAX_SIGNERS = MAX_MULTISIG_ENTRIES;
+const MAX_WINDOW_S = MAX_APPROVAL_WINDOW_S;
 
 function isPositiveInteger(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 1;

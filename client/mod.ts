@@ -4,8 +4,8 @@
  * and browsers: it uses Web Crypto, `fetch` and small pure npm packages only.
  *
  * It signs exactly the bytes the server verifies: UTF-8 of the RFC 8785 (JCS)
- * text of `payload` (Variant A) or `intent` (Variant B), canonicalized by the
- * same module the server uses.
+ * text of `payload` (Variant A) or `intent` (Variant B), written by the wire
+ * protocol's module (`@intents/protocol`), which the server uses too.
  *
  * Under a governed document a submission may be stored `pending`; each
  * further signer approves with `approve(id, key or signer)`, which signs the
@@ -35,10 +35,21 @@
 
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
-import { canonicalBytes } from "../src/domain/jcs.ts";
+import { canonicalBytes } from "@intents/protocol/jcs";
+import { signedBytes } from "@intents/protocol/signed";
+import type {
+  ApprovalsView,
+  Ed25519Signature,
+  Intent,
+  MultisigSignature,
+  PasskeySignature,
+  Payload,
+  Signature,
+  VariantABody,
+  VariantBBody,
+} from "@intents/protocol/types";
 import type { ApprovalSigner } from "./approvals.ts";
 import { type ApproveOptions, IntentsClient as BaseClient } from "./client.ts";
-import { signedBytes } from "./signed.ts";
 
 export { canonicalBytes };
 export { newIntentId } from "./ids.ts";
@@ -69,32 +80,33 @@ export {
   REJECTION_PREFIX,
   rejectionBytes,
   signedBytes,
-} from "./signed.ts";
-export * from "./webhooks.ts";
+} from "@intents/protocol/signed";
+export {
+  type VerifiedWebhook,
+  verifyWebhook,
+  type VerifyWebhookOptions,
+  type WebhookHeaders,
+  type WebhookVerificationCode,
+  WebhookVerificationError,
+} from "@intents/protocol/webhook_verify";
 export * from "./webhook_admin.ts";
-export type * from "./types.ts";
-import type {
-  ApprovalsView,
-  Ed25519Signature,
-  Intent,
-  MultisigSignature,
-  PasskeySignature,
-  Payload,
-  Signature,
-  VariantABody,
-  VariantBBody,
-} from "./types.ts";
+export type * from "@intents/protocol/types";
 
 /** An Ed25519 key pair; `secretKey` is the 32-byte seed. */
 export interface Ed25519Key {
+  /** The 32-byte seed: keep it secret. */
   secretKey: Uint8Array;
+  /** The 32-byte public key. */
   publicKey: Uint8Array;
 }
 
 /** A key file as the CLI writes it: base58 seed and public key. */
 export interface Ed25519KeyFile {
+  /** Always `Ed25519`. */
   kind: "Ed25519";
+  /** The seed, base58. */
   secret_key: string;
+  /** The public key, base58. */
   public_key: string;
 }
 

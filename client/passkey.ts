@@ -7,7 +7,7 @@
 
 import { base58, hex } from "@scure/base";
 import type { ApprovalSigner } from "./approvals.ts";
-import type { PasskeySignature } from "./types.ts";
+import type { PasskeySignature } from "@intents/protocol/types";
 
 // DER prefix of a P-256 SubjectPublicKeyInfo (RFC 5480): what
 // AuthenticatorAttestationResponse.getPublicKey() returns, followed by the 65-byte point.
@@ -26,7 +26,9 @@ export function p256PointFromSpki(spki: Uint8Array): Uint8Array {
 
 /** What a WebAuthn assertion gives: `AuthenticatorAssertionResponse` fields, as bytes. */
 export interface WebAuthnAssertion {
+  /** `response.authenticatorData`. */
   authenticatorData: Uint8Array;
+  /** `response.clientDataJSON`, exactly as the browser made it. */
   clientDataJSON: Uint8Array;
   /** The DER signature, as the authenticator emitted it. */
   signature: Uint8Array;

@@ -18,47 +18,12 @@
  * @module
  */
 
-import type { IntentEventType } from "./types.ts";
-
-/** One delivery attempt of an endpoint's log. */
-export interface WebhookAttempt {
-  /** The event's id: the delivery's `webhook-id`. */
-  event_id: string;
-  /** 1 for the event's first attempt, then 2, 3, … */
-  attempt: number;
-  /** RFC 3339 time the attempt started. */
-  at: string;
-  /** The answer's HTTP status, or null when none came. */
-  status: number | null;
-  error: null | "timeout" | "connection" | "redirect" | "refused_address" | "refused_url";
-  duration_ms: number;
-}
-
-/** A webhook endpoint as the service shows it. */
-export interface WebhookEndpoint {
-  id: string;
-  url: string;
-  /** The types it receives; null: every type. */
-  events: IntentEventType[] | null;
-  description: string;
-  status: "active" | "paused" | "disabled";
-  /** While disabled: it answered 410 (`gone`), or the last retry failed (`failing`). */
-  disabled_reason?: "gone" | "failing";
-  created_at: string;
-  /** Deliveries go on after this event id (null: from the feed's beginning). */
-  after: string | null;
-  /** The id of the event it waits to deliver, or null. */
-  next_event: string | null;
-  /** Events of the feed, of any type, after `after`. */
-  lag: number;
-  last_attempt: WebhookAttempt | null;
-}
-
-/** A new endpoint, with its secret (shown at creation and rotation only). */
-export interface NewWebhookEndpoint extends WebhookEndpoint {
-  /** `whsec_…`: what `verifyWebhook` and Standard Webhooks libraries take. */
-  secret: string;
-}
+import type {
+  IntentEventType,
+  NewWebhookEndpoint,
+  WebhookAttempt,
+  WebhookEndpoint,
+} from "@intents/protocol/types";
 
 /** What `add` sends. */
 export interface WebhookEndpointInput {
@@ -87,7 +52,11 @@ export type WebhookCall = (
 export class WebhooksApi {
   readonly #call: WebhookCall;
 
-  /** @param call sends one admin request (see `IntentsClient.webhooks`). */
+  /**
+   * The calls, over one function that sends an admin request.
+   *
+   * @param call sends one admin request (see `IntentsClient.webhooks`).
+   */
   constructor(call: WebhookCall) {
     this.#call = call;
   }

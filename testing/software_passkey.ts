@@ -9,7 +9,7 @@
 import { p256 } from "@noble/curves/nist.js";
 import { base58 } from "@scure/base";
 import { encodeDerEcdsaSignature } from "../src/crypto/der.ts";
-import { passkeyChallenge } from "../src/domain/passkey.ts";
+import { challengeText } from "@intents/protocol/signed";
 
 /** Options of {@link SoftwarePasskey.assert}; every default gives a valid assertion. */
 export interface AssertOptions {
@@ -106,7 +106,7 @@ export class SoftwarePasskey {
     options: AssertOptions = {},
   ): Promise<PasskeySignatureBody> {
     if (options.highS && options.lowS) throw new Error("highS and lowS are exclusive");
-    const challenge = options.challenge ?? passkeyChallenge(signedBytes);
+    const challenge = options.challenge ?? challengeText(signedBytes);
     const clientDataObject: Record<string, unknown> = {
       type: options.type ?? "webauthn.get",
       challenge,

@@ -10,11 +10,11 @@
  * @module
  */
 
+import { canonicalBytes } from "@intents/protocol/jcs";
+import { challengeText, rejectionBytesOf } from "@intents/protocol/signed";
 import { ServiceError } from "../errors.ts";
 import { stateAt } from "./governance.ts";
 import type { StoredIntent } from "./intent.ts";
-import { canonicalBytes } from "./jcs.ts";
-import { passkeyChallenge } from "./passkey.ts";
 import { renderApproval, signedObject } from "./record.ts";
 import type { Store } from "./store.ts";
 
@@ -27,23 +27,6 @@ export interface ReadApprovalsDeps {
 /** The refusal of an id that no intent under a governed document has. */
 export const noSuchIntent = (): ServiceError =>
   new ServiceError("not_found", "no such intent awaiting approvals");
-
-/** What a rejection's signature covers before the signed bytes: rejections are never approvals. */
-export const REJECTION_PREFIX = "intents:reject:";
-
-const encoder = new TextEncoder();
-
-/**
- * The bytes a rejection signs: UTF-8 `intents:reject:` followed by the
- * intent's signed bytes (UTF-8 of the JCS text of its payload or intent).
- */
-export function rejectionBytes(signedBytes: Uint8Array): Uint8Array<ArrayBuffer> {
-  const prefix = encoder.encode(REJECTION_PREFIX);
-  const out = new Uint8Array(prefix.length + signedBytes.length);
-  out.set(prefix);
-  out.set(signedBytes, prefix.length);
-  return out;
-}
 
 /**
  * The view of `GET /intents/{id}/approvals`: for a pending intent what its
@@ -58,8 +41,8 @@ export function approvalsView(intent: StoredIntent, now: Date): Record<string, u
   view[intent.variant === "A" ? "template_id" : "policy_id"] = intent.refId;
   view.signed = signed;
   const bytes = canonicalBytes(signed);
-  view.challenge = passkeyChallenge(bytes);
-  view.reject_challenge = passkeyChallenge(rejectionBytes(bytes));
+  view.challenge = challengeText(bytes);
+  view.reject_challenge = challengeText(rejectionBytesOf(bytes));
   view.approval = renderApproval(intent.approval!);
   return view;
 }

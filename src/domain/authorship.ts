@@ -7,8 +7,8 @@
 
 import { ServiceError } from "../errors.ts";
 import { verifyEd25519 } from "../crypto/ed25519.ts";
+import { challengeText } from "@intents/protocol/signed";
 import {
-  passkeyChallenge,
   type PasskeyPolicy,
   type PrecheckedPasskey,
   precheckPasskey,
@@ -163,7 +163,7 @@ async function checkMultisig(
   }
   // One challenge for every passkey entry: they sign the same bytes.
   const challenge = sig.signatures.some((s) => s.kind === "Passkey")
-    ? passkeyChallenge(signedBytes)
+    ? challengeText(signedBytes)
     : undefined;
   const prepared = sig.signatures.map((entry) => {
     const step = prepareSingle(entry, signedBytes, ctx, challenge);

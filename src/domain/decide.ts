@@ -13,11 +13,12 @@
  * @module
  */
 
+import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
+import { rejectionBytesOf } from "@intents/protocol/signed";
 import { ServiceError } from "../errors.ts";
 import { type VerifyContext, verifySignature } from "./authorship.ts";
 import { reachesThreshold, rejectionDecides, signerNotAuthorized, stateAt } from "./governance.ts";
 import type { ApprovalEntry, ApprovalState, StoredIntent } from "./intent.ts";
-import { canonicalBytesOfParsed } from "./jcs.ts";
 import { decodePublicKey, type PublicKeyCache } from "./public_keys.ts";
 import { signedObject } from "./record.ts";
 import { ApprovalBodySchema } from "./schemas.ts";
@@ -25,7 +26,7 @@ import { type DecodedEd25519, type DecodedPasskey, decodeSignature } from "./sig
 import { signatureDigest, signatureMaterial } from "./signature_digest.ts";
 import type { IntentChange, Store } from "./store.ts";
 import { validate } from "./validate.ts";
-import { approvalsView, noSuchIntent, rejectionBytes } from "./approve.ts";
+import { approvalsView, noSuchIntent } from "./approve.ts";
 
 /** Which decision: an approval or a rejection. */
 export type Decision = "approval" | "rejection";
@@ -153,7 +154,7 @@ export async function decideIntent(
   const signed = canonicalBytesOfParsed(signedObject(found));
   await verifySignature(
     signature,
-    decision === "approval" ? signed : rejectionBytes(signed),
+    decision === "approval" ? signed : rejectionBytesOf(signed),
     deps,
   );
   deps.admitSigner?.(keyId);

@@ -4,16 +4,10 @@
  * @module
  */
 
+import type { EventType } from "@intents/protocol/events";
+
 /** Kinds of content-addressed documents an intent refers to. */
 export type DocumentKind = "template" | "policy";
-
-/**
- * An intent id in UUID text form: any version, either case (Variant B's ids;
- * UUID ids are stored lower-cased). Written without flags so that the OpenAPI
- * document can publish it as it is.
- */
-export const UUID_PATTERN =
-  /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 
 /** The variant of a submission: A (template, signed `payload`) or B (policy, signed `intent`). */
 export type Variant = "A" | "B";
@@ -135,14 +129,8 @@ export interface StoredIntent extends Omit<NewIntent, "state" | "quorum" | "appr
   counted?: boolean;
 }
 
-/** The types of feed events (docs/interface.md §9, §10). */
-export type EventType =
-  | "intent.pending"
-  | "intent.approval_added"
-  | "intent.accepted"
-  | "intent.rejection_added"
-  | "intent.rejected"
-  | "intent.expired";
+/** The types of feed events (docs/interface.md §9, §10), as the wire protocol lists them. */
+export type { EventType };
 
 /** One event of the feed: what happened, and the record as it stood after it. */
 export interface IntentEvent {

@@ -9,7 +9,7 @@
  */
 
 import { sha256 } from "@noble/hashes/sha2.js";
-import { base64urlnopad } from "@scure/base";
+import { challengeText } from "@intents/protocol/signed";
 import { parseDerEcdsaSignature } from "../crypto/der.ts";
 import { P256PublicKey, verifyP256 } from "../crypto/p256.ts";
 import { AuthenticatorDataError, parseAuthenticatorData } from "./authenticator_data.ts";
@@ -85,22 +85,6 @@ function fail(reason: string): { ok: false; reason: string } {
 }
 
 /**
- * The challenge a client must ask the authenticator to sign for `signedBytes`:
- * base64url without padding of SHA-256(signedBytes).
- *
- * @param signedBytes the bytes being authorised (UTF-8 of the JCS text).
- * @returns the challenge text, as it appears in the client data.
- *
- * @example
- * ```ts
- * const challenge = passkeyChallenge(new TextEncoder().encode('{"id":"a"}'));
- * ```
- */
-export function passkeyChallenge(signedBytes: Uint8Array): string {
-  return base64urlnopad.encode(sha256(signedBytes));
-}
-
-/**
  * Checks the client data members; returns a failure reason or `null`.
  *
  * Read by the strict reader of request bodies: with `JSON.parse` a second
@@ -164,7 +148,8 @@ export interface PrecheckedPasskey {
  * @param assertion the decoded assertion.
  * @param signedBytes the bytes the client signed.
  * @param policy accepted rp ids and origins, and whether user verification is required.
- * @param challenge {@link passkeyChallenge} of `signedBytes`, when the caller made it already.
+ * @param challenge the wire protocol's `challengeText` of `signedBytes`, when the caller made
+ *   it already.
  * @returns the key, message and signature for {@link verifyPrechecked}, or
  *   `{ ok: false, reason }`. Never throws for hostile input.
  */
@@ -217,6 +202,7 @@ export async function verifyPrechecked(prepared: PrecheckedPasskey): Promise<Pas
  * ```ts
  * import { p256 } from "@noble/curves/nist.js";
  * import { sha256 } from "@noble/hashes/sha2.js";
+ * import { challengeText } from "@intents/protocol/signed";
  *
  * const utf8 = new TextEncoder();
  * const signedBytes = utf8.encode('{"id":"order-1","template_id":"t"}');
@@ -226,7 +212,7 @@ export async function verifyPrechecked(prepared: PrecheckedPasskey): Promise<Pas
  * authenticatorData[32] = 0x01; // user present
  * const clientData = JSON.stringify({
  *   type: "webauthn.get",
- *   challenge: passkeyChallenge(signedBytes),
+ *   challenge: challengeText(signedBytes),
  *   origin: "http://localhost:8000",
  * });
  * const secretKey = p256.utils.randomSecretKey();
@@ -284,7 +270,7 @@ function precheckChecked(
   const clientDataBytes = encoder.encode(clientData);
   const clientDataFailure = checkClientData(
     clientDataBytes,
-    challenge ?? passkeyChallenge(signedBytes),
+    challenge ?? challengeText(signedBytes),
     policy,
   );
   if (clientDataFailure) return fail(clientDataFailure);

@@ -1,6 +1,8 @@
 /**
  * Request shapes, one valibot schema each. These schemas validate requests and
- * are also the source of the OpenAPI document, so the two cannot drift apart.
+ * are also the source of the OpenAPI document, and so of the wire protocol's
+ * types (`protocol/shapes.ts`, generated from the document), so none of the
+ * three can drift apart.
  *
  * The schemas check shape (types, members, lengths, alphabets), and
  * `ConfigBodySchema` the extractor URL rule. Decoding base58 into bytes and
@@ -14,14 +16,19 @@
 
 import * as v from "valibot";
 import {
+  DEFAULT_APPROVAL_WINDOW_S,
+  MAX_APPROVAL_WINDOW_S,
+  MAX_MULTISIG_ENTRIES,
+} from "@intents/protocol/bounds";
+import { UUID_PATTERN } from "@intents/protocol/intent_id";
+import {
   checkExtractorUrl,
   EXTRACTOR_URL_PATTERN,
   MAX_EXTRACTOR_URL_LENGTH,
 } from "./extractor_url.ts";
-import { UUID_PATTERN } from "./intent.ts";
 
-/** Largest number of signers in a multisig descriptor and of entries in its signature list. */
-export const MAX_MULTISIG_ENTRIES = 16;
+// The bounds are the wire protocol's, which the client checks too.
+export { DEFAULT_APPROVAL_WINDOW_S, MAX_APPROVAL_WINDOW_S, MAX_MULTISIG_ENTRIES };
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
 // Control characters (Unicode's Cc: C0, DEL, C1) are refused in ids: they break logs and
@@ -128,26 +135,38 @@ export function extractorUrl(): ExtractorUrlAction {
 }
 
 /** `attrs`: optional; when present an object with a required free-form object `fields`. */
-export const AttrsSchema = v.strictObject({ fields: jsonObject }, "expected an object");
+export const AttrsSchema = v.strictObject({
+  fields: v.pipe(jsonObject, v.description("Free-form members; signed like the rest.")),
+}, "expected an object");
 
 /** `{"Ed25519": {"pub_key", "signature"}}` member body. */
 export const Ed25519Schema = v.strictObject({
-  pub_key: base58String(base58Chars(32)),
-  signature: base58String(base58Chars(64)),
+  pub_key: v.pipe(base58String(base58Chars(32)), v.description("The public key, base58.")),
+  signature: v.pipe(base58String(base58Chars(64)), v.description("The signature, base58.")),
 }, "expected an object");
 
 /** `{"Passkey": {...}}` member body. */
 export const PasskeySchema = v.strictObject({
   // The authenticator data and the DER signature are read by the assertion's checks, whose
   // refusals are `invalid_signature`: only loose bounds here.
-  authenticator_data: base58String({ min: 1, max: 4096 }),
+  authenticator_data: v.pipe(
+    base58String({ min: 1, max: 4096 }),
+    v.description("The assertion's authenticator data, base58."),
+  ),
   client_data: v.pipe(
     v.string("expected a string"),
     v.nonEmpty("must not be empty"),
     v.maxCodePoints(8192, "must be at most 8192 characters"),
+    v.description("The client data JSON text, exactly as the browser made it."),
   ),
-  pub_key: base58String(base58Chars(33, 65)),
-  signature: base58String({ min: 1, max: 128 }),
+  pub_key: v.pipe(
+    base58String(base58Chars(33, 65)),
+    v.description("The credential's public key: a SEC1 P-256 point, base58."),
+  ),
+  signature: v.pipe(
+    base58String({ min: 1, max: 128 }),
+    v.description("The DER ECDSA signature, base58."),
+  ),
 }, "expected an object");
 
 /** A signature kind allowed inside a multisig list (no nesting). */
@@ -173,20 +192,18 @@ const SignersSchema = v.pipe(
 
 /** `{"Multisig": {...}}` member body. */
 export const MultisigSchema = v.strictObject({
-  pub_key: v.strictObject({
-    signers: SignersSchema,
-    threshold: positiveSafeInteger,
-  }, "expected an object"),
+  pub_key: v.pipe(
+    v.strictObject({
+      signers: SignersSchema,
+      threshold: positiveSafeInteger,
+    }, "expected an object"),
+    v.description("The signers with their weights, and the weight that suffices."),
+  ),
   signatures: v.pipe(
     v.array(v.unknown(), "expected an array"),
     v.maxLength(MAX_MULTISIG_ENTRIES, `must hold at most ${MAX_MULTISIG_ENTRIES} signatures`),
   ),
 }, "expected an object");
-
-/** The longest approval window of a governed document: 30 days. */
-export const MAX_APPROVAL_WINDOW_S = 2_592_000;
-/** The approval window when a governed document names none: 7 days. */
-export const DEFAULT_APPROVAL_WINDOW_S = 604_800;
 
 /** The `authorization` member of a governed template or policy (docs/interface.md §10). */
 export const AuthorizationSchema = v.strictObject({

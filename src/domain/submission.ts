@@ -9,7 +9,8 @@ import { ServiceError } from "../errors.ts";
 import { AuthorshipSchema, IntentSchema, PayloadSchema } from "./schemas.ts";
 import { type DecodedSignature, decodeSignature } from "./signature.ts";
 import { validate } from "./validate.ts";
-import { type DocumentKind, UUID_PATTERN } from "./intent.ts";
+import { UUID_PATTERN } from "@intents/protocol/intent_id";
+import type { DocumentKind } from "./intent.ts";
 import type { PublicKeyCache } from "./public_keys.ts";
 
 /** A well-formed submission, ready for verification. */

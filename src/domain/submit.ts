@@ -25,7 +25,7 @@ import {
   type StoredIntent,
 } from "./intent.ts";
 import type { IntentWriter, Store } from "./store.ts";
-import { canonicalBytesOfParsed } from "./jcs.ts";
+import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
 
 /**
  * The template or policy a read submission references, before its signature

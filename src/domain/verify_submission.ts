@@ -10,7 +10,7 @@
  */
 
 import { tooLarge } from "../errors.ts";
-import { canonicalBytesOfParsed } from "./jcs.ts";
+import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
 import { type Verified, type VerifyContext, verifySignature } from "./authorship.ts";
 import { readSubmission, type Submission } from "./submission.ts";
 import { MAX_STORED_BODY_BYTES } from "./intent.ts";

@@ -10,20 +10,8 @@
  * @module
  */
 
+import type { EventType } from "@intents/protocol/events";
 import type { DeliveryError } from "./deliver.ts";
-
-/** The event types of §9 and §10 an endpoint may name in `events`. */
-export const WEBHOOK_EVENT_TYPES = [
-  "intent.accepted",
-  "intent.pending",
-  "intent.approval_added",
-  "intent.rejection_added",
-  "intent.rejected",
-  "intent.expired",
-] as const;
-
-/** One of {@link WEBHOOK_EVENT_TYPES}. */
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** `active` delivers; `paused` by an operator; `disabled` by the service (see `disabledReason`). */
 export type EndpointStatus = "active" | "paused" | "disabled";
@@ -77,7 +65,7 @@ export interface Endpoint {
   id: string;
   url: string;
   /** The types it receives; null: every type (those added later too). */
-  events: WebhookEventType[] | null;
+  events: EventType[] | null;
   description: string;
   status: EndpointStatus;
   /** Set while `disabled`. */
@@ -103,7 +91,7 @@ export interface Endpoint {
 export interface NewEndpoint {
   id: string;
   url: string;
-  events: WebhookEventType[] | null;
+  events: EventType[] | null;
   description: string;
   secret: string;
   /** The feed's head: the endpoint receives the events after it. */
@@ -170,7 +158,7 @@ function fresh(endpoint: Endpoint): Endpoint {
 /** What `PATCH /webhooks/{id}` may change. */
 export interface EndpointPatch {
   url?: string;
-  events?: WebhookEventType[] | null;
+  events?: EventType[] | null;
   description?: string;
   status?: "active" | "paused";
 }

@@ -15,7 +15,8 @@
  * - `judgeAddress` / `isGloballyReachable`: the registries' verdict on one
  *   address, for anything else that must not reach inside.
  *
- * Consumers verify deliveries with `verifyWebhook` from `client/webhooks.ts`.
+ * The signature itself, and `verifyWebhook` for consumers, are the wire
+ * protocol's (`@intents/protocol/webhook_signature`, `/webhook_verify`).
  * @module
  */
 
@@ -44,9 +45,6 @@ export {
   deliveryHeaders,
   type DeliveryHeadersOptions,
   newWebhookSecret,
-  signatureHeader,
   WEBHOOK_SECRET_BYTES,
-  WEBHOOK_SECRET_PREFIX,
-  webhookSecretKey,
 } from "./signing.ts";
 export { checkWebhookUrl, MAX_WEBHOOK_URL_LENGTH, type WebhookUrlOptions } from "./url.ts";

@@ -8,7 +8,7 @@
  */
 
 import * as v from "valibot";
-import { WEBHOOK_EVENT_TYPES } from "./endpoint.ts";
+import { EVENT_TYPES } from "@intents/protocol/events";
 import { MAX_WEBHOOK_URL_LENGTH } from "./url.ts";
 
 /** The longest `description`, in characters (code points). */
@@ -27,7 +27,7 @@ const url = v.pipe(
 const events = v.pipe(
   v.nullable(
     v.pipe(
-      v.array(v.picklist(WEBHOOK_EVENT_TYPES, "must be an event type of the feed")),
+      v.array(v.picklist(EVENT_TYPES, "must be an event type of the feed")),
       v.minLength(1, "must name at least one event type (null or absent: every type)"),
       v.check(
         (types) => new Set(types).size === types.length,

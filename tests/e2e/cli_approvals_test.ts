@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { base64urlnopad } from "@scure/base";
-import { canonicalBytes } from "../../src/domain/jcs.ts";
+import { canonicalBytes } from "@intents/protocol/jcs";
 import { cli, parseJson } from "../support/cli.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
-import { canonicalBytes } from "../../src/domain/jcs.ts";
+import { canonicalBytes } from "@intents/protocol/jcs";
 import {
   addDocumentByCli as addDocument,
   cli,

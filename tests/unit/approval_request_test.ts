@@ -19,7 +19,7 @@ import {
   rejectionRequest,
   signedBytes,
 } from "../../client/mod.ts";
-import { REJECTION_PREFIX as SERVICE_PREFIX } from "../../src/domain/approve.ts";
+import { REJECTION_PREFIX as SERVICE_PREFIX } from "@intents/protocol/signed";
 
 async function sha256Text(bytes: Uint8Array): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);

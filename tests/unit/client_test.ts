@@ -19,8 +19,8 @@ import {
   variantABody,
   variantBBody,
 } from "../../client/mod.ts";
-import { canonicalBytes } from "../../src/domain/jcs.ts";
-import { passkeyChallenge as serverChallenge } from "../../src/domain/passkey.ts";
+import { canonicalBytes } from "@intents/protocol/jcs";
+import { challengeText as serverChallenge } from "@intents/protocol/signed";
 import { verifyEd25519 } from "../../src/crypto/ed25519.ts";
 import { SoftwarePasskey } from "../../testing/software_passkey.ts";
 import { withApp } from "../support/in_process.ts";

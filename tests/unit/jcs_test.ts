@@ -1,12 +1,15 @@
 /**
  * RFC 8785 canonical JSON: the reference test data, the ES6 number
- * serialisation file, and refusal of values JSON cannot represent.
+ * serialisation file, refusal of values JSON cannot represent, and agreement
+ * with an independent implementation (the `canonicalize` package, kept as
+ * the oracle of these tests only) on random values.
  */
 
 import assert from "node:assert/strict";
 import { hex } from "@scure/base";
 import fc from "fast-check";
-import { canonicalBytes, canonicalBytesOfParsed, canonicalJson } from "../../src/domain/jcs.ts";
+import canonicalize from "canonicalize";
+import { canonicalBytes, canonicalBytesOfParsed, canonicalJson } from "@intents/protocol/jcs";
 import { parseStrictJson } from "../../src/domain/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
 
@@ -132,6 +135,32 @@ Deno.test("canonicalJson accepts a shared subvalue and very deep values", () => 
   let deep: unknown = 0;
   for (let i = 0; i < 10_000; i++) deep = [deep];
   assert.equal(canonicalJson(deep).length, 20_001);
+  assert.equal(canonicalJson(deep), canonicalize(deep));
+  let deepObject: unknown = 0;
+  for (let i = 0; i < 10_000; i++) deepObject = { [`k${i % 3}`]: deepObject, a: i };
+  assert.equal(canonicalJson(deepObject), canonicalize(deepObject));
+});
+
+Deno.test("canonicalJson writes what the canonicalize package writes, for any JSON value", () => {
+  fc.assert(
+    fc.property(
+      // Any JSON value with strings of any code points, and objects whose member names mix
+      // characters outside the BMP with BMP ones above the surrogates (UTF-16 order differs
+      // from code point order there).
+      fc.jsonValue({ maxDepth: 6, stringUnit: "binary" }),
+      fc.dictionary(
+        fc.string({
+          unit: fc.constantFrom("a", "z", "\ue000", "\uffff", "\u{10000}", "\u{1f602}"),
+        }),
+        fc.jsonValue({ maxDepth: 2 }),
+      ),
+      (value, object) => {
+        assert.equal(canonicalJson(value), canonicalize(value));
+        assert.equal(canonicalJson(object), canonicalize(object));
+      },
+    ),
+    { numRuns: 2_000 },
+  );
 });
 
 Deno.test("canonicalBytesOfParsed writes what canonicalBytes writes for every strict-parsed value", () => {
@@ -141,6 +170,7 @@ Deno.test("canonicalBytesOfParsed writes what canonicalBytes writes for every st
       // As the service gets it: the strict reader's value of the JSON text.
       const parsed = parseStrictJson(utf8.encode(JSON.stringify(value)));
       assert.deepEqual(canonicalBytesOfParsed(parsed), canonicalBytes(parsed));
+      assert.deepEqual(canonicalBytesOfParsed(parsed), utf8.encode(canonicalize(parsed)));
     }),
     { numRuns: 2_000 },
   );

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { base64urlnopad } from "@scure/base";
 import { p256 } from "@noble/curves/nist.js";
 import { encodeDerEcdsaSignature, parseDerEcdsaSignature } from "../../src/crypto/der.ts";
+import { challengeText } from "@intents/protocol/signed";
 import {
   type PasskeyAssertion,
-  passkeyChallenge,
   type PasskeyPolicy,
   verifyPasskey,
 } from "../../src/domain/passkey.ts";
@@ -37,9 +37,9 @@ function sIsHigh(der: Uint8Array): boolean {
 
 // ---------------------------------------------------------------- accepted
 
-Deno.test("passkeyChallenge is base64url without padding of SHA-256 of the signed bytes", async () => {
+Deno.test("challengeText is base64url without padding of SHA-256 of the signed bytes", async () => {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", signedBytes));
-  const challenge = await passkeyChallenge(signedBytes);
+  const challenge = challengeText(signedBytes);
   assert.equal(challenge, base64urlnopad.encode(digest));
   assert.equal(challenge.length, 43);
   assert.match(challenge, /^[A-Za-z0-9_-]+$/);
@@ -117,7 +117,7 @@ Deno.test("rejects client data of another type", async () => {
 });
 
 Deno.test("rejects client data with another challenge", async () => {
-  const other = await passkeyChallenge(new TextEncoder().encode("something else"));
+  const other = challengeText(new TextEncoder().encode("something else"));
   await assertRejected(
     await assertion({ challenge: other }),
     "client data challenge does not match the signed bytes",
@@ -134,7 +134,7 @@ Deno.test("rejects an assertion over other signed bytes", async () => {
 });
 
 Deno.test("rejects client data with a padded challenge", async () => {
-  const padded = (await passkeyChallenge(signedBytes)) + "=";
+  const padded = challengeText(signedBytes) + "=";
   await assertRejected(
     await assertion({ challenge: padded }),
     "client data challenge does not match the signed bytes",

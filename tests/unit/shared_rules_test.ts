@@ -10,7 +10,7 @@ import { isJsonMediaType } from "../../src/media_type.ts";
 import { parseJsonBody } from "../../src/domain/json_body.ts";
 import { ServiceError, tooLarge } from "../../src/errors.ts";
 import { singleCommitWriter } from "../../src/storage/writer.ts";
-import { UUID_PATTERN } from "../../src/domain/intent.ts";
+import { UUID_PATTERN } from "@intents/protocol/intent_id";
 import type { PendingIntent } from "../../src/domain/store.ts";
 
 const LIMIT = { min: 1, max: 100, fallback: 20 };

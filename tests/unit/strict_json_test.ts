@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import canonicalize from "canonicalize";
-import { canonicalBytes, canonicalJson } from "../../src/domain/jcs.ts";
+import { canonicalBytes, canonicalJson } from "@intents/protocol/jcs";
 import { parseStrictJson, readStrictJson, StrictJsonError } from "../../src/domain/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
 

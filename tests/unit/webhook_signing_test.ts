@@ -9,12 +9,14 @@ import { Buffer } from "node:buffer";
 import { createHmac } from "node:crypto";
 import fc from "fast-check";
 import {
-  deliveryHeaders,
-  newWebhookSecret,
   signatureHeader,
   signedContent,
-  WEBHOOK_SECRET_BYTES,
   webhookSecretKey,
+} from "@intents/protocol/webhook_signature";
+import {
+  deliveryHeaders,
+  newWebhookSecret,
+  WEBHOOK_SECRET_BYTES,
 } from "../../src/webhooks/signing.ts";
 
 // The vector of the Standard Webhooks reference libraries' tests ("sign function works").

@@ -1,6 +1,7 @@
 /**
- * Unit tests of the consumers' verifier `verifyWebhook` (client/webhooks.ts)
- * against deliveries signed by the service's signing module (docs/interface.md §11).
+ * Unit tests of the consumers' verifier `verifyWebhook` (the wire protocol's
+ * `protocol/webhook_verify.ts`, which the client library exports) against
+ * deliveries signed by the service's signing module (docs/interface.md §11).
  */
 
 import assert from "node:assert/strict";
@@ -215,10 +216,14 @@ Deno.test("verifyWebhook throws TypeError or RangeError for a caller's mistakes,
 
 Deno.test("the verifier's module graph uses web APIs only, so it runs in browsers", async () => {
   const allowed: Record<string, string[]> = {
-    "client/webhooks.ts": ["@scure/base", "../src/webhooks/signing.ts", "./types.ts"],
-    "src/webhooks/signing.ts": ["@scure/base"],
-    "client/types.ts": [],
+    "protocol/webhook_verify.ts": ["@scure/base", "./webhook_signature.ts", "./types.ts"],
+    "protocol/webhook_signature.ts": ["@scure/base"],
+    // Types only: nothing of these is loaded when the verifier runs.
+    "protocol/types.ts": ["./events.ts", "./shapes.ts"],
+    "protocol/shapes.ts": [],
   };
+  const typesSource = await Deno.readTextFile(new URL("../../protocol/types.ts", import.meta.url));
+  assert.doesNotMatch(typesSource, /^import (?!type\b)/m, "protocol/types.ts imports types only");
   for (const [file, imports] of Object.entries(allowed)) {
     const source = await Deno.readTextFile(new URL(`../../${file}`, import.meta.url));
     const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");

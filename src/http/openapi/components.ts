@@ -8,6 +8,7 @@
 
 import * as v from "valibot";
 import { type JsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
+import { EVENT_TYPES } from "@intents/protocol/events";
 import { ERROR_CODES } from "../../errors.ts";
 import * as schemas from "../../domain/schemas.ts";
 
@@ -20,17 +21,25 @@ export const ErrorBodySchema = v.object({
 /** A stored intent as returned by the service. */
 export const IntentRecordSchema = v.object({
   id: v.pipe(v.string(), v.description("The intent id; UUIDs are stored lower-cased.")),
-  variant: v.picklist(["A", "B"]),
+  variant: v.pipe(
+    v.picklist(["A", "B"]),
+    v.description(
+      "A: a template's, with a signed `payload`; B: a policy's, with a signed `intent`.",
+    ),
+  ),
   template_id: v.optional(v.pipe(v.string(), v.description("Variant A only."))),
   policy_id: v.optional(v.pipe(v.string(), v.description("Variant B only."))),
   attrs: v.optional(schemas.AttrsSchema),
-  authorship: v.object({
-    kind: v.picklist(["Ed25519", "Passkey", "Multisig", "Unsigned"]),
-    signers: v.pipe(
-      v.array(v.string()),
-      v.description("Base58 public keys whose signatures verified."),
-    ),
-  }),
+  authorship: v.pipe(
+    v.object({
+      kind: v.picklist(["Ed25519", "Passkey", "Multisig", "Unsigned"]),
+      signers: v.pipe(
+        v.array(v.string()),
+        v.description("Base58 public keys whose signatures verified."),
+      ),
+    }),
+    v.description("Who authorized it: the signature kind and the keys that signed."),
+  ),
   received_at: v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time.")),
   state: v.pipe(
     v.picklist(["accepted", "pending", "expired", "rejected"]),
@@ -90,9 +99,12 @@ export const ApprovalSchema = v.object({
 
 /** `GET /intents/{id}/approvals` and the answer of `POST`: pending, or only the state. */
 export const ApprovalViewSchema = v.object({
-  id: v.string(),
-  state: v.picklist(["pending", "accepted", "expired", "rejected"]),
-  variant: v.optional(v.picklist(["A", "B"])),
+  id: v.pipe(v.string(), v.description("The intent id.")),
+  state: v.pipe(
+    v.picklist(["pending", "accepted", "expired", "rejected"]),
+    v.description("The intent's state; the other members are present while it is pending."),
+  ),
+  variant: v.optional(v.pipe(v.picklist(["A", "B"]), v.description("While pending."))),
   template_id: v.optional(v.pipe(v.string(), v.description("Variant A, while pending."))),
   policy_id: v.optional(v.pipe(v.string(), v.description("Variant B, while pending."))),
   signed: v.optional(v.pipe(
@@ -143,9 +155,8 @@ export const EventSchema = v.object({
   type: v.pipe(
     v.string(),
     v.description(
-      "`intent.accepted`, `intent.pending`, `intent.approval_added`, " +
-        "`intent.rejection_added`, `intent.rejected` or `intent.expired`; consumers ignore " +
-        "types they do not handle (more may be added).",
+      `${EVENT_TYPES.slice(0, -1).map((type) => `\`${type}\``).join(", ")} or ` +
+        `\`${EVENT_TYPES.at(-1)}\`; consumers ignore types they do not handle (more may be added).`,
     ),
   ),
   record: IntentRecordSchema,
@@ -176,7 +187,9 @@ export const ConfigSchema = v.object({
 });
 
 /** `GET /healthz` answer. */
-export const HealthSchema = v.object({ status: v.literal("ok") });
+export const HealthSchema = v.object({
+  status: v.pipe(v.literal("ok"), v.description("Always `ok`: anything else is an error.")),
+});
 
 /** `GET /readyz` answer. */
 export const ReadySchema = v.object({ status: v.literal("ready") });

@@ -13,8 +13,8 @@ import { ed25519 } from "@noble/curves/ed25519.js";
 import { p256 } from "@noble/curves/nist.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { base58 } from "@scure/base";
-import { canonicalBytes } from "../../domain/jcs.ts";
-import { passkeyChallenge } from "../../domain/passkey.ts";
+import { canonicalBytes } from "@intents/protocol/jcs";
+import { challengeText } from "@intents/protocol/signed";
 
 const utf8 = new TextEncoder();
 
@@ -70,7 +70,7 @@ function ed25519Member(signed: unknown, secret: Uint8Array) {
 function passkeyMember(signed: unknown, secret: Uint8Array) {
   const clientData = JSON.stringify({
     type: "webauthn.get",
-    challenge: passkeyChallenge(canonicalBytes(signed)),
+    challenge: challengeText(canonicalBytes(signed)),
     origin: EXAMPLE_PASSKEY_ORIGIN,
     crossOrigin: false,
   });

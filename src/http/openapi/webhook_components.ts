@@ -8,7 +8,7 @@
 
 import * as v from "valibot";
 import { type JsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
-import { WEBHOOK_EVENT_TYPES } from "../../webhooks/endpoint.ts";
+import { EVENT_TYPES } from "@intents/protocol/events";
 import { DELIVERY_ERRORS } from "../../webhooks/deliver.ts";
 import {
   WebhookCreateSchema,
@@ -42,19 +42,30 @@ export const WebhookAttemptSchema = v.object({
         "(`refused_url`: an `http:` URL while plain HTTP is not allowed).",
     ),
   ),
-  duration_ms: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  duration_ms: v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(0),
+    v.description("How long the attempt took, in milliseconds."),
+  ),
 });
 
 /** An endpoint as the API shows it. */
 export const WebhookSchema = v.object({
   id: v.pipe(v.string(), v.description("The endpoint's id.")),
-  url: v.string(),
+  url: v.pipe(v.string(), v.description("Where deliveries are sent.")),
   events: v.pipe(
-    v.nullable(v.array(v.picklist(WEBHOOK_EVENT_TYPES))),
+    v.nullable(v.array(v.picklist(EVENT_TYPES))),
     v.description("The types it receives; null: every type."),
   ),
-  description: v.string(),
-  status: v.picklist(["active", "paused", "disabled"]),
+  description: v.pipe(v.string(), v.description('Free text for operators ("" when none).')),
+  status: v.pipe(
+    v.picklist(["active", "paused", "disabled"]),
+    v.description(
+      "`active` delivers; `paused` by an operator; `disabled` by the service " +
+        "(see `disabled_reason`).",
+    ),
+  ),
   disabled_reason: v.optional(
     v.pipe(
       v.picklist(["gone", "failing"]),

@@ -1,13 +1,16 @@
 /**
  * RFC 8785 JSON Canonicalization Scheme (JCS): the exact text a client signs
- * (docs/interface.md §3). Serialisation is done by the `canonicalize` package; this
- * module first checks that the value is plain JSON, because `canonicalize`
- * (like `JSON.stringify`) silently drops or rewrites what JSON cannot hold,
- * and a signature must never cover a silently altered value.
+ * (docs/interface.md §3), written by one writer for the service and its
+ * clients alike. Strings and numbers are written as `JSON.stringify` writes
+ * them, which is what RFC 8785 §3.2.2 prescribes; members are sorted by
+ * UTF-16 code units (`Array#sort`'s own order, §3.2.3). The writer walks the
+ * value with an explicit stack, so any depth is safe.
+ *
+ * {@link canonicalJson} first checks that the value is plain JSON, because
+ * `JSON.stringify` silently drops or rewrites what JSON cannot hold, and a
+ * signature must never cover a silently altered value.
  * @module
  */
-
-import canonicalize from "canonicalize";
 
 const encoder = new TextEncoder();
 
@@ -29,10 +32,7 @@ const encoder = new TextEncoder();
  */
 export function canonicalJson(value: unknown): string {
   assertJsonValue(value);
-  const text = canonicalize(value);
-  // Unreachable after the check above; kept so the return type is honest.
-  if (text === undefined) throw new TypeError("value has no JSON representation");
-  return text;
+  return write(value);
 }
 
 /**
@@ -53,34 +53,68 @@ export function canonicalBytes(value: unknown): Uint8Array<ArrayBuffer> {
 
 /**
  * {@link canonicalBytes} of a value known to be plain JSON: one the strict
- * reader produced (`strict_json.ts`: no cycle, nothing but plain objects,
- * arrays, finite numbers and well-formed strings, at most 32 levels deep) or
- * `JSON.parse` of a record's stored body. It skips the checks and writes the
- * text itself: strings and numbers as `JSON.stringify` writes them, which is
- * what RFC 8785 §3.2.2 prescribes, members sorted by UTF-16 code units
- * (`Array#sort`'s own order, §3.2.3).
+ * reader produced (no cycle, nothing but plain objects, arrays, finite
+ * numbers and well-formed strings) or `JSON.parse` of a record's stored body.
+ * It skips the checks.
  *
  * @param value a value the strict reader produced.
  * @returns UTF-8 of the canonical JSON text.
+ *
+ * @example
+ * ```ts
+ * canonicalBytesOfParsed(JSON.parse('{"b":1,"a":[2]}')); // Uint8Array of '{"a":[2],"b":1}'
+ * ```
  */
 export function canonicalBytesOfParsed(value: unknown): Uint8Array<ArrayBuffer> {
-  return encoder.encode(writeParsed(value));
+  return encoder.encode(write(value));
 }
 
-function writeParsed(value: unknown): string {
-  if (typeof value !== "object" || value === null) return JSON.stringify(value);
-  if (Array.isArray(value)) {
-    let text = "[";
-    for (let i = 0; i < value.length; i++) text += (i === 0 ? "" : ",") + writeParsed(value[i]);
-    return text + "]";
+/** An open container: its members' names in order (`null` for an array) and the next one. */
+interface Frame {
+  container: Record<string, unknown> | unknown[];
+  names: string[] | null;
+  next: number;
+  count: number;
+}
+
+function frameOf(value: object): Frame {
+  if (Array.isArray(value)) return { container: value, names: null, next: 0, count: value.length };
+  const names = Object.keys(value).sort();
+  return { container: value as Record<string, unknown>, names, next: 0, count: names.length };
+}
+
+/** The writer: a loop over a stack of open containers, so the depth is bounded by memory only. */
+function write(root: unknown): string {
+  if (typeof root !== "object" || root === null) return JSON.stringify(root);
+  let frame = frameOf(root);
+  let text = frame.names === null ? "[" : "{";
+  const open: Frame[] = [];
+  for (;;) {
+    if (frame.next < frame.count) {
+      const i = frame.next++;
+      if (i > 0) text += ",";
+      let member: unknown;
+      if (frame.names === null) {
+        member = (frame.container as unknown[])[i];
+      } else {
+        const name = frame.names[i];
+        text += JSON.stringify(name) + ":";
+        member = (frame.container as Record<string, unknown>)[name];
+      }
+      if (typeof member !== "object" || member === null) {
+        text += JSON.stringify(member);
+      } else {
+        open.push(frame);
+        frame = frameOf(member);
+        text += frame.names === null ? "[" : "{";
+      }
+      continue;
+    }
+    text += frame.names === null ? "]" : "}";
+    const parent = open.pop();
+    if (parent === undefined) return text;
+    frame = parent;
   }
-  const object = value as Record<string, unknown>;
-  const names = Object.keys(object).sort();
-  let text = "{";
-  for (let i = 0; i < names.length; i++) {
-    text += (i === 0 ? "" : ",") + JSON.stringify(names[i]) + ":" + writeParsed(object[names[i]]);
-  }
-  return text + "}";
 }
 
 /**

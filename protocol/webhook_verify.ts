@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts ignore
- * import { verifyWebhook, WebhookVerificationError } from "./client/webhooks.ts";
+ * import { verifyWebhook, WebhookVerificationError } from "@intents/client";
  * Deno.serve(async (request) => {
  *   const body = await request.text(); // the raw body: never re-serialize before verifying
  *   try {
@@ -24,7 +24,12 @@
  */
 
 import { base64 } from "@scure/base";
-import { hmacSha256, signedContent, webhookSecretKey } from "../src/webhooks/signing.ts";
+import {
+  hmacSha256,
+  SIGNATURE_VERSION,
+  signedContent,
+  webhookSecretKey,
+} from "./webhook_signature.ts";
 import type { IntentEvent } from "./types.ts";
 
 /** Why a delivery did not verify: a stable code, for programs; the message is for people. */
@@ -45,6 +50,12 @@ export class WebhookVerificationError extends Error {
   /** Why, as a stable code. */
   readonly code: WebhookVerificationCode;
 
+  /**
+   * A delivery refused for `code`.
+   *
+   * @param code why, as a stable code.
+   * @param message why, for people.
+   */
   constructor(code: WebhookVerificationCode, message: string) {
     super(message);
     this.name = "WebhookVerificationError";
@@ -170,10 +181,11 @@ function header(headers: WebhookHeaders, name: string): string {
 /** The decoded bytes of each well-formed `v1,<base64>` entry; anything else is skipped. */
 function v1Signatures(value: string): Uint8Array[] {
   const found: Uint8Array[] = [];
+  const version = `${SIGNATURE_VERSION},`;
   for (const entry of value.split(" ")) {
-    if (!entry.startsWith("v1,")) continue;
+    if (!entry.startsWith(version)) continue;
     try {
-      const bytes = base64.decode(entry.slice(3));
+      const bytes = base64.decode(entry.slice(version.length));
       if (bytes.length === SIGNATURE_BYTES) found.push(bytes);
     } catch {
       // Not base64: it cannot match, and must not stop the others from matching.
