@@ -209,9 +209,10 @@ export class Sequencer {
     }).finally(() => {
       this.#running = undefined;
       this.#othersMove = false;
-      // Nobody moves for this process now: readers waiting on it read what there is.
-      for (const waiter of this.#waiters) waiter.done();
+      // Staged while the run let go of the lease: another run moves it, and its readers wait on.
       if (this.#again && !this.#stopped) this.#kick();
+      // Nobody moves for this process now: readers waiting on it read what there is.
+      if (!this.#running) for (const waiter of this.#waiters) waiter.done();
     });
   }
 
