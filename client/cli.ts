@@ -150,7 +150,12 @@ async function sign({ values, io }: Ctx): Promise<void> {
 async function submit({ args, io, client, print }: Ctx): Promise<void> {
   const path = requireArg(args[0], "FILE");
   const bytes = await readInput(path, io);
-  const record = await client().submit(bytes);
+  const { record, outcome } = await client().submitOutcome(bytes);
+  if (outcome === "replayed") {
+    // 200: this same submission was stored before (a retry); the record is that intent as it is now.
+    print(`already stored: the same intent, ${describeRecord(record)}`, record);
+    return;
+  }
   if (record.state === "pending" && record.approval) {
     // 202: stored, waiting for the other signers.
     const head = `pending (${weightText(record.approval)}): `;

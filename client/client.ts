@@ -158,12 +158,36 @@ export class IntentsClient {
    *   (another body took the id), `rate_limited`, `too_many_pending`.
    */
   submit(body: VariantABody | VariantBBody | string | Uint8Array): Promise<IntentRecord> {
+    return this.submitOutcome(body).then((outcome) => outcome.record);
+  }
+
+  /**
+   * `POST /intents`, as {@link IntentsClient.submit}, saying also how the
+   * service answered: `created` (201), `pending` (202), or `replayed` (200,
+   * `Idempotent-Replayed: true`: this same submission was stored before, and
+   * the record is that intent as it stands now).
+   *
+   * @throws {IntentsError} as {@link IntentsClient.submit}.
+   */
+  async submitOutcome(
+    body: VariantABody | VariantBBody | string | Uint8Array,
+  ): Promise<{ record: IntentRecord; outcome: "created" | "pending" | "replayed" }> {
     const sent: BodyInit = typeof body === "string"
       ? body
       : body instanceof Uint8Array
       ? body as Uint8Array<ArrayBuffer>
       : JSON.stringify(body);
-    return this.#json("POST", "/intents", { body: sent, type: "application/json" });
+    const response = await this.#call("POST", "/intents", {
+      body: sent,
+      type: "application/json",
+    });
+    const record = await response.json() as IntentRecord;
+    const outcome = response.status === 202
+      ? "pending"
+      : response.headers.get("idempotent-replayed") === "true"
+      ? "replayed"
+      : "created";
+    return { record, outcome };
   }
 
   /** `GET /intents/{id}` (admin). */

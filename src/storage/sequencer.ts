@@ -212,7 +212,7 @@ export class Sequencer {
       // Staged while the run let go of the lease: another run moves it, and its readers wait on.
       if (this.#again && !this.#stopped) this.#kick();
       // Nobody moves for this process now: readers waiting on it read what there is.
-      if (!this.#running) for (const waiter of this.#waiters) waiter.done();
+      if (!this.#running) { for (const waiter of this.#waiters) waiter.done(); }
     });
   }
 

@@ -135,8 +135,11 @@ Deno.test("submit prints the server's {message, code} and exits 1 on refusal", a
     await Deno.writeTextFile(file, signed.stdout);
     assert.equal((await cli(["submit", file, "--json"], { env: ctx.env })).code, 0);
 
-    // The same body again is a replay (exit 0); the id signed by another key is refused.
+    // The same body again is a replay (exit 0), said so; the id signed by another key is refused.
     assert.equal(parseJson(await cli(["submit", file, "--json"], { env: ctx.env })).id, "dup");
+    const replayed = await cli(["submit", file], { env: ctx.env });
+    assert.equal(replayed.code, 0);
+    assert.match(replayed.stdout, /^already stored: the same intent, intent dup \(variant A/);
     const other = join(ctx.dir, "other.json");
     await cli(["keygen", "--out", other]);
     const theirs = await cli(["sign", "--key", other, "--template", templateId, "--id", "dup"]);
