@@ -73,7 +73,7 @@ interface SeenEntry {
 }
 
 /** What a deliverer needs. */
-export interface WorkerDeps {
+export interface DelivererDeps {
   store: Pick<Store, "waitForEvents" | "webhooks">;
   /** The feed's events, read once for all the deliverers of the process. */
   events: Pick<RecentEvents, "read" | "waitForWanted">;
@@ -95,8 +95,8 @@ export interface WorkerDeps {
 }
 
 /** Delivers to one endpoint while this process holds its lease. */
-export class EndpointWorker {
-  readonly #deps: WorkerDeps;
+export class Deliverer {
+  readonly #deps: DelivererDeps;
   readonly #lease: HeldLease;
   /** Ends a wait: the endpoint changed, or the deliverer stops. */
   #wake = new AbortController();
@@ -128,7 +128,7 @@ export class EndpointWorker {
   readonly done: Promise<void>;
 
   /** Starts delivering at once. */
-  constructor(deps: WorkerDeps, lease: HeldLease) {
+  constructor(deps: DelivererDeps, lease: HeldLease) {
     this.#deps = deps;
     this.#lease = lease;
     this.done = this.#run();
