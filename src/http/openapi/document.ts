@@ -8,7 +8,7 @@
 import { componentSchemas } from "./components.ts";
 import { openApiExamples } from "./examples.ts";
 import { intentPaths } from "./intent_paths.ts";
-import { rejectionPaths } from "./rejection_paths.ts";
+import { rejectionPaths } from "./decision_paths.ts";
 import type { Obj } from "./responses.ts";
 import { configPaths, documentPaths, operationPaths, pagePaths } from "./service_paths.ts";
 import { webhookComponentSchemas } from "./webhook_components.ts";

@@ -6,6 +6,7 @@
 import { EVENTS_LIMIT, EVENTS_QUERY, EVENTS_WAIT_S } from "../routes/events.ts";
 import { LIST_LIMIT, LIST_QUERY } from "../routes/intents.ts";
 import { ref } from "./components.ts";
+import { decisionOperation } from "./decision_paths.ts";
 import type { OpenApiExamples } from "./examples.ts";
 import { rateLimited, TOKEN_REFUSALS } from "./limits.ts";
 import {
@@ -203,49 +204,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "500": ERR.internal,
         },
       }),
-      post: rateLimited({
-        operationId: "approvals_add",
-        summary: "Add one signer's approval (public)",
-        description: "One Ed25519 or Passkey signature over the intent's signed bytes (the " +
-          "same bytes its submission signed). Checks run in this order: 429 for the client " +
-          "address, 415, 413, 400 (JSON, shape, encodings), 404, 409 `not_pending`, 400 " +
-          "`invalid_signature`, 429 for the key, 403 `signer_not_authorized`, 409 " +
-          "`already_approved` or `already_rejected` (the key has decided), then 200. The same " +
-          "approval again (the same key and signature, already recorded, the submission's " +
-          "included) is 200 with the view as it stands, whatever the state: a retry learns " +
-          "that it counted. Each approval is one atomic commit checked against the intent's " +
-          "current version: concurrent decisions are all counted, and exactly one ends the " +
-          "intent.",
-        tags: ["approvals"],
-        security: PUBLIC,
-        parameters: [idParameter("The intent id.")],
-        requestBody: {
-          required: true,
-          content: { "application/json": { schema: ref("ApprovalBody") } },
-        },
-        responses: {
-          "200": jsonResponse(
-            "The view after the approval: still pending, or accepted when it reached the " +
-              "threshold (or as it stands, for the same approval again).",
-            ref("ApprovalView"),
-          ),
-          "400": ERR.invalidJsonBody(["invalid_signature"]),
-          "403": errorResponse("The key is not a signer of the document.", [
-            "signer_not_authorized",
-          ]),
-          "404": ERR.notFound("intent under a governed document"),
-          "405": ERR.methodNotAllowed,
-          "408": ERR.timeout,
-          "409": errorResponse(
-            "The intent is accepted, expired or rejected, or this key has approved or " +
-              "rejected it (with another signature).",
-            ["not_pending", "already_approved", "already_rejected"],
-          ),
-          "413": ERR.tooLarge,
-          "415": ERR.mediaType,
-          "500": ERR.internal,
-        },
-      }),
+      post: decisionOperation("approval"),
     },
     "/events": {
       get: {
