@@ -25,6 +25,7 @@ import type { DueEntry, Store } from "../domain/store.ts";
 import type { DueVerdict } from "../scheduler/due_work.ts";
 import type { EndpointStatus } from "../webhooks/endpoint.ts";
 import { SocketRules } from "../webhooks/deliver.ts";
+import type { WebhookStore } from "../webhooks/store.ts";
 import { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
 import { RecentEvents } from "./recent_events.ts";
@@ -47,7 +48,10 @@ const STATUS_REFRESH_MS = 15_000;
 
 /** Options of {@link WebhookDeliveries}. */
 export interface DeliveriesOptions {
-  store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents" | "webhooks">;
+  /** The feed, which every deliverer follows. */
+  store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents">;
+  /** The endpoints, their leases and attempts logs. */
+  webhooks: WebhookStore;
   settings: {
     webhookTimeoutMs: number;
     webhooksAllowPrivate: boolean;
@@ -101,7 +105,7 @@ export class WebhookDeliveries {
   /** Starts renewing, watching for changes and keeping the metrics. */
   start(): void {
     if (this.#timers.length > 0 || this.#stopped) return;
-    const { webhooks } = this.#options.store;
+    const { webhooks } = this.#options;
     this.#unsubscribe = webhooks.onChange((id) => {
       this.#deliverers.get(id)?.notify();
       this.#options.lookSoon?.();
@@ -130,7 +134,7 @@ export class WebhookDeliveries {
     }
     // A deliverer here whose lease ran out is ending: the lease is taken again below, as by
     // any process.
-    const { webhooks } = this.#options.store;
+    const { webhooks } = this.#options;
     const entry = await webhooks.getEndpoint(work.id);
     if (entry === null || entry.endpoint.status !== "active") return "drop";
     const now = this.#now();
@@ -173,9 +177,9 @@ export class WebhookDeliveries {
   }
 
   #startDeliverer(lease: HeldLease): void {
-    const { settings, store, metrics } = this.#options;
+    const { settings, webhooks, metrics } = this.#options;
     const deliverer = new Deliverer({
-      store,
+      webhooks,
       events: this.#events,
       timeoutMs: settings.webhookTimeoutMs,
       allowPrivate: settings.webhooksAllowPrivate,
@@ -215,7 +219,7 @@ export class WebhookDeliveries {
     const metrics = this.#options.metrics;
     if (metrics && this.#deliverers.size > 0) {
       try {
-        const head = await this.#options.store.webhooks.feedHead();
+        const head = await this.#options.webhooks.feedHead();
         for (const [id, deliverer] of this.#deliverers) {
           metrics.lag(id, Math.max(0, head - deliverer.position));
         }
@@ -229,7 +233,7 @@ export class WebhookDeliveries {
   async #pollChanges(): Promise<void> {
     let count: bigint;
     try {
-      count = await this.#options.store.webhooks.changeCount();
+      count = await this.#options.webhooks.changeCount();
     } catch {
       return;
     }
@@ -247,7 +251,7 @@ export class WebhookDeliveries {
     if (!metrics || this.#stopped) return;
     try {
       const counts: Record<EndpointStatus, number> = { active: 0, paused: 0, disabled: 0 };
-      for (const { endpoint } of await this.#options.store.webhooks.listEndpoints()) {
+      for (const { endpoint } of await this.#options.webhooks.listEndpoints()) {
         counts[endpoint.status]++;
       }
       metrics.endpoints(counts);

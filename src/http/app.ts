@@ -19,11 +19,12 @@ import { getPage, getStatic } from "./routes/static.ts";
 import { healthz, metrics, readyz } from "./routes/operations.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { openApiHandler } from "./openapi/handler.ts";
-import { MetricsRegistry, type RequestObserver } from "./metrics.ts";
+import { RequestMetrics, type RequestObserver } from "./metrics.ts";
+import { MetricsRegistry } from "../telemetry/registry.ts";
+import type { WebhookStore } from "../webhooks/store.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
 import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
 import { inlineVerifier, type Verifier } from "../workers/verify_pool.ts";
-import { singleCommitWriter } from "../storage/writer.ts";
 import { StaticFiles } from "./static_files.ts";
 import { RequestLimits } from "./rate_limit.ts";
 import { activeSpan, traceIds } from "../telemetry/tracing.ts";
@@ -31,9 +32,14 @@ import { activeSpan, traceIds } from "../telemetry/tracing.ts";
 /** What `createApp` needs. */
 export interface AppDeps {
   store: Store;
+  /** Webhook endpoints, their leases and attempts, on the same storage. */
+  webhooks: WebhookStore;
   settings: Settings;
-  /** Defaults to one commit per insert. */
-  writer?: IntentWriter;
+  /**
+   * How accepted intents reach the store (`src/storage/writer.ts`'s
+   * `createWriter`: one commit each, or concurrent ones grouped).
+   */
+  writer: IntentWriter;
   /** Defaults to the system clock. */
   now?: () => Date;
   /** The rate limits' monotonic clock in milliseconds; defaults to `performance.now`. */
@@ -41,7 +47,10 @@ export interface AppDeps {
   /** Defaults to one JSON line on stdout. */
   log?: (line: RequestLogLine) => void;
   observers?: RequestObserver[];
-  /** The registry `GET /metrics` serves; defaults to a new one. */
+  /**
+   * What `GET /metrics` serves; the app includes its own series first, the
+   * other parts' follow. Defaults to a registry of the app's series only.
+   */
   metrics?: MetricsRegistry;
   /** Shared body-read deadlines (the server's); defaults to a timer per read. */
   deadlines?: DeadlineSweeper;
@@ -139,20 +148,30 @@ export interface App {
   handler: (request: Request, info?: PeerInfo) => Promise<Response>;
   routes: Route[];
   context: AppContext;
-  metrics: MetricsRegistry;
+  /** The edge's own series (also in `context.registry`). */
+  metrics: RequestMetrics;
 }
 
 /**
- * Builds the app from its dependencies. The caches it reads through (the
- * serving thread's decoded keys, the page's files) are its own.
+ * Builds the app from its dependencies (`src/service.ts` builds them as the
+ * server runs). The caches it reads through (the serving thread's decoded
+ * keys, the page's files) are its own.
  *
  * @example
  * ```ts
  * import { KvStore } from "../storage/kv_store.ts";
+ * import { createWriter } from "../storage/writer.ts";
  * import { readSettings } from "../settings.ts";
  *
  * const kv = await Deno.openKv(":memory:");
- * const app = createApp({ store: new KvStore(kv), settings: readSettings({}), log: () => {} });
+ * const store = new KvStore(kv);
+ * const app = createApp({
+ *   store,
+ *   webhooks: store.webhooks,
+ *   writer: createWriter(store, { batchMax: 1 }),
+ *   settings: readSettings({}),
+ *   log: () => {},
+ * });
  * const response = await app.handler(new Request("http://localhost/healthz"));
  * response.status; // 200
  * kv.close();
@@ -160,7 +179,9 @@ export interface App {
  */
 export function createApp(deps: AppDeps): App {
   const { store } = deps;
-  const metrics = deps.metrics ?? new MetricsRegistry();
+  const metrics = new RequestMetrics();
+  const registry = deps.metrics ?? new MetricsRegistry();
+  registry.include(metrics.render);
   // The serving thread's: a verify worker builds its own from the same policy.
   const serving = verifyContext({
     rpIds: deps.settings.passkeyRpIds,
@@ -170,12 +191,14 @@ export function createApp(deps: AppDeps): App {
   const context: AppContext = {
     settings: deps.settings,
     store,
-    writer: deps.writer ?? singleCommitWriter(store),
+    webhooks: deps.webhooks,
+    writer: deps.writer,
     verifyContext: serving,
     verifier: (deps.verifier ?? inlineVerifier)(serving),
     staticFiles: new StaticFiles(),
     now: deps.now ?? (() => new Date()),
     metrics,
+    registry,
     stopping: deps.stopping ?? new AbortController().signal,
     deadlines: deps.deadlines,
     limits: new RequestLimits(deps.settings.limits, deps.limitClock),

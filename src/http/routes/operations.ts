@@ -63,7 +63,7 @@ export async function readyz(_request: Request, { app }: RequestContext): Promis
 export function metrics(request: Request, ctx: RequestContext): Response {
   const { app } = ctx;
   requireToken(request, ctx, [app.settings.adminToken, app.settings.metricsToken]);
-  return new Response(app.metrics.render(), {
+  return new Response(app.registry.render(), {
     status: 200,
     headers: {
       "content-type": METRICS_CONTENT_TYPE,

@@ -99,7 +99,7 @@ async function nextEventOf(app: AppContext, endpoint: Endpoint): Promise<number 
 /** The endpoint as the API shows it, with its next event and lag as they stand. */
 async function render(app: AppContext, endpoint: Endpoint, head?: number) {
   const [feedHead, nextEvent] = await Promise.all([
-    head ?? app.store.webhooks.feedHead(),
+    head ?? app.webhooks.feedHead(),
     nextEventOf(app, endpoint),
   ]);
   return renderEndpoint(endpoint, { head: feedHead, nextEvent });
@@ -113,7 +113,7 @@ export async function postWebhook(request: Request, ctx: RequestContext): Promis
   const body = validate(WebhookCreateSchema, value, "");
   checkUrl(app, body.url);
   const secret = newWebhookSecret();
-  const created = await app.store.webhooks.createEndpoint((head) =>
+  const created = await app.webhooks.createEndpoint((head) =>
     newEndpoint({
       id: newEndpointId(app.now().getTime()),
       url: body.url,
@@ -143,8 +143,8 @@ export async function listWebhooks(request: Request, ctx: RequestContext): Promi
   requireToken(request, ctx, [app.settings.adminToken]);
   readQuery(request, []);
   const [entries, head] = await Promise.all([
-    app.store.webhooks.listEndpoints(),
-    app.store.webhooks.feedHead(),
+    app.webhooks.listEndpoints(),
+    app.webhooks.feedHead(),
   ]);
   const items = await Promise.all(entries.map((e) => render(app, e.endpoint, head)));
   return json(200, { items });
@@ -155,7 +155,7 @@ export async function getWebhook(request: Request, ctx: RequestContext): Promise
   const { app } = ctx;
   requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
-  const entry = await app.store.webhooks.getEndpoint(id);
+  const entry = await app.webhooks.getEndpoint(id);
   if (entry === null) throw notFound();
   return json(200, await render(app, entry.endpoint));
 }
@@ -168,7 +168,7 @@ export async function patchWebhook(request: Request, ctx: RequestContext): Promi
   const { value } = await readJsonBody(request, app);
   const patch = validate(WebhookUpdateSchema, value, "");
   if (patch.url !== undefined) checkUrl(app, patch.url);
-  const changed = await app.store.webhooks.changeEndpoint(id, (e) => updateEndpoint(e, patch));
+  const changed = await app.webhooks.changeEndpoint(id, (e) => updateEndpoint(e, patch));
   if (changed === null) throw notFound();
   return json(200, await render(app, changed));
 }
@@ -178,7 +178,7 @@ export async function deleteWebhook(request: Request, ctx: RequestContext): Prom
   const { app } = ctx;
   requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
-  if (!await app.store.webhooks.deleteEndpoint(id)) throw notFound();
+  if (!await app.webhooks.deleteEndpoint(id)) throw notFound();
   return new Response(null, {
     status: 204,
     headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" },
@@ -216,7 +216,7 @@ export async function rotateWebhookSecret(
   const overlapMs = await readOverlapMs(request, app);
   const secret = newWebhookSecret();
   const now = app.now().getTime();
-  const changed = await app.store.webhooks.changeEndpoint(
+  const changed = await app.webhooks.changeEndpoint(
     id,
     (e) => rotateSecret(e, secret, now, overlapMs),
   );
@@ -243,7 +243,7 @@ export async function replayWebhook(request: Request, ctx: RequestContext): Prom
     }
     after = position;
   }
-  const changed = await app.store.webhooks.changeEndpoint(id, (e) => replayEndpoint(e, after));
+  const changed = await app.webhooks.changeEndpoint(id, (e) => replayEndpoint(e, after));
   if (changed === null) throw notFound();
   return json(200, await render(app, changed));
 }
@@ -257,8 +257,8 @@ export async function listWebhookAttempts(
   requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const limit = wholeNumber(readQuery(request, ATTEMPTS_QUERY), "limit", ATTEMPTS_LIMIT);
-  if (await app.store.webhooks.getEndpoint(id) === null) throw notFound();
-  const attempts = await app.store.webhooks.listAttempts(id, limit);
+  if (await app.webhooks.getEndpoint(id) === null) throw notFound();
+  const attempts = await app.webhooks.listAttempts(id, limit);
   return json(200, { items: attempts.map(renderAttempt) });
 }
 
