@@ -6,8 +6,7 @@
  */
 
 import { ref } from "./components.ts";
-import { rateLimited } from "./limits.ts";
-import { ERR, errorResponse, idParameter, jsonResponse, type Obj, PUBLIC } from "./responses.ts";
+import { ERR, errorResponse, idParameter, jsonResponse, type Obj } from "./responses.ts";
 
 /** What tells an approval's operation from a rejection's. */
 const TEXTS = {
@@ -48,12 +47,11 @@ const TEXTS = {
 /** `POST /intents/{id}/approvals` or `POST /intents/{id}/rejections`. */
 export function decisionOperation(decision: keyof typeof TEXTS): Obj {
   const { operationId, summary, description, after } = TEXTS[decision];
-  return rateLimited({
+  return {
     operationId,
     summary,
     description,
     tags: ["approvals"],
-    security: PUBLIC,
     parameters: [idParameter("The intent id.")],
     requestBody: {
       required: true,
@@ -77,7 +75,7 @@ export function decisionOperation(decision: keyof typeof TEXTS): Obj {
       "415": ERR.mediaType,
       "500": ERR.internal,
     },
-  });
+  };
 }
 
 /** `/intents/{id}/rejections`. */

@@ -8,16 +8,14 @@ import { LIST_LIMIT, LIST_QUERY } from "../routes/intents.ts";
 import { ref } from "./components.ts";
 import { decisionOperation } from "./decision_paths.ts";
 import type { OpenApiExamples } from "./examples.ts";
-import { rateLimited, TOKEN_REFUSALS } from "./limits.ts";
+import { tooManyRequests } from "./limits.ts";
 import {
-  ADMIN,
   ERR,
   errorResponse,
   examplesOf,
   idParameter,
   jsonResponse,
   type Obj,
-  PUBLIC,
   REQUEST_ID_HEADER,
 } from "./responses.ts";
 
@@ -49,7 +47,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
   const record = intents.variant_a_ed25519.record;
   return {
     "/intents": {
-      post: rateLimited({
+      post: {
         operationId: "intents_submit",
         summary: "Submit a signed intent (public)",
         description: "The top-level members select the variant: exactly `payload` and " +
@@ -68,7 +66,6 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "`Idempotent-Replayed: true` and the record as it stands now. 503 `unavailable` " +
           "means nothing was stored and the same body may be sent again.",
         tags: ["intents"],
-        security: PUBLIC,
         requestBody: {
           required: true,
           content: {
@@ -126,16 +123,16 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           ),
           "413": ERR.tooLarge,
           "415": ERR.mediaType,
+          "429": tooManyRequests(["too_many_pending"]),
           "500": ERR.internal,
           "503": ERR.unavailable,
         },
-      }, ["too_many_pending"]),
+      },
       get: {
         operationId: "intents_list",
         summary: "List stored intents, newest first (admin)",
         description: strictQuery(LIST_QUERY),
         tags: ["intents"],
-        security: ADMIN,
         parameters: [
           integerParameter("limit", LIST_LIMIT, "Most intents in a page."),
           {
@@ -164,7 +161,6 @@ export function intentPaths(examples: OpenApiExamples): Obj {
             "A bad `limit` or `cursor`, or an unknown or repeated query parameter.",
             ["invalid_body"],
           ),
-          ...TOKEN_REFUSALS,
           "500": ERR.internal,
         },
       },
@@ -174,11 +170,9 @@ export function intentPaths(examples: OpenApiExamples): Obj {
         operationId: "intents_get",
         summary: "Read a stored intent (admin)",
         tags: ["intents"],
-        security: ADMIN,
         parameters: [idParameter("The intent id (URL-encoded; UUIDs match in any case).")],
         responses: {
           "200": jsonResponse("The stored intent.", ref("IntentRecord"), { example: record }),
-          ...TOKEN_REFUSALS,
           "404": ERR.notFound("intent"),
           "405": ERR.methodNotAllowed,
           "500": ERR.internal,
@@ -186,7 +180,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
       },
     },
     "/intents/{id}/approvals": {
-      get: rateLimited({
+      get: {
         operationId: "approvals_get",
         summary: "What a pending intent waits for (public)",
         description: "For a pending intent under a governed document: the object every " +
@@ -195,7 +189,6 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "its state only. The id is shared among the signers. Each request spends a token of " +
           "the client address, so that ids cannot be probed at line rate.",
         tags: ["approvals"],
-        security: PUBLIC,
         parameters: [idParameter("The intent id.")],
         responses: {
           "200": jsonResponse("The view.", ref("ApprovalView")),
@@ -203,7 +196,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "405": ERR.methodNotAllowed,
           "500": ERR.internal,
         },
-      }),
+      },
       post: decisionOperation("approval"),
     },
     "/events": {
@@ -220,7 +213,6 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "idle; otherwise a JSON page. A page holds at most `limit` events and stops early " +
           `once their bodies pass about 1 MiB. ${strictQuery(EVENTS_QUERY)}`,
         tags: ["events"],
-        security: [{ adminBearer: [] }, { eventsBearer: [] }],
         parameters: [
           {
             name: "after",
@@ -266,7 +258,6 @@ export function intentPaths(examples: OpenApiExamples): Obj {
               "`limit` or `wait`, or an unknown or repeated query parameter.",
             ["invalid_body"],
           ),
-          ...TOKEN_REFUSALS,
           "405": ERR.methodNotAllowed,
           "500": ERR.internal,
         },
