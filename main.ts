@@ -14,22 +14,11 @@
 import { dirname } from "node:path";
 import { readSettings } from "./src/settings.ts";
 import { SettingsError } from "./src/errors.ts";
-import { createApp } from "./src/http/app.ts";
-import { createWriter } from "./src/storage/writer.ts";
-import { commitSpans } from "./src/storage/commit_spans.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
-import { KvStore } from "./src/storage/kv_store.ts";
-import { FeedMetrics } from "./src/storage/feed_metrics.ts";
+import { InFlightRequests } from "./src/http/shutdown.ts";
 import { layoutFor } from "./src/storage/write_layout.ts";
-import { DeadlineSweeper } from "./src/http/deadlines.ts";
-import { DueWorkScheduler } from "./src/scheduler/due_work.ts";
-import { dueWorkHandlers } from "./src/scheduler/handlers.ts";
-import { WebhookDeliveries } from "./src/delivery/deliveries.ts";
-import { WebhookMetrics } from "./src/delivery/metrics.ts";
-import { WEBHOOK_WORK } from "./src/webhooks/store.ts";
-import { InFlightRequests, stopServing } from "./src/http/shutdown.ts";
-import { inlineVerifier, type Verifier, VerifyPool } from "./src/workers/verify_pool.ts";
-import type { VerifyContext } from "./src/domain/authorship.ts";
+import type { DueWorkScheduler } from "./src/scheduler/due_work.ts";
+import { composeService } from "./src/service.ts";
 
 /** Writes all of `text` to stderr, around `console` (whose output telemetry exports). */
 function writeStderr(text: string): void {
@@ -52,23 +41,6 @@ async function openKv(path: string | undefined): Promise<Deno.Kv> {
   if (path === undefined) return await Deno.openKv();
   if (isFilePath(path)) await Deno.mkdir(dirname(path), { recursive: true });
   return await Deno.openKv(path);
-}
-
-/**
- * The pool of `VERIFY_WORKERS` threads, or the serving thread itself where
- * there are none or this runtime has no workers.
- */
-function startVerifier(threads: number, ctx: VerifyContext, workCharged: boolean): Verifier {
-  if (threads === 0) return inlineVerifier(ctx);
-  try {
-    const pool = new VerifyPool(threads, ctx, { workCharged });
-    console.error(`intents: submissions are parsed and verified on ${threads} worker thread(s)`);
-    return pool;
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    console.error(`intents: VERIFY_WORKERS: no worker threads here (${reason}); verifying inline`);
-    return inlineVerifier(ctx);
-  }
 }
 
 /** Prints how a long conversion goes, at most every two seconds. */
@@ -123,14 +95,13 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
       `intents: ADMIN_TOKEN is not set; this run's admin token is ${settings.adminToken}\n`,
     );
   }
-  const now = () => new Date();
   // On a local file a second handle reads ids ahead of their commits, beside the writer.
   const readKv = isFilePath(kvPath) ? await Deno.openKv(kvPath) : undefined;
-  const beginLayout = layoutFor(kvPath, Deno.env.get("DENO_DEPLOY") === "true");
-  const feedMetrics = new FeedMetrics();
-  const store = new KvStore(kv, { now, readKv, beginLayout, metrics: feedMetrics });
+  const beginLayout = layoutFor(kvPath, settings.denoDeploy);
+  const requestLog = createBatchedLog();
+  const service = composeService({ kv, readKv, settings, beginLayout, log: requestLog.log });
   try {
-    const { rewritten, moved, layout } = await store.upgrade(conversionProgress());
+    const { rewritten, moved, layout } = await service.store.upgrade(conversionProgress());
     if (rewritten > 0) console.error(`intents: rewrote ${rewritten} stored values as bytes`);
     if (moved > 0) console.error(`intents: moved ${moved} earlier intents into the feed`);
     if (layout === "head" && beginLayout === "staged") {
@@ -144,48 +115,8 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     console.error(`intents: cannot bring stored data to this version's layout: ${reason}`);
     Deno.exit(1);
   }
-  const writer = createWriter(store, {
-    batchMax: settings.commitBatchMax,
-    observer: commitSpans(),
-  });
-  const requestLog = createBatchedLog();
-  // Body reads time out up to a tenth of the limit late (at most 250 ms).
-  const deadlines = new DeadlineSweeper(Math.min(250, Math.max(10, settings.bodyTimeoutMs / 10)));
-  const stopping = new AbortController();
-  const app = createApp({
-    verifier: (ctx) =>
-      startVerifier(settings.verifyWorkers, ctx, settings.limits.ratePerAddress > 0),
-    store,
-    settings,
-    writer,
-    now,
-    log: requestLog.log,
-    deadlines,
-    stopping: stopping.signal,
-  });
-  // Webhook endpoints whose leases this process takes are delivered to from here.
-  const webhookMetrics = new WebhookMetrics();
-  app.metrics.include(webhookMetrics.render);
-  app.metrics.include(feedMetrics.render);
-  const deliveries = new WebhookDeliveries({
-    store,
-    settings,
-    metrics: webhookMetrics,
-    lookSoon: () => dueWork.lookSoon(),
-  });
-  // Due work (a pending intent's expiry, a webhook lease to take) is done by whichever process
-  // finds it due.
-  const dueWork = new DueWorkScheduler({
-    store,
-    now,
-    handlers: {
-      ...dueWorkHandlers({ store, now, expired: () => app.metrics.intentExpired() }),
-      [WEBHOOK_WORK]: deliveries.claim,
-    },
-  });
-  deliveries.start();
-  dueWork.start();
-  scheduler.resolve(dueWork);
+  service.start();
+  scheduler.resolve(service.dueWork);
   const inFlight = new InFlightRequests();
   const server = Deno.serve({
     port: settings.port,
@@ -193,7 +124,7 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     onListen: ({ hostname, port }) => {
       console.error(`intents: listening on http://${hostname}:${port}`);
     },
-  }, inFlight.wrap(app.handler));
+  }, inFlight.wrap(service.app.handler));
 
   let shuttingDown = false;
   const shutdown = async (signal: Deno.Signal) => {
@@ -201,28 +132,9 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     if (shuttingDown) return;
     shuttingDown = true;
     const timeoutMs = settings.shutdownTimeoutMs;
-    const stopBy = performance.now() + timeoutMs;
     console.error(`intents: ${signal}: stopping; requests in flight get up to ${timeoutMs} ms`);
-    // No new look for due work; one under way ends with its commit (or is cut below).
-    const dueWorkStopped = dueWork.stop();
-    // Webhook attempts in flight get a moment to end; then the leases are released for others.
-    const deliveriesStopped = deliveries.stop({ graceMs: Math.min(1_000, timeoutMs / 4) });
-    const { drained, unanswered } = await stopServing({
-      server,
-      inFlight,
-      stopping,
-      deadlines,
-      timeoutMs,
-    });
-    deadlines.stop();
-    await Promise.race([dueWorkStopped, new Promise((resolve) => setTimeout(resolve, 250))]);
-    await Promise.race([
-      deliveriesStopped,
-      new Promise((resolve) => setTimeout(resolve, Math.max(0, stopBy - performance.now()))),
-    ]);
-    // Events this process staged go into the feed before it stops: nothing waits on it.
-    await store.drain(stopBy).catch(() => {});
-    app.context.verifier.close();
+    // In the order of docs/architecture.md (Shutdown), within the bound.
+    const { drained, unanswered } = await service.stop({ server, inFlight });
     requestLog.flush();
     // A commit still waiting on another process's lock would hold close() until
     // SQLite gives up (seconds). Every commit is atomic, so the file needs no close.

@@ -21,6 +21,7 @@ const settings = readSettings({
 const store = new KvStore(kv);
 const app = createApp({
   store,
+  webhooks: store.webhooks,
   settings,
   writer: createWriter(store, { batchMax: settings.commitBatchMax }),
   log: () => {},

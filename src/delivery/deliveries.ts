@@ -1,6 +1,6 @@
 /**
  * Webhook delivery in one process (docs/interface.md §11): the endpoints whose leases
- * it holds, each with its deliverer (`worker.ts`).
+ * it holds, each with its deliverer (`deliverer.ts`).
  *
  * A process takes an endpoint's lease when the scheduler finds the
  * endpoint's due work ({@link WebhookDeliveries.claim}, the handler of kind
@@ -25,10 +25,11 @@ import type { DueEntry, Store } from "../domain/store.ts";
 import type { DueVerdict } from "../scheduler/due_work.ts";
 import type { EndpointStatus } from "../webhooks/endpoint.ts";
 import { SocketRules } from "../webhooks/deliver.ts";
+import type { WebhookStore } from "../webhooks/store.ts";
 import { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
 import { RecentEvents } from "./recent_events.ts";
-import { EndpointWorker } from "./worker.ts";
+import { Deliverer } from "./deliverer.ts";
 
 /** How long a lease lasts without renewal. */
 export const LEASE_MS = 15_000;
@@ -47,7 +48,10 @@ const STATUS_REFRESH_MS = 15_000;
 
 /** Options of {@link WebhookDeliveries}. */
 export interface DeliveriesOptions {
-  store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents" | "webhooks">;
+  /** The feed, which every deliverer follows. */
+  store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents">;
+  /** The endpoints, their leases and attempts logs. */
+  webhooks: WebhookStore;
   settings: {
     webhookTimeoutMs: number;
     webhooksAllowPrivate: boolean;
@@ -74,7 +78,7 @@ export class WebhookDeliveries {
   readonly #options: DeliveriesOptions;
   readonly #now: () => number;
   readonly #report: (line: string) => void;
-  readonly #workers = new Map<string, EndpointWorker>();
+  readonly #deliverers = new Map<string, Deliverer>();
   readonly #events: RecentEvents;
   /** What this process knows of the runtime's socket rule, shared by its deliverers. */
   readonly #sockets: SocketRules;
@@ -95,15 +99,15 @@ export class WebhookDeliveries {
 
   /** The endpoints this process delivers to now. */
   get held(): string[] {
-    return [...this.#workers.keys()];
+    return [...this.#deliverers.keys()];
   }
 
   /** Starts renewing, watching for changes and keeping the metrics. */
   start(): void {
     if (this.#timers.length > 0 || this.#stopped) return;
-    const { webhooks } = this.#options.store;
+    const { webhooks } = this.#options;
     this.#unsubscribe = webhooks.onChange((id) => {
-      this.#workers.get(id)?.notify();
+      this.#deliverers.get(id)?.notify();
       this.#options.lookSoon?.();
       void this.#countStatuses();
     });
@@ -121,7 +125,7 @@ export class WebhookDeliveries {
    */
   readonly claim = async (work: DueEntry): Promise<DueVerdict> => {
     if (this.#stopped) return "later";
-    const held = this.#workers.get(work.id);
+    const held = this.#deliverers.get(work.id);
     if (held?.lease.held) {
       // Ours already (its renewals lagged): renewing moves its due work; if another process
       // took it meanwhile, that one's due work stands.
@@ -130,7 +134,7 @@ export class WebhookDeliveries {
     }
     // A deliverer here whose lease ran out is ending: the lease is taken again below, as by
     // any process.
-    const { webhooks } = this.#options.store;
+    const { webhooks } = this.#options;
     const entry = await webhooks.getEndpoint(work.id);
     if (entry === null || entry.endpoint.status !== "active") return "drop";
     const now = this.#now();
@@ -147,7 +151,7 @@ export class WebhookDeliveries {
       await webhooks.releaseLease(lease, { wake: true, now: this.#now() });
       return "done";
     }
-    this.#startWorker(new HeldLease(lease, webhooks, this.#now));
+    this.#startDeliverer(new HeldLease(lease, webhooks, this.#now));
     return "done";
   };
 
@@ -162,20 +166,20 @@ export class WebhookDeliveries {
     this.#stopped = true;
     for (const timer of this.#timers) clearInterval(timer);
     this.#unsubscribe?.();
-    const workers = [...this.#workers.values()];
-    for (const worker of workers) worker.stop();
-    const ended = Promise.all(workers.map((w) => w.done));
+    const deliverers = [...this.#deliverers.values()];
+    for (const deliverer of deliverers) deliverer.stop();
+    const ended = Promise.all(deliverers.map((w) => w.done));
     const grace = new Promise((resolve) => setTimeout(resolve, options.graceMs ?? 1_000));
     await Promise.race([ended, grace]);
-    for (const worker of workers) worker.abort();
+    for (const deliverer of deliverers) deliverer.abort();
     await ended;
-    await Promise.all(workers.map((w) => w.lease.held ? w.lease.release(true) : undefined));
+    await Promise.all(deliverers.map((w) => w.lease.held ? w.lease.release(true) : undefined));
   }
 
-  #startWorker(lease: HeldLease): void {
-    const { settings, store, metrics } = this.#options;
-    const worker = new EndpointWorker({
-      store,
+  #startDeliverer(lease: HeldLease): void {
+    const { settings, webhooks, metrics } = this.#options;
+    const deliverer = new Deliverer({
+      webhooks,
       events: this.#events,
       timeoutMs: settings.webhookTimeoutMs,
       allowPrivate: settings.webhooksAllowPrivate,
@@ -186,13 +190,13 @@ export class WebhookDeliveries {
       metrics,
       report: this.#report,
     }, lease);
-    this.#workers.set(lease.id, worker);
+    this.#deliverers.set(lease.id, deliverer);
     this.#events.follow(true);
-    metrics?.held(this.#workers.size);
-    void worker.done.then(() => {
-      if (this.#workers.get(lease.id) === worker) this.#workers.delete(lease.id);
-      if (this.#workers.size === 0) this.#events.follow(false);
-      metrics?.held(this.#workers.size);
+    metrics?.held(this.#deliverers.size);
+    void deliverer.done.then(() => {
+      if (this.#deliverers.get(lease.id) === deliverer) this.#deliverers.delete(lease.id);
+      if (this.#deliverers.size === 0) this.#events.follow(false);
+      metrics?.held(this.#deliverers.size);
       metrics?.lag(lease.id, null);
       // It ends when its endpoint stopped being active (disabled, paused, removed).
       void this.#countStatuses();
@@ -204,20 +208,20 @@ export class WebhookDeliveries {
   /** Renews every lease held; a lost one ends its deliverer. Also updates the lag metric. */
   async #renewAll(): Promise<void> {
     const until = this.#now() + LEASE_MS;
-    await Promise.all([...this.#workers.values()].map(async (worker) => {
+    await Promise.all([...this.#deliverers.values()].map(async (deliverer) => {
       try {
-        await worker.lease.renew(until);
+        await deliverer.lease.renew(until);
       } catch (error) {
         const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
-        this.#report(`intents: webhook ${worker.lease.id}: cannot renew its lease: ${reason}`);
+        this.#report(`intents: webhook ${deliverer.lease.id}: cannot renew its lease: ${reason}`);
       }
     }));
     const metrics = this.#options.metrics;
-    if (metrics && this.#workers.size > 0) {
+    if (metrics && this.#deliverers.size > 0) {
       try {
-        const head = await this.#options.store.webhooks.feedHead();
-        for (const [id, worker] of this.#workers) {
-          metrics.lag(id, Math.max(0, head - worker.position));
+        const head = await this.#options.webhooks.feedHead();
+        for (const [id, deliverer] of this.#deliverers) {
+          metrics.lag(id, Math.max(0, head - deliverer.position));
         }
       } catch {
         // The lag stays as it was; the next renewal tries again.
@@ -229,12 +233,12 @@ export class WebhookDeliveries {
   async #pollChanges(): Promise<void> {
     let count: bigint;
     try {
-      count = await this.#options.store.webhooks.changeCount();
+      count = await this.#options.webhooks.changeCount();
     } catch {
       return;
     }
     if (this.#changes !== undefined && count !== this.#changes) {
-      for (const worker of this.#workers.values()) worker.notify();
+      for (const deliverer of this.#deliverers.values()) deliverer.notify();
       this.#options.lookSoon?.();
       void this.#countStatuses();
     }
@@ -247,7 +251,7 @@ export class WebhookDeliveries {
     if (!metrics || this.#stopped) return;
     try {
       const counts: Record<EndpointStatus, number> = { active: 0, paused: 0, disabled: 0 };
-      for (const { endpoint } of await this.#options.store.webhooks.listEndpoints()) {
+      for (const { endpoint } of await this.#options.webhooks.listEndpoints()) {
         counts[endpoint.status]++;
       }
       metrics.endpoints(counts);

@@ -15,7 +15,6 @@ import type {
   StoredDocument,
   StoredIntent,
 } from "./intent.ts";
-import type { WebhookStore } from "../webhooks/store.ts";
 
 /** An intent to store, with the template or policy read that its commit checks. */
 export interface PendingIntent {
@@ -253,7 +252,4 @@ export interface Store {
    * Kept in memory as commits happen: asking costs no storage access.
    */
   lastCommit(): CommitAttempt | null;
-
-  /** Webhook endpoints, their leases and attempts (docs/interface.md §11), on the same storage. */
-  readonly webhooks: WebhookStore;
 }

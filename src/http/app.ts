@@ -7,23 +7,19 @@
 import { ServiceError } from "../errors.ts";
 import type { Settings } from "../settings.ts";
 import { type IntentWriter, StorageUnavailableError, type Store } from "../domain/store.ts";
-import type { AppContext, Handler, RequestContext, Route } from "./context.ts";
+import type { AppContext, RequestContext } from "./context.ts";
 import { errorResponse, HttpError, internalErrorResponse } from "./respond.ts";
 import type { RequestLogLine } from "./request_log.ts";
-import { getIntent, listIntents, postIntent } from "./routes/intents.ts";
-import { getEvents } from "./routes/events.ts";
-import { getApprovals, postApproval, postRejection } from "./routes/approvals.ts";
-import { getDocument, postDocument } from "./routes/documents.ts";
-import { getConfig, putConfig } from "./routes/config.ts";
-import { getPage, getStatic } from "./routes/static.ts";
-import { healthz, metrics, readyz } from "./routes/operations.ts";
-import { webhookRoutes } from "./routes/webhooks.ts";
-import { openApiHandler } from "./openapi/handler.ts";
-import { MetricsRegistry, type RequestObserver } from "./metrics.ts";
+import { endpoints } from "./endpoints.ts";
+import { type Found, Router } from "./router.ts";
+import { admit } from "./limits.ts";
+import { RequestMetrics, type RequestObserver } from "./metrics.ts";
+import type { Endpoint } from "./endpoint.ts";
+import { MetricsRegistry } from "../telemetry/registry.ts";
+import type { WebhookStore } from "../webhooks/store.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
 import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
 import { inlineVerifier, type Verifier } from "../workers/verify_pool.ts";
-import { singleCommitWriter } from "../storage/writer.ts";
 import { StaticFiles } from "./static_files.ts";
 import { RequestLimits } from "./rate_limit.ts";
 import { activeSpan, traceIds } from "../telemetry/tracing.ts";
@@ -31,9 +27,14 @@ import { activeSpan, traceIds } from "../telemetry/tracing.ts";
 /** What `createApp` needs. */
 export interface AppDeps {
   store: Store;
+  /** Webhook endpoints, their leases and attempts, on the same storage. */
+  webhooks: WebhookStore;
   settings: Settings;
-  /** Defaults to one commit per insert. */
-  writer?: IntentWriter;
+  /**
+   * How accepted intents reach the store (`src/storage/writer.ts`'s
+   * `createWriter`: one commit each, or concurrent ones grouped).
+   */
+  writer: IntentWriter;
   /** Defaults to the system clock. */
   now?: () => Date;
   /** The rate limits' monotonic clock in milliseconds; defaults to `performance.now`. */
@@ -41,7 +42,10 @@ export interface AppDeps {
   /** Defaults to one JSON line on stdout. */
   log?: (line: RequestLogLine) => void;
   observers?: RequestObserver[];
-  /** The registry `GET /metrics` serves; defaults to a new one. */
+  /**
+   * What `GET /metrics` serves; the app includes its own series first, the
+   * other parts' follow. Defaults to a registry of the app's series only.
+   */
   metrics?: MetricsRegistry;
   /** Shared body-read deadlines (the server's); defaults to a timer per read. */
   deadlines?: DeadlineSweeper;
@@ -53,51 +57,6 @@ export interface AppDeps {
    * calling thread. Its owner closes it.
    */
   verifier?: (ctx: VerifyContext) => Verifier;
-}
-
-/** The routes of the service, in match order. */
-export function buildRoutes(): Route[] {
-  const routes: Route[] = [
-    { name: "/intents", pattern: /^\/intents$/, methods: { POST: postIntent, GET: listIntents } },
-    { name: "/intents/{id}", pattern: /^\/intents\/([^/]+)$/, methods: { GET: getIntent } },
-    {
-      name: "/intents/{id}/approvals",
-      pattern: /^\/intents\/([^/]+)\/approvals$/,
-      methods: { GET: getApprovals, POST: postApproval },
-    },
-    {
-      name: "/intents/{id}/rejections",
-      pattern: /^\/intents\/([^/]+)\/rejections$/,
-      methods: { POST: postRejection },
-    },
-    { name: "/events", pattern: /^\/events$/, methods: { GET: getEvents } },
-    { name: "/templates", pattern: /^\/templates$/, methods: { POST: postDocument("template") } },
-    {
-      name: "/templates/{id}",
-      pattern: /^\/templates\/([^/]+)$/,
-      methods: { GET: getDocument("template") },
-    },
-    { name: "/policies", pattern: /^\/policies$/, methods: { POST: postDocument("policy") } },
-    {
-      name: "/policies/{id}",
-      pattern: /^\/policies\/([^/]+)$/,
-      methods: { GET: getDocument("policy") },
-    },
-    { name: "/config", pattern: /^\/config$/, methods: { GET: getConfig, PUT: putConfig } },
-    { name: "/healthz", pattern: /^\/healthz$/, methods: { GET: healthz } },
-    { name: "/readyz", pattern: /^\/readyz$/, methods: { GET: readyz } },
-    { name: "/", pattern: /^\/$/, methods: { GET: getPage } },
-    { name: "/static/{name}", pattern: /^\/static\/([^/]+)$/, methods: { GET: getStatic } },
-    { name: "/metrics", pattern: /^\/metrics$/, methods: { GET: metrics } },
-    ...webhookRoutes(),
-  ];
-  // The document describes the table it is served from.
-  routes.push({
-    name: "/openapi.json",
-    pattern: /^\/openapi\.json$/,
-    methods: { GET: openApiHandler(routes) },
-  });
-  return routes;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -133,26 +92,36 @@ export interface PeerInfo {
   remoteAddr: Deno.Addr;
 }
 
-/** The running app: a fetch handler and the routes it serves. */
+/** The running app: a fetch handler and the endpoints it serves. */
 export interface App {
   /** Answers a request; `info` gives its peer (without it, every request counts as one client). */
   handler: (request: Request, info?: PeerInfo) => Promise<Response>;
-  routes: Route[];
+  endpoints: readonly Endpoint[];
   context: AppContext;
-  metrics: MetricsRegistry;
+  /** The edge's own series (also in `context.registry`). */
+  metrics: RequestMetrics;
 }
 
 /**
- * Builds the app from its dependencies. The caches it reads through (the
- * serving thread's decoded keys, the page's files) are its own.
+ * Builds the app from its dependencies (`src/service.ts` builds them as the
+ * server runs). The caches it reads through (the serving thread's decoded
+ * keys, the page's files) are its own.
  *
  * @example
  * ```ts
  * import { KvStore } from "../storage/kv_store.ts";
+ * import { createWriter } from "../storage/writer.ts";
  * import { readSettings } from "../settings.ts";
  *
  * const kv = await Deno.openKv(":memory:");
- * const app = createApp({ store: new KvStore(kv), settings: readSettings({}), log: () => {} });
+ * const store = new KvStore(kv);
+ * const app = createApp({
+ *   store,
+ *   webhooks: store.webhooks,
+ *   writer: createWriter(store, { batchMax: 1 }),
+ *   settings: readSettings({}),
+ *   log: () => {},
+ * });
  * const response = await app.handler(new Request("http://localhost/healthz"));
  * response.status; // 200
  * kv.close();
@@ -160,7 +129,9 @@ export interface App {
  */
 export function createApp(deps: AppDeps): App {
   const { store } = deps;
-  const metrics = deps.metrics ?? new MetricsRegistry();
+  const metrics = new RequestMetrics();
+  const registry = deps.metrics ?? new MetricsRegistry();
+  registry.include(metrics.render);
   // The serving thread's: a verify worker builds its own from the same policy.
   const serving = verifyContext({
     rpIds: deps.settings.passkeyRpIds,
@@ -170,45 +141,29 @@ export function createApp(deps: AppDeps): App {
   const context: AppContext = {
     settings: deps.settings,
     store,
-    writer: deps.writer ?? singleCommitWriter(store),
+    webhooks: deps.webhooks,
+    writer: deps.writer,
     verifyContext: serving,
     verifier: (deps.verifier ?? inlineVerifier)(serving),
     staticFiles: new StaticFiles(),
     now: deps.now ?? (() => new Date()),
     metrics,
+    registry,
     stopping: deps.stopping ?? new AbortController().signal,
     deadlines: deps.deadlines,
     limits: new RequestLimits(deps.settings.limits, deps.limitClock),
   };
   metrics.verifyWorkersFrom(() => context.verifier.threads);
-  const routes = buildRoutes();
+  const served = endpoints();
+  const router = new Router(served);
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
   const observers = [metrics.observe, ...(deps.observers ?? [])];
 
-  /** Finds the route and handler for a request (a 405 handler for a method it lacks), or throws 404. */
-  function resolve(
-    request: Request,
-    path: string,
-  ): { route: Route; handler: Handler; params: string[] } {
-    for (const route of routes) {
-      const match = route.pattern.exec(path);
-      if (!match) continue;
-      const method = request.method === "HEAD" ? "GET" : request.method;
-      const handler = route.methods[method];
-      if (!handler) {
-        const allow = Object.keys(route.methods);
-        if (allow.includes("GET")) allow.push("HEAD");
-        // Resolved to its route (for the log and metrics); answering is the 405.
-        const refuse = () => {
-          throw new HttpError("method_not_allowed", `${request.method} is not allowed here`, {
-            allow: allow.join(", "),
-          });
-        };
-        return { route, handler: refuse, params: [] };
-      }
-      return { route, handler, params: match.slice(1) };
-    }
-    throw new ServiceError("not_found", "no such resource");
+  /** The request's route: its endpoint, or a 404 when no path matches. */
+  function resolve(request: Request, path: string): Found {
+    const found = router.find(request.method, path);
+    if (found === null) throw new ServiceError("not_found", "no such resource");
+    return found;
   }
 
   async function handler(request: Request, info?: PeerInfo): Promise<Response> {
@@ -225,11 +180,20 @@ export function createApp(deps: AppDeps): App {
     let ctx: RequestContext | undefined;
     try {
       const found = resolve(request, path);
-      route = found.route.name;
+      route = found.path;
       // The template, never the path: spans (and the runtime's metrics) group by it.
       span?.setAttribute("http.route", route).updateName(`${request.method} ${route}`);
       ctx = { app: context, params: found.params, peer: info?.remoteAddr, headers: {} };
-      response = await found.handler(request, ctx);
+      const { endpoint } = found;
+      // Resolved to its route (for the log and metrics); answering is the 405.
+      if (endpoint === undefined) {
+        throw new HttpError("method_not_allowed", `${request.method} is not allowed here`, {
+          allow: found.allow,
+        });
+      }
+      // Who may call it, and what it costs, before anything else (docs/interface.md §7, §12).
+      admit(request, ctx, endpoint);
+      response = await endpoint.handler(request, ctx);
     } catch (error) {
       if (error instanceof ServiceError) {
         response = errorResponse(error);
@@ -285,5 +249,5 @@ export function createApp(deps: AppDeps): App {
     return response;
   }
 
-  return { handler, routes, context, metrics };
+  return { handler, endpoints: served, context, metrics };
 }

@@ -6,9 +6,11 @@
 
 import type { Settings } from "../settings.ts";
 import type { IntentWriter, Store } from "../domain/store.ts";
+import type { WebhookStore } from "../webhooks/store.ts";
 import type { VerifyContext } from "../domain/authorship.ts";
 import { ServiceError } from "../errors.ts";
-import type { AcceptedIntent, MetricsRegistry } from "./metrics.ts";
+import type { AcceptedIntent, RequestMetrics } from "./metrics.ts";
+import type { MetricsRegistry } from "../telemetry/registry.ts";
 import { readBody } from "./read_body.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
 import { parseJsonBody } from "../domain/json_body.ts";
@@ -21,6 +23,9 @@ import type { RequestLimits } from "./rate_limit.ts";
 export interface AppContext {
   settings: Settings;
   store: Store;
+  /** Webhook endpoints, their leases and attempts (docs/interface.md §11). */
+  webhooks: WebhookStore;
+  /** How `POST /intents` stores what it accepted: one commit each, or grouped. */
   writer: IntentWriter;
   /** The serving thread's verify context: the passkey policy and its caches (approvals use it). */
   verifyContext: VerifyContext;
@@ -29,7 +34,10 @@ export interface AppContext {
   /** The passkey page's files, read once. */
   staticFiles: StaticFiles;
   now: () => Date;
-  metrics: MetricsRegistry;
+  /** The edge's own series. */
+  metrics: RequestMetrics;
+  /** Every series `GET /metrics` serves, the edge's among them. */
+  registry: MetricsRegistry;
   /** Aborted when the server stops: long-polls and event streams end. */
   stopping: AbortSignal;
   /** Shared body-read deadlines; without them each read arms its own timer. */

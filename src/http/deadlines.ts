@@ -22,7 +22,7 @@ export interface Deadline {
  * @example
  * ```ts
  * const deadlines = new DeadlineSweeper(100);
- * // handed to `createApp({ store, settings, deadlines })`, whose body reads use it;
+ * // handed to `createApp({ …, deadlines })`, whose body reads use it;
  * // at shutdown: every read still waiting ends now, then the timer stops
  * deadlines.cutAll();
  * deadlines.stop();

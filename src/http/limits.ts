@@ -1,12 +1,14 @@
 /**
- * The abuse-control limits of docs/interface.md §12 at the HTTP edge, per
- * process: a token bucket per client address on `POST /intents`, the
- * approval and rejection endpoints and `GET /intents/{id}/approvals`, one
- * token checked before anything else and the further tokens of a request's
- * work charged once its body is read; a bucket per public key, checked once
- * its signature has verified and spent only by a request that stored
- * something; a bucket of wrong bearer tokens per client address on every
- * endpoint that needs one; and the headers that report them.
+ * Who may call an endpoint, and the abuse-control limits of
+ * docs/interface.md §12 at the HTTP edge, per process, as each endpoint
+ * declares them (`endpoints.ts`): a token bucket per client address on the
+ * endpoints with a cost (`POST /intents`, the approval and rejection
+ * endpoints and `GET /intents/{id}/approvals`), one token checked before
+ * anything else and the further tokens of a request's work charged once its
+ * body is read; a bucket per public key, checked once its signature has
+ * verified and spent only by a request that stored something; the bearer
+ * token of every endpoint that needs one, with a bucket of wrong tokens per
+ * client address; and the headers that report them.
  * `rate_limit.ts` holds the buckets and the header syntax;
  * `client_address.ts` says who a request counts as.
  * @module
@@ -16,6 +18,7 @@ import { ServiceError } from "../errors.ts";
 import { bearerMatches } from "./auth.ts";
 import { clientAddress } from "./client_address.ts";
 import type { RequestContext } from "./context.ts";
+import { ACCESS, type AddressCost, type Endpoint } from "./endpoint.ts";
 import { type RateLimitDecision, rateLimitHeaders } from "./rate_limit.ts";
 import { HttpError } from "./respond.ts";
 
@@ -25,8 +28,14 @@ import { HttpError } from "./respond.ts";
  */
 export const PENDING_RETRY_AFTER_S = 60;
 
-/** The per-address decision a request of a limited endpoint was let in with, and its bucket. */
-const ADMITTED = new WeakMap<RequestContext, { bucket: string; decision: RateLimitDecision }>();
+/**
+ * The per-address decision a request of an endpoint with a cost was let in
+ * with, its bucket, and its endpoint's cost.
+ */
+const ADMITTED = new WeakMap<
+  RequestContext,
+  { bucket: string; decision: RateLimitDecision; cost: AddressCost }
+>();
 
 /** The client address a request counts as, worked out once per request. */
 const BUCKETS = new WeakMap<RequestContext, string>();
@@ -63,19 +72,40 @@ function bucketOf(request: Request, ctx: RequestContext): string {
 }
 
 /**
+ * Lets a request through to its endpoint's handler as the endpoint declares,
+ * before anything else of it is looked at: its bearer token
+ * ({@link requireToken}), or a token of its client address
+ * ({@link admitAddress}).
+ *
+ * @throws {ServiceError} `rate_limited`; {@link HttpError} 401 `unauthorized`.
+ */
+export function admit(request: Request, ctx: RequestContext, endpoint: Endpoint): void {
+  if (endpoint.access !== "public") {
+    requireToken(request, ctx, ACCESS[endpoint.access].tokens(ctx.app.settings));
+  } else if (endpoint.cost !== undefined && endpoint.cost !== "none") {
+    admitAddress(request, ctx, endpoint.cost);
+  }
+}
+
+/**
  * Spends a token of the request's client address, before anything else is
  * looked at; every answer then carries `RateLimit-Policy` and `RateLimit`.
  *
+ * @param cost the endpoint's: with `"work"`, {@link chargeWork} charges the rest later.
  * @throws {ServiceError} `rate_limited` (with `Retry-After`) when the
  *   address has no token left.
  */
-export function admitAddress(request: Request, ctx: RequestContext): void {
+export function admitAddress(
+  request: Request,
+  ctx: RequestContext,
+  cost: Exclude<AddressCost, "none">,
+): void {
   const { limits } = ctx.app;
   // Off: nothing to count, nothing to say.
   if (!limits.address.enabled) return;
   const bucket = bucketOf(request, ctx);
   const decision = limits.address.take(bucket);
-  ADMITTED.set(ctx, { bucket, decision });
+  ADMITTED.set(ctx, { bucket, decision, cost });
   if (!decision.allowed) throw refuse(ctx, [decision], "address");
   Object.assign(ctx.headers, rateLimitHeaders([decision]));
 }
@@ -83,8 +113,9 @@ export function admitAddress(request: Request, ctx: RequestContext): void {
 /**
  * Charges the tokens of a request's work beyond the one {@link admitAddress}
  * spent, once its body is read and before any signature is verified: all of
- * them, or none. Work past the bucket's capacity costs the whole bucket, so
- * that every request an address may send can be afforded.
+ * them, or none, and only on an endpoint whose cost is `"work"`. Work past
+ * the bucket's capacity costs the whole bucket, so that every request an
+ * address may send can be afforded.
  *
  * @param work max(1, signatures carried, public keys named) (`workOf`).
  * @throws {ServiceError} `rate_limited` (with `Retry-After`, the headers
@@ -93,12 +124,12 @@ export function admitAddress(request: Request, ctx: RequestContext): void {
 export function chargeWork(ctx: RequestContext, work: number): void {
   const { address } = ctx.app.limits;
   const admitted = ADMITTED.get(ctx);
-  if (!address.enabled || admitted === undefined) return;
+  if (!address.enabled || admitted === undefined || admitted.cost !== "work") return;
   const further = Math.min(work, address.capacity) - 1;
   if (further <= 0) return;
   const decision = address.take(admitted.bucket, further);
   if (!decision.allowed) throw refuse(ctx, [decision], "address");
-  ADMITTED.set(ctx, { bucket: admitted.bucket, decision });
+  ADMITTED.set(ctx, { ...admitted, decision });
   Object.assign(ctx.headers, rateLimitHeaders([decision]));
 }
 

@@ -1,9 +1,10 @@
 /**
- * The metrics of one server process, fed by the app's request observer and
- * by the event feed: served at `GET /metrics` (admin token or
- * `METRICS_TOKEN`) in the text exposition format 0.0.4, and reported as
- * OpenTelemetry instruments when telemetry is on (`src/telemetry/instruments.ts`
- * holds both renderings; docs/interface.md §13).
+ * The edge's metrics of one server process, fed by the app's request
+ * observer and by the event feed: rendered at `GET /metrics` (admin token or
+ * `METRICS_TOKEN`) with the other parts' (`src/telemetry/registry.ts`) in
+ * the text exposition format 0.0.4, and reported as OpenTelemetry
+ * instruments when telemetry is on (`src/telemetry/instruments.ts` holds
+ * both renderings; docs/interface.md §13).
  *
  * Counts are per process: with several processes, Prometheus scrapes each and
  * sums. Every label value comes from a bounded set (route names, known
@@ -60,16 +61,17 @@ export interface RequestEvent {
 export type RequestObserver = (event: RequestEvent) => void;
 
 /**
- * The metrics of one process.
+ * The edge's metrics of one process: requests, what they stored, the feed's
+ * readers, the verify workers.
  *
  * @example
  * ```ts
- * const metrics = new MetricsRegistry();
- * // handed to `createApp({ store, settings, metrics })`, which counts every request in it
- * metrics.render(); // the Prometheus text that `GET /metrics` serves
+ * const metrics = new RequestMetrics();
+ * metrics.record({ route: "/intents", method: "POST", status: 201, durationMs: 3 });
+ * metrics.render(); // the lines `GET /metrics` serves of them
  * ```
  */
-export class MetricsRegistry {
+export class RequestMetrics {
   readonly #requests = new Counter({
     name: "intents_http_requests_total",
     otelName: "intents.http.server.requests",
@@ -136,12 +138,6 @@ export class MetricsRegistry {
     unit: "{request}",
     labels: [{ prometheus: "limit", otel: "intents.limit" }],
   });
-  readonly #expired = new Counter({
-    name: "intents_expired_total",
-    otelName: "intents.expired",
-    help: "Pending intents whose expiry this process recorded.",
-    unit: "{intent}",
-  });
   readonly #eventsSent = new Counter({
     name: "intents_events_sent_total",
     otelName: "intents.events.sent",
@@ -157,9 +153,6 @@ export class MetricsRegistry {
     additive: true,
   });
 
-  /** Metrics kept elsewhere (webhook deliveries), rendered after these. */
-  readonly #more: (() => string[])[] = [];
-
   readonly #verifyWorkers = new Gauge({
     name: "intents_verify_workers",
     otelName: "intents.verify.workers",
@@ -169,19 +162,9 @@ export class MetricsRegistry {
     additive: true,
   });
 
-  /** Renders `render()`'s lines after the registry's own, in every scrape. */
-  include(render: () => string[]): void {
-    this.#more.push(render);
-  }
-
   /** Reads how many worker threads verify submissions from `threads` at each scrape or export. */
   verifyWorkersFrom(threads: () => number): void {
     this.#verifyWorkers.sampleFrom(threads);
-  }
-
-  /** Counts a pending intent whose expiry this process recorded. */
-  intentExpired(): void {
-    this.#expired.inc([]);
   }
 
   /** Counts feed events sent. */
@@ -217,23 +200,19 @@ export class MetricsRegistry {
     if (event.limited) this.#limitRefusals.inc([event.limited]);
   }
 
-  /** The registry in the Prometheus text format. */
-  render(): string {
-    return [
-      ...this.#requests.render(),
-      ...this.#latency.render(),
-      ...this.#accepted.render(),
-      ...this.#pending.render(),
-      ...this.#approvals.render(),
-      ...this.#signerRejections.render(),
-      ...this.#expired.render(),
-      ...this.#rejections.render(),
-      ...this.#replays.render(),
-      ...this.#limitRefusals.render(),
-      ...this.#eventsSent.render(),
-      ...this.#streamsOpen.render(),
-      ...this.#verifyWorkers.render(),
-      ...this.#more.flatMap((render) => render()),
-    ].join("\n") + "\n";
-  }
+  /** The lines `GET /metrics` serves of them. */
+  readonly render = (): string[] => [
+    ...this.#requests.render(),
+    ...this.#latency.render(),
+    ...this.#accepted.render(),
+    ...this.#pending.render(),
+    ...this.#approvals.render(),
+    ...this.#signerRejections.render(),
+    ...this.#rejections.render(),
+    ...this.#replays.render(),
+    ...this.#limitRefusals.render(),
+    ...this.#eventsSent.render(),
+    ...this.#streamsOpen.render(),
+    ...this.#verifyWorkers.render(),
+  ];
 }

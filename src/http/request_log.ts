@@ -53,7 +53,7 @@ function writeAllToStdout(bytes: Uint8Array): void {
  * @example
  * ```ts
  * const requestLog = createBatchedLog({ write: () => {} });
- * // handed to `createApp({ store, settings, log: requestLog.log })`, which logs each request:
+ * // handed to `createApp({ …, log: requestLog.log })`, which logs each request:
  * requestLog.log({
  *   time: new Date().toISOString(),
  *   request_id: "r-1",

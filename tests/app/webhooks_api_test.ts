@@ -368,7 +368,7 @@ Deno.test("a rotation's optional body: overlap_s bounds the older secrets; bad b
     const created = await add(h, { url: "https://hooks.example/in" });
     const path = `/webhooks/${created.id}/secret`;
     const ends = async () =>
-      (await h.app.context.store.webhooks.getEndpoint(created.id))!.endpoint.secrets
+      (await h.app.context.webhooks.getEndpoint(created.id))!.endpoint.secrets
         .map((s) => s.expiresAt);
     // No body, and {}: the day of the default.
     assert.equal((await call(h, "POST", path)).status, 200);

@@ -25,7 +25,7 @@ import type { ProcessHarness } from "../support/process.ts";
 import { withProcess } from "../support/process.ts";
 import { sampleValue, scrape } from "../support/metrics.ts";
 import { storeTest } from "../support/stores.ts";
-import { RECORD_SKIPS_MS } from "../../src/delivery/worker.ts";
+import { RECORD_SKIPS_MS } from "../../src/delivery/deliverer.ts";
 import {
   acknowledged,
   HAS_OPENSSL,

@@ -30,6 +30,7 @@ Deno.test("a rotation elsewhere retires the older secret before its 200, or keep
   const receiver = startReceiver();
   const deliveries = new WebhookDeliveries({
     store: here,
+    webhooks: here.webhooks,
     settings: {
       webhookTimeoutMs: 2_000,
       webhooksAllowPrivate: true,
@@ -43,7 +44,7 @@ Deno.test("a rotation elsewhere retires the older secret before its 200, or keep
   let intervalMs = 10;
   const env = { WEBHOOKS_ALLOW_HTTP: "true", WEBHOOKS_ALLOW_PRIVATE: "true" };
   try {
-    await withApp({ store: path, env }, async (elsewhere) => {
+    await withApp({ store: path, env, background: false }, async (elsewhere) => {
       await here.putDocument("template", "T", {
         contentType: "text/plain",
         bytes: new Uint8Array(1),

@@ -34,6 +34,7 @@ Deno.test("a pause made elsewhere while acknowledgements commit stops the delive
   });
   const deliveries = new WebhookDeliveries({
     store: here,
+    webhooks: here.webhooks,
     settings: {
       webhookTimeoutMs: 2_000,
       webhooksAllowPrivate: true,

@@ -1,17 +1,17 @@
 /**
- * The harness in process: the whole app built as `main.ts` builds it (a
- * `KvStore`, the group-commit writer, `createApp`), called directly, with no
- * server process and no port. Verification runs on the calling thread, or on
- * a pool of worker threads when the options' `env` sets `VERIFY_WORKERS`.
+ * The harness in process: the service composed as `main.ts` composes it
+ * (`composeService`: the store, the writer, the app, webhook deliveries, due
+ * work, the metrics), its app called directly, with no server process and
+ * no port. Verification runs on the calling thread, or on a pool of worker
+ * threads when the options' `env` sets `VERIFY_WORKERS`.
  * @module
  */
 
-import { type App, createApp } from "../../src/http/app.ts";
+import type { App } from "../../src/http/app.ts";
 import type { RequestLogLine } from "../../src/http/request_log.ts";
-import { KvStore } from "../../src/storage/kv_store.ts";
 import { layoutFor } from "../../src/storage/write_layout.ts";
-import { createWriter } from "../../src/storage/writer.ts";
 import { readSettings } from "../../src/settings.ts";
+import { composeService, type Service } from "../../src/service.ts";
 import {
   type Harness,
   type HarnessOptions,
@@ -21,7 +21,6 @@ import {
   runWith,
 } from "./harness.ts";
 import { TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "./server.ts";
-import { type Verifier, VerifyPool } from "../../src/workers/verify_pool.ts";
 
 /** Options of {@link startApp}. */
 export interface AppOptions extends HarnessOptions {
@@ -35,10 +34,18 @@ export interface AppOptions extends HarnessOptions {
   peer?: string;
   /** The rate limits' clock in milliseconds; default `performance.now`. */
   limitClock?: () => number;
+  /**
+   * False: webhook deliveries and due work do not start, for a test that
+   * plays that part itself on the same store (as another process would);
+   * default true.
+   */
+  background?: boolean;
 }
 
 /** The harness in process, and the app inside it. */
 export interface AppHarness extends Harness {
+  /** The composed service the app belongs to. */
+  service: Service;
   app: App;
   /** The app's own KV handle. */
   kv: Deno.Kv;
@@ -76,25 +83,22 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
   const kv = await Deno.openKv(kvPath);
   // As main.ts: on a local file a second handle reads ids ahead of their commits.
   const readKv = isFilePath(kvPath) ? await Deno.openKv(kvPath) : undefined;
-  const now = options.now ?? (() => new Date());
-  // As main.ts begins an empty store: the head layout on a file, the staged one elsewhere.
-  const beginLayout = layoutFor(kvPath, false);
-  const store = new KvStore(kv, { now, readKv, beginLayout });
-  // Only when asked: the default's count follows this machine's CPUs.
-  const threads = options.env?.VERIFY_WORKERS ? settings.verifyWorkers : 0;
-  let pool: Verifier | undefined;
-  const app = createApp({
-    store,
+  const service = composeService({
+    kv,
+    readKv,
     settings,
-    writer: createWriter(store, { batchMax: settings.commitBatchMax }),
-    now,
-    log: options.log ?? (() => {}),
+    // As main.ts begins an empty store: the head layout on a file, the staged one elsewhere.
+    beginLayout: layoutFor(kvPath, false),
+    now: options.now,
     limitClock: options.limitClock,
-    verifier: threads === 0
-      ? undefined
-      : (ctx) =>
-        pool = new VerifyPool(threads, ctx, { workCharged: settings.limits.ratePerAddress > 0 }),
+    log: options.log ?? (() => {}),
+    // Only when asked: the default's count follows this machine's CPUs.
+    verifyThreads: options.env?.VERIFY_WORKERS ? settings.verifyWorkers : 0,
+    report: () => {},
   });
+  await service.store.upgrade();
+  if (options.background ?? true) service.start();
+  const { app } = service;
   const handleFrom = (peer: string, input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init);
     // An HTTP client declares the length of a body it holds whole, as the server then sees.
@@ -110,17 +114,16 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
     url: options.origin ?? "http://app.test",
     adminToken: settings.adminToken,
     fetch: handle,
-    close: () => {
-      pool?.close();
+    close: async () => {
+      await service.stop();
       readKv?.close();
       kv.close();
-      return Promise.resolve();
     },
   });
   const origin = options.origin ?? "http://app.test";
   const fetchFrom = (address: string, path: string, init?: RequestInit) =>
     handleFrom(address, `${origin}${path}`, init);
-  return { ...harness, app, kv, handle, fetchFrom };
+  return { ...harness, service, app, kv, handle, fetchFrom };
 }
 
 /** Runs `fn` on a fresh in-process harness and closes it afterwards. */

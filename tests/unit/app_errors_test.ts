@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { createApp } from "../../src/http/app.ts";
 import type { RequestLogLine } from "../../src/http/request_log.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
+import { singleCommitWriter } from "../../src/storage/writer.ts";
 import { readSettings } from "../../src/settings.ts";
 import { generateEd25519Key, signVariantB } from "../../client/mod.ts";
 
@@ -16,8 +17,11 @@ const TOKEN = "app-errors-admin-token";
 async function brokenApp() {
   const kv = await Deno.openKv(":memory:");
   const lines: RequestLogLine[] = [];
+  const store = new KvStore(kv);
   const app = createApp({
-    store: new KvStore(kv),
+    store,
+    webhooks: store.webhooks,
+    writer: singleCommitWriter(store),
     settings: readSettings({ ADMIN_TOKEN: TOKEN }),
     log: (line) => lines.push(line),
   });

@@ -7,14 +7,18 @@
 import assert from "node:assert/strict";
 import { createApp } from "../../src/http/app.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
+import { singleCommitWriter } from "../../src/storage/writer.ts";
 import { readSettings } from "../../src/settings.ts";
 
 async function app() {
   const kv = await Deno.openKv(":memory:");
+  const store = new KvStore(kv);
   return {
     kv,
     app: createApp({
-      store: new KvStore(kv),
+      store,
+      webhooks: store.webhooks,
+      writer: singleCommitWriter(store),
       settings: readSettings({ ADMIN_TOKEN: "routing-admin-token-0123" }),
       log: () => {},
     }),

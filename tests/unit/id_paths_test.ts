@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { createApp } from "../../src/http/app.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
+import { singleCommitWriter } from "../../src/storage/writer.ts";
 import { readSettings } from "../../src/settings.ts";
 import type { Store } from "../../src/domain/store.ts";
 
@@ -43,9 +44,12 @@ const IMPOSSIBLE = [
 Deno.test("impossible ids on every {id} path are 404 without a store read", async () => {
   const kv = await Deno.openKv(":memory:");
   try {
-    const { store, calls, reset } = counted(new KvStore(kv));
+    const kvStore = new KvStore(kv);
+    const { store, calls, reset } = counted(kvStore);
     const { handler } = createApp({
       store,
+      webhooks: kvStore.webhooks,
+      writer: singleCommitWriter(store),
       settings: readSettings({ ADMIN_TOKEN: TOKEN }),
       log: () => {},
     });

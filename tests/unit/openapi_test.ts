@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import * as v from "valibot";
-import { buildRoutes } from "../../src/http/app.ts";
+import type { Endpoint } from "../../src/http/endpoint.ts";
+import { endpoints } from "../../src/http/endpoints.ts";
 import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import { ERROR_CODES } from "../../src/errors.ts";
 import { openApiExamples } from "../../src/http/openapi/examples.ts";
@@ -11,8 +12,8 @@ import { VariantASchema, VariantBSchema } from "../../src/domain/schemas.ts";
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-const routes = buildRoutes();
-const doc: Json = buildOpenApiDocument(routes);
+const served = endpoints();
+const doc: Json = buildOpenApiDocument(served);
 const DOC_ID = "https://intents.test/openapi.json";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -75,39 +76,39 @@ Deno.test("the validator does reject a broken document", async () => {
   assert.equal(result.valid, false);
 });
 
-/** `METHOD path` of every served route the document does not describe. */
-function undescribed(served: { name: string; methods: object }[], document: Json): string[] {
+/** `METHOD path` of every served endpoint the document does not describe. */
+function undescribed(endpoints: readonly Endpoint[], document: Json): string[] {
   const missing: string[] = [];
-  for (const route of served) {
-    for (const method of Object.keys(route.methods)) {
-      if (!document.paths[route.name]?.[method.toLowerCase()]) {
-        missing.push(`${method} ${route.name}`);
-      }
-    }
+  for (const { method, path } of endpoints) {
+    if (!document.paths[path]?.[method.toLowerCase()]) missing.push(`${method} ${path}`);
   }
   return missing;
 }
 
-Deno.test("every route and method of buildRoutes() is described", () => {
-  assert.ok(routes.length >= 10);
-  assert.deepEqual(undescribed(routes, doc), []);
+Deno.test("every endpoint of endpoints() is described", () => {
+  assert.ok(served.length >= 10);
+  assert.deepEqual(undescribed(served, doc), []);
 });
 
-Deno.test("the coverage check notices a served route the document lacks", () => {
-  const withExtra = [...routes, { name: "/undocumented", methods: { GET: () => {} } }];
+Deno.test("the coverage check notices a served endpoint the document lacks", () => {
+  const extra: Endpoint = {
+    method: "GET",
+    path: "/undocumented",
+    access: "public",
+    handler: () => new Response(),
+  };
+  const withExtra = [...served, extra];
   assert.deepEqual(undescribed(withExtra, buildOpenApiDocument(withExtra)), [
     "GET /undocumented",
   ]);
 });
 
 Deno.test("the document describes no route that is not served", () => {
-  const served = new Set(
-    routes.flatMap((r) => Object.keys(r.methods).map((m) => `${m.toLowerCase()} ${r.name}`)),
-  );
+  const declared = new Set(served.map((e) => `${e.method.toLowerCase()} ${e.path}`));
   const extra: string[] = [];
   for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
     for (const method of Object.keys(item)) {
-      if (!served.has(`${method} ${path}`)) extra.push(`${method} ${path}`);
+      if (!declared.has(`${method} ${path}`)) extra.push(`${method} ${path}`);
     }
   }
   assert.deepEqual(extra, []);

@@ -13,6 +13,7 @@ import { DatabaseSync } from "node:sqlite";
 import { StorageUnavailableError } from "../../src/domain/store.ts";
 import { storageFailureOf } from "../../src/storage/commits.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
+import { singleCommitWriter } from "../../src/storage/writer.ts";
 import { createApp } from "../../src/http/app.ts";
 import { readSettings } from "../../src/settings.ts";
 import { fillDisk, withTmpfs } from "../support/tmpfs.ts";
@@ -137,6 +138,8 @@ Deno.test("/readyz: not ready after a failed commit, ready again after 30 s with
     const store = new KvStore(kv, { now: clock });
     const app = createApp({
       store,
+      webhooks: store.webhooks,
+      writer: singleCommitWriter(store),
       settings: readSettings({ ADMIN_TOKEN: "readiness-admin-token" }),
       now: clock,
       log: () => {},

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import * as v from "valibot";
-import { buildRoutes } from "../../src/http/app.ts";
+import { endpoints } from "../../src/http/endpoints.ts";
 import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import {
   WebhookCreateSchema,
@@ -19,7 +19,7 @@ import { checkWebhookUrl } from "../../src/webhooks/url.ts";
 import { DELIVERY_ERRORS } from "../../src/webhooks/deliver.ts";
 import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
 
-const doc = buildOpenApiDocument(buildRoutes()) as Record<string, Record<string, never>>;
+const doc = buildOpenApiDocument(endpoints()) as Record<string, Record<string, never>>;
 const ajv = ajvFor(doc);
 
 const OPERATIONS: [string, string, string][] = [

@@ -1,32 +1,52 @@
 /**
  * The OpenAPI 3.1 document of the service, served at `GET /openapi.json`.
  * Schemas come from the valibot schemas that validate requests
- * (`components.ts`); examples are real signed requests (`examples.ts`).
+ * (`components.ts`); examples are real signed requests (`examples.ts`);
+ * each operation's `security`, its refusals of a token and its rate limits
+ * come from its endpoint's declaration (`../endpoints.ts`).
  * @module
  */
 
+import { ACCESS, type Endpoint } from "../endpoint.ts";
 import { componentSchemas } from "./components.ts";
 import { openApiExamples } from "./examples.ts";
 import { intentPaths } from "./intent_paths.ts";
-import { rejectionPaths } from "./rejection_paths.ts";
+import { rejectionPaths } from "./decision_paths.ts";
+import { rateLimited, TOKEN_REFUSALS } from "./limits.ts";
 import type { Obj } from "./responses.ts";
 import { configPaths, documentPaths, operationPaths, pagePaths } from "./service_paths.ts";
 import { webhookComponentSchemas } from "./webhook_components.ts";
 import { webhookDeliveries, webhookPaths } from "./webhook_paths.ts";
 
-/** Route names and methods, as `buildRoutes()` lists them. */
-export interface RouteShape {
-  name: string;
-  methods: Record<string, unknown>;
+/** What the document reads of an endpoint's declaration. */
+export type Declared = Pick<Endpoint, "method" | "path" | "access" | "cost">;
+
+/**
+ * An operation as its endpoint declares it: its `security` (after its
+ * tags), a token's refusals, and the rate limits of an address's budget.
+ */
+function asDeclared(operation: Obj, endpoint: Declared): Obj {
+  const out: Obj = {};
+  const security = ACCESS[endpoint.access].security;
+  for (const [key, value] of Object.entries(operation)) {
+    out[key] = value;
+    if (key === "tags") out.security = security;
+  }
+  out.security ??= security;
+  if (endpoint.access !== "public") {
+    out.responses = { ...(operation.responses as Obj), ...TOKEN_REFUSALS };
+  }
+  const cost = endpoint.cost ?? "none";
+  return cost === "none" ? out : rateLimited(out);
 }
 
 /**
  * Builds the OpenAPI 3.1 document.
  *
- * @param routes the served routes; a path is described only when it is served.
+ * @param served the endpoints; an operation is described only when it is served.
  * @returns the document as a plain JSON value.
  */
-export function buildOpenApiDocument(routes: readonly RouteShape[] = []): Obj {
+export function buildOpenApiDocument(served: readonly Declared[] = []): Obj {
   const examples = openApiExamples();
   const all: Obj = {
     ...intentPaths(examples),
@@ -38,10 +58,15 @@ export function buildOpenApiDocument(routes: readonly RouteShape[] = []): Obj {
     ...pagePaths(),
     ...webhookPaths(),
   };
-  const served = new Set(routes.map((route) => route.name));
+  const declared = new Map(served.map((e) => [`${e.method.toLowerCase()} ${e.path}`, e]));
   const paths: Obj = {};
   for (const [path, operations] of Object.entries(all)) {
-    if (served.has(path)) paths[path] = operations;
+    const item: Obj = {};
+    for (const [method, operation] of Object.entries(operations as Obj)) {
+      const endpoint = declared.get(`${method} ${path}`);
+      if (endpoint) item[method] = asDeclared(operation as Obj, endpoint);
+    }
+    if (Object.keys(item).length > 0) paths[path] = item;
   }
 
   return {

@@ -5,16 +5,16 @@
 
 import type { RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
-import { buildOpenApiDocument, type RouteShape } from "./document.ts";
+import { buildOpenApiDocument, type Declared } from "./document.ts";
 
 /**
- * The `GET /openapi.json` handler for the given route table. The document is
+ * The `GET /openapi.json` handler for the given endpoints. The document is
  * built on the first request and kept: it depends on nothing that changes.
  */
-export function openApiHandler(routes: readonly RouteShape[]) {
+export function openApiHandler(endpoints: readonly Declared[]) {
   let text: string | undefined;
   return (_request: Request, _ctx: RequestContext): Response => {
-    text ??= JSON.stringify(buildOpenApiDocument(routes));
+    text ??= JSON.stringify(buildOpenApiDocument(endpoints));
     return json(200, text, { "cache-control": "public, max-age=300" });
   };
 }

@@ -6,17 +6,16 @@
 import { EVENTS_LIMIT, EVENTS_QUERY, EVENTS_WAIT_S } from "../routes/events.ts";
 import { LIST_LIMIT, LIST_QUERY } from "../routes/intents.ts";
 import { ref } from "./components.ts";
+import { decisionOperation } from "./decision_paths.ts";
 import type { OpenApiExamples } from "./examples.ts";
-import { rateLimited, TOKEN_REFUSALS } from "./limits.ts";
+import { tooManyRequests } from "./limits.ts";
 import {
-  ADMIN,
   ERR,
   errorResponse,
   examplesOf,
   idParameter,
   jsonResponse,
   type Obj,
-  PUBLIC,
   REQUEST_ID_HEADER,
 } from "./responses.ts";
 
@@ -48,7 +47,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
   const record = intents.variant_a_ed25519.record;
   return {
     "/intents": {
-      post: rateLimited({
+      post: {
         operationId: "intents_submit",
         summary: "Submit a signed intent (public)",
         description: "The top-level members select the variant: exactly `payload` and " +
@@ -67,7 +66,6 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "`Idempotent-Replayed: true` and the record as it stands now. 503 `unavailable` " +
           "means nothing was stored and the same body may be sent again.",
         tags: ["intents"],
-        security: PUBLIC,
         requestBody: {
           required: true,
           content: {
@@ -125,16 +123,16 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           ),
           "413": ERR.tooLarge,
           "415": ERR.mediaType,
+          "429": tooManyRequests(["too_many_pending"]),
           "500": ERR.internal,
           "503": ERR.unavailable,
         },
-      }, ["too_many_pending"]),
+      },
       get: {
         operationId: "intents_list",
         summary: "List stored intents, newest first (admin)",
         description: strictQuery(LIST_QUERY),
         tags: ["intents"],
-        security: ADMIN,
         parameters: [
           integerParameter("limit", LIST_LIMIT, "Most intents in a page."),
           {
@@ -163,7 +161,6 @@ export function intentPaths(examples: OpenApiExamples): Obj {
             "A bad `limit` or `cursor`, or an unknown or repeated query parameter.",
             ["invalid_body"],
           ),
-          ...TOKEN_REFUSALS,
           "500": ERR.internal,
         },
       },
@@ -173,11 +170,9 @@ export function intentPaths(examples: OpenApiExamples): Obj {
         operationId: "intents_get",
         summary: "Read a stored intent (admin)",
         tags: ["intents"],
-        security: ADMIN,
         parameters: [idParameter("The intent id (URL-encoded; UUIDs match in any case).")],
         responses: {
           "200": jsonResponse("The stored intent.", ref("IntentRecord"), { example: record }),
-          ...TOKEN_REFUSALS,
           "404": ERR.notFound("intent"),
           "405": ERR.methodNotAllowed,
           "500": ERR.internal,
@@ -185,7 +180,7 @@ export function intentPaths(examples: OpenApiExamples): Obj {
       },
     },
     "/intents/{id}/approvals": {
-      get: rateLimited({
+      get: {
         operationId: "approvals_get",
         summary: "What a pending intent waits for (public)",
         description: "For a pending intent under a governed document: the object every " +
@@ -194,7 +189,6 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "its state only. The id is shared among the signers. Each request spends a token of " +
           "the client address, so that ids cannot be probed at line rate.",
         tags: ["approvals"],
-        security: PUBLIC,
         parameters: [idParameter("The intent id.")],
         responses: {
           "200": jsonResponse("The view.", ref("ApprovalView")),
@@ -202,50 +196,8 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "405": ERR.methodNotAllowed,
           "500": ERR.internal,
         },
-      }),
-      post: rateLimited({
-        operationId: "approvals_add",
-        summary: "Add one signer's approval (public)",
-        description: "One Ed25519 or Passkey signature over the intent's signed bytes (the " +
-          "same bytes its submission signed). Checks run in this order: 429 for the client " +
-          "address, 415, 413, 400 (JSON, shape, encodings), 404, 409 `not_pending`, 400 " +
-          "`invalid_signature`, 429 for the key, 403 `signer_not_authorized`, 409 " +
-          "`already_approved` or `already_rejected` (the key has decided), then 200. The same " +
-          "approval again (the same key and signature, already recorded, the submission's " +
-          "included) is 200 with the view as it stands, whatever the state: a retry learns " +
-          "that it counted. Each approval is one atomic commit checked against the intent's " +
-          "current version: concurrent decisions are all counted, and exactly one ends the " +
-          "intent.",
-        tags: ["approvals"],
-        security: PUBLIC,
-        parameters: [idParameter("The intent id.")],
-        requestBody: {
-          required: true,
-          content: { "application/json": { schema: ref("ApprovalBody") } },
-        },
-        responses: {
-          "200": jsonResponse(
-            "The view after the approval: still pending, or accepted when it reached the " +
-              "threshold (or as it stands, for the same approval again).",
-            ref("ApprovalView"),
-          ),
-          "400": ERR.invalidJsonBody(["invalid_signature"]),
-          "403": errorResponse("The key is not a signer of the document.", [
-            "signer_not_authorized",
-          ]),
-          "404": ERR.notFound("intent under a governed document"),
-          "405": ERR.methodNotAllowed,
-          "408": ERR.timeout,
-          "409": errorResponse(
-            "The intent is accepted, expired or rejected, or this key has approved or " +
-              "rejected it (with another signature).",
-            ["not_pending", "already_approved", "already_rejected"],
-          ),
-          "413": ERR.tooLarge,
-          "415": ERR.mediaType,
-          "500": ERR.internal,
-        },
-      }),
+      },
+      post: decisionOperation("approval"),
     },
     "/events": {
       get: {
@@ -261,7 +213,6 @@ export function intentPaths(examples: OpenApiExamples): Obj {
           "idle; otherwise a JSON page. A page holds at most `limit` events and stops early " +
           `once their bodies pass about 1 MiB. ${strictQuery(EVENTS_QUERY)}`,
         tags: ["events"],
-        security: [{ adminBearer: [] }, { eventsBearer: [] }],
         parameters: [
           {
             name: "after",
@@ -307,7 +258,6 @@ export function intentPaths(examples: OpenApiExamples): Obj {
               "`limit` or `wait`, or an unknown or repeated query parameter.",
             ["invalid_body"],
           ),
-          ...TOKEN_REFUSALS,
           "405": ERR.methodNotAllowed,
           "500": ERR.internal,
         },

@@ -52,10 +52,12 @@ export function tooManyRequests(codes: readonly ErrorCode[] = []): Obj {
 
 /**
  * The operation with the rate-limit headers on every one of its responses,
- * and its 429.
+ * and its 429: {@link tooManyRequests}, unless the operation names more
+ * codes in a 429 of its own.
  */
-export function rateLimited(operation: Obj, codes: readonly ErrorCode[] = []): Obj {
-  const responses: Obj = { ...(operation.responses as Obj), "429": tooManyRequests(codes) };
+export function rateLimited(operation: Obj): Obj {
+  const own = operation.responses as Obj;
+  const responses: Obj = { ...own, "429": own["429"] ?? tooManyRequests() };
   for (const [status, response] of Object.entries(responses)) {
     const r = response as Obj;
     responses[status] = { ...r, headers: { ...(r.headers as Obj), ...RATE_LIMIT_HEADERS } };

@@ -1,6 +1,6 @@
 /**
  * Building blocks of the OpenAPI document's operations: responses, error
- * responses by code, security requirements and parameters.
+ * responses by code and parameters.
  * @module
  */
 
@@ -78,11 +78,6 @@ export function jsonResponse(description: string, schema: JsonSchema, extra: Obj
     content: { "application/json": { schema, ...media } },
   };
 }
-
-/** Security: the admin token. */
-export const ADMIN = [{ adminBearer: [] }];
-/** Security: none. */
-export const PUBLIC: unknown[] = [];
 
 /** The `{id}` path parameter. */
 export function idParameter(description: string): Obj {

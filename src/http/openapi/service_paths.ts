@@ -7,16 +7,13 @@
 import { ref } from "./components.ts";
 import type { ExampleDocument } from "./examples.ts";
 import {
-  ADMIN,
   ERR,
   errorResponse,
   idParameter,
   jsonResponse,
   type Obj,
-  PUBLIC,
   REQUEST_ID_HEADER,
 } from "./responses.ts";
-import { TOKEN_REFUSALS } from "./limits.ts";
 
 /** `/templates`, `/templates/{id}` or `/policies`, `/policies/{id}`. */
 export function documentPaths(kind: "template" | "policy", example: ExampleDocument): Obj {
@@ -32,7 +29,6 @@ export function documentPaths(kind: "template" | "policy", example: ExampleDocum
           "`authorization` member (see the Authorization schema) governs the intents that " +
           "reference it: who signs them, with what weight, and approvals over time.",
         tags: [plural],
-        security: ADMIN,
         requestBody: {
           required: true,
           content: {
@@ -57,7 +53,6 @@ export function documentPaths(kind: "template" | "policy", example: ExampleDocum
               "body is not strict JSON, or its `authorization` member is not a valid quorum.",
             ["invalid_body", "invalid_json", "invalid_authorization"],
           ),
-          ...TOKEN_REFUSALS,
           "405": ERR.methodNotAllowed,
           "408": ERR.timeout,
           "413": ERR.tooLarge,
@@ -71,7 +66,6 @@ export function documentPaths(kind: "template" | "policy", example: ExampleDocum
         operationId: `${plural}_get`,
         summary: `Read a ${kind} (public)`,
         tags: [plural],
-        security: PUBLIC,
         parameters: [idParameter(`The ${kind}'s content address.`)],
         responses: {
           "200": {
@@ -106,13 +100,11 @@ export function configPaths(): Obj {
         operationId: "config_get",
         summary: "Read the runtime configuration (admin)",
         tags: ["config"],
-        security: ADMIN,
         responses: {
           "200": jsonResponse("The configuration.", ref("Config"), {
             example: CONFIG_EXAMPLE,
             headers: { ETag: ETAG },
           }),
-          ...TOKEN_REFUSALS,
           "500": ERR.internal,
         },
       },
@@ -120,7 +112,6 @@ export function configPaths(): Obj {
         operationId: "config_set",
         summary: "Set the runtime configuration (admin)",
         tags: ["config"],
-        security: ADMIN,
         parameters: [{
           name: "If-Match",
           in: "header",
@@ -143,7 +134,6 @@ export function configPaths(): Obj {
             headers: { ETag: ETAG },
           }),
           "400": ERR.invalidJsonBody(["invalid_evidence_extractor_url"]),
-          ...TOKEN_REFUSALS,
           "405": ERR.methodNotAllowed,
           "408": ERR.timeout,
           "412": errorResponse("If-Match does not match.", ["precondition_failed"]),
@@ -165,7 +155,6 @@ export function operationPaths(): Obj {
         operationId: "health_get",
         summary: "Liveness and storage check (public)",
         tags: ["operations"],
-        security: PUBLIC,
         responses: {
           "200": jsonResponse("KV answers.", ref("Health"), { example: { status: "ok" } }),
           "503": errorResponse("KV does not answer.", ["unavailable"]),
@@ -182,7 +171,6 @@ export function operationPaths(): Obj {
           "A probe never writes. Point a load balancer's readiness check here and its liveness " +
           "check at /healthz.",
         tags: ["operations"],
-        security: PUBLIC,
         responses: {
           "200": jsonResponse("Ready.", ref("Ready"), { example: { status: "ready" } }),
           "503": errorResponse(
@@ -197,7 +185,6 @@ export function operationPaths(): Obj {
         operationId: "openapi_get",
         summary: "This document (public)",
         tags: ["operations"],
-        security: PUBLIC,
         responses: {
           "200": jsonResponse("The OpenAPI 3.1 document.", { type: "object" }),
         },
@@ -208,14 +195,12 @@ export function operationPaths(): Obj {
         operationId: "metrics_get",
         summary: "Prometheus metrics of this process (admin or metrics token)",
         tags: ["operations"],
-        security: [{ adminBearer: [] }, { metricsBearer: [] }],
         responses: {
           "200": {
             description: "Prometheus text exposition format 0.0.4.",
             headers: { "X-Request-Id": REQUEST_ID_HEADER },
             content: { "text/plain": { schema: { type: "string" } } },
           },
-          ...TOKEN_REFUSALS,
         },
       },
     },
@@ -230,7 +215,6 @@ export function pagePaths(): Obj {
         operationId: "page_get",
         summary: "The passkey page (public)",
         tags: ["operations"],
-        security: PUBLIC,
         responses: {
           "200": {
             description: "An HTML page that signs and submits intents with a passkey.",
@@ -244,7 +228,6 @@ export function pagePaths(): Obj {
         operationId: "static_get",
         summary: "A file of the passkey page (public)",
         tags: ["operations"],
-        security: PUBLIC,
         parameters: [{
           name: "name",
           in: "path",

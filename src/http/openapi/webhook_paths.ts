@@ -8,7 +8,6 @@
 import type { JsonSchema } from "@valibot/to-json-schema";
 import { ref } from "./components.ts";
 import {
-  ADMIN,
   ERR,
   errorResponse,
   idParameter,
@@ -18,7 +17,6 @@ import {
 } from "./responses.ts";
 import { webhookRef } from "./webhook_components.ts";
 import { ATTEMPTS_LIMIT } from "../../webhooks/schemas.ts";
-import { TOKEN_REFUSALS } from "./limits.ts";
 
 const ID = idParameter("The endpoint's id.");
 
@@ -53,7 +51,6 @@ function jsonBody(schema: JsonSchema, example: unknown): Obj {
 
 /** The errors every operation may answer. */
 const ALWAYS = {
-  ...TOKEN_REFUSALS,
   "405": ERR.methodNotAllowed,
   "500": ERR.internal,
   "503": ERR.unavailable,
@@ -78,7 +75,6 @@ export function webhookPaths(): Obj {
           "creation (`after`), of its types, in the feed's order, one at a time, signed with " +
           "its secret (see the `intentEvent` webhook). At most 100 endpoints.",
         tags: ["webhooks"],
-        security: ADMIN,
         requestBody: jsonBody(webhookRef("WebhookCreate"), {
           url: ENDPOINT.url,
           events: ENDPOINT.events,
@@ -106,13 +102,11 @@ export function webhookPaths(): Obj {
         operationId: "webhooks_list",
         summary: "List the webhook endpoints, oldest first (admin)",
         tags: ["webhooks"],
-        security: ADMIN,
         responses: {
           "200": jsonResponse("Every endpoint, without secrets.", webhookRef("WebhookList"), {
             example: { items: [ENDPOINT] },
           }),
           "400": errorResponse("A query parameter was given.", ["invalid_body"]),
-          ...TOKEN_REFUSALS,
           "500": ERR.internal,
         },
       },
@@ -122,7 +116,6 @@ export function webhookPaths(): Obj {
         operationId: "webhooks_get",
         summary: "Read a webhook endpoint: status, next event, lag, last attempt (admin)",
         tags: ["webhooks"],
-        security: ADMIN,
         parameters: [ID],
         responses: {
           "200": jsonResponse("The endpoint.", webhookRef("Webhook"), { example: ENDPOINT }),
@@ -136,7 +129,6 @@ export function webhookPaths(): Obj {
           "disabled endpoint where it stopped: the event it waits to deliver is tried at once, " +
           "on a fresh retry schedule (as it is after a new `url`).",
         tags: ["webhooks"],
-        security: ADMIN,
         parameters: [ID],
         requestBody: jsonBody(webhookRef("WebhookUpdate"), { status: "paused" }),
         responses: {
@@ -155,7 +147,6 @@ export function webhookPaths(): Obj {
         operationId: "webhooks_delete",
         summary: "Remove a webhook endpoint and its attempts log (admin)",
         tags: ["webhooks"],
-        security: ADMIN,
         parameters: [ID],
         responses: {
           "204": { description: "Removed.", headers: { "X-Request-Id": REQUEST_ID_HEADER } },
@@ -173,7 +164,6 @@ export function webhookPaths(): Obj {
           "0 (a secret that leaked), no attempt that starts after the 200, on any process, is " +
           "signed with the older secrets: the answer waits about a second for that.",
         tags: ["webhooks"],
-        security: ADMIN,
         parameters: [ID],
         requestBody: {
           required: false,
@@ -202,7 +192,6 @@ export function webhookPaths(): Obj {
           "on a fresh retry schedule: a consumer that lost data asks for it again. Its status " +
           "is left as it is.",
         tags: ["webhooks"],
-        security: ADMIN,
         parameters: [ID],
         requestBody: jsonBody(webhookRef("WebhookReplay"), { after: "17" }),
         responses: {
@@ -224,7 +213,6 @@ export function webhookPaths(): Obj {
         operationId: "webhooks_attempts_list",
         summary: "The latest delivery attempts of a webhook endpoint, newest first (admin)",
         tags: ["webhooks"],
-        security: ADMIN,
         parameters: [ID, {
           name: "limit",
           in: "query",

@@ -11,12 +11,14 @@ import type { Decision } from "../../domain/decide.ts";
 import { decideInSpan } from "../../domain/decide_span.ts";
 import { readJsonBody, type RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
-import { admitAddress, checkSigners, spendSigners } from "../limits.ts";
+import { checkSigners, spendSigners } from "../limits.ts";
 import { intentIdOf } from "./intents.ts";
 
-/** `GET /intents/{id}/approvals`: spends an address token, so that ids cannot be probed at line rate. */
-export async function getApprovals(request: Request, ctx: RequestContext): Promise<Response> {
-  admitAddress(request, ctx);
+/**
+ * `GET /intents/{id}/approvals`: its endpoint costs an address token, so
+ * that ids cannot be probed at line rate.
+ */
+export async function getApprovals(_request: Request, ctx: RequestContext): Promise<Response> {
   const id = intentIdOf(ctx.params[0]);
   if (id === null) throw new ServiceError("not_found", "no such intent awaiting approvals");
   return json(200, await readApprovals({ store: ctx.app.store, now: ctx.app.now }, id));
@@ -26,7 +28,6 @@ export async function getApprovals(request: Request, ctx: RequestContext): Promi
 function postDecision(decision: Decision) {
   return async (request: Request, ctx: RequestContext): Promise<Response> => {
     const { app } = ctx;
-    admitAddress(request, ctx);
     const { value } = await readJsonBody(request, app);
     // An impossible id is a 404 without a store read, after the body's 400s
     // (the order of docs/interface.md §10).

@@ -15,7 +15,6 @@ import type { AppContext, RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
 import { readQuery, wholeNumber } from "./query.ts";
-import { requireToken } from "../limits.ts";
 
 /** The query parameters of `GET /events`, and the bounds of `limit` and `wait` (seconds). */
 export const EVENTS_QUERY = ["after", "limit", "wait"] as const;
@@ -49,10 +48,9 @@ async function startAfter(app: AppContext, id: string | null, name: string): Pro
   return position;
 }
 
-/** `GET /events` (admin token or `EVENTS_TOKEN`). */
+/** `GET /events`. */
 export async function getEvents(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken, app.settings.eventsToken]);
   const params = readQuery(request, EVENTS_QUERY);
   const limit = wholeNumber(params, "limit", EVENTS_LIMIT);
   const wait = wholeNumber(params, "wait", EVENTS_WAIT_S);

@@ -12,14 +12,7 @@ import { normalizeIntentId } from "../../domain/submission.ts";
 import { json } from "../respond.ts";
 import { readJsonBytes, type RequestContext } from "../context.ts";
 import { readPosition } from "./positions.ts";
-import {
-  admitAddress,
-  chargeWork,
-  checkSigners,
-  refusedPending,
-  requireToken,
-  spendSigners,
-} from "../limits.ts";
+import { chargeWork, checkSigners, refusedPending, spendSigners } from "../limits.ts";
 import { readQuery, wholeNumber } from "./query.ts";
 
 /** The query parameters of `GET /intents`, and the bounds of `limit`. */
@@ -33,7 +26,6 @@ export const LIST_LIMIT = { min: 1, max: 100, fallback: 20 } as const;
  */
 export async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  admitAddress(request, ctx);
   const bytes = await readJsonBytes(request, app);
   let ref: DocumentRef | undefined;
   // Parsed and verified here or on a worker thread (settings: VERIFY_WORKERS); between the
@@ -99,10 +91,9 @@ export function intentIdOf(rawId: string): string | null {
   return normalizeIntentId(id);
 }
 
-/** `GET /intents/{id}` (admin). */
-export async function getIntent(request: Request, ctx: RequestContext) {
+/** `GET /intents/{id}`. */
+export async function getIntent(_request: Request, ctx: RequestContext) {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken]);
   const id = intentIdOf(ctx.params[0]);
   const record = id === null ? null : await app.store.getIntent(id);
   if (!record) throw new ServiceError("not_found", "no such intent");
@@ -111,10 +102,9 @@ export async function getIntent(request: Request, ctx: RequestContext) {
 
 const STATES = new Set<string>(INTENT_STATES);
 
-/** `GET /intents?limit=&cursor=&state=` (admin): newest first. */
+/** `GET /intents?limit=&cursor=&state=`: newest first. */
 export async function listIntents(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken]);
   const params = readQuery(request, LIST_QUERY);
   const limit = wholeNumber(params, "limit", LIST_LIMIT);
   const rawState = params.get("state");

@@ -1,14 +1,13 @@
 /**
  * Operations endpoints: `GET /healthz` (liveness: the storage answers),
  * `GET /readyz` (readiness: the storage answers and takes writes) and
- * `GET /metrics` (admin token or `METRICS_TOKEN`).
+ * `GET /metrics`.
  * @module
  */
 
 import type { AppContext, RequestContext } from "../context.ts";
 import { METRICS_CONTENT_TYPE } from "../../telemetry/instruments.ts";
 import { json } from "../respond.ts";
-import { requireToken } from "../limits.ts";
 
 /** How long `/healthz` and `/readyz` wait for the storage to answer. */
 const HEALTH_TIMEOUT_MS = 2000;
@@ -59,11 +58,9 @@ export async function readyz(_request: Request, { app }: RequestContext): Promis
     : unavailable("storage is not answering");
 }
 
-/** `GET /metrics`: 401 unless the request carries the admin token or `METRICS_TOKEN`. */
-export function metrics(request: Request, ctx: RequestContext): Response {
-  const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken, app.settings.metricsToken]);
-  return new Response(app.metrics.render(), {
+/** `GET /metrics`: every series of the process, in the Prometheus text format. */
+export function metrics(_request: Request, { app }: RequestContext): Response {
+  return new Response(app.registry.render(), {
     status: 200,
     headers: {
       "content-type": METRICS_CONTENT_TYPE,

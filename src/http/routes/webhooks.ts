@@ -1,7 +1,7 @@
 /**
  * The webhook admin API (docs/interface.md §11): endpoints, their secrets,
- * replays and attempts logs. Every operation takes the admin token. What is
- * delivered, and how, is `src/delivery/`'s.
+ * replays and attempts logs. What is delivered, and how, is
+ * `src/delivery/`'s.
  * @module
  */
 
@@ -32,17 +32,10 @@ import {
 import { parseJsonBody } from "../../domain/json_body.ts";
 import { newWebhookSecret } from "../../webhooks/signing.ts";
 import { checkWebhookUrl } from "../../webhooks/url.ts";
-import {
-  type AppContext,
-  readJsonBody,
-  readJsonBytes,
-  type RequestContext,
-  type Route,
-} from "../context.ts";
+import { type AppContext, readJsonBody, readJsonBytes, type RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
 import { readQuery, wholeNumber } from "./query.ts";
-import { requireToken } from "../limits.ts";
 
 /** The query parameters of `GET /webhooks/{id}/attempts`, and the bounds of `limit`. */
 export const ATTEMPTS_QUERY = ["limit"] as const;
@@ -99,7 +92,7 @@ async function nextEventOf(app: AppContext, endpoint: Endpoint): Promise<number 
 /** The endpoint as the API shows it, with its next event and lag as they stand. */
 async function render(app: AppContext, endpoint: Endpoint, head?: number) {
   const [feedHead, nextEvent] = await Promise.all([
-    head ?? app.store.webhooks.feedHead(),
+    head ?? app.webhooks.feedHead(),
     nextEventOf(app, endpoint),
   ]);
   return renderEndpoint(endpoint, { head: feedHead, nextEvent });
@@ -108,12 +101,11 @@ async function render(app: AppContext, endpoint: Endpoint, head?: number) {
 /** `POST /webhooks`: 201 with the endpoint and its secret, shown here and at rotation only. */
 export async function postWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken]);
   const { value } = await readJsonBody(request, app);
   const body = validate(WebhookCreateSchema, value, "");
   checkUrl(app, body.url);
   const secret = newWebhookSecret();
-  const created = await app.store.webhooks.createEndpoint((head) =>
+  const created = await app.webhooks.createEndpoint((head) =>
     newEndpoint({
       id: newEndpointId(app.now().getTime()),
       url: body.url,
@@ -140,22 +132,20 @@ export async function postWebhook(request: Request, ctx: RequestContext): Promis
 /** `GET /webhooks`: every endpoint, oldest first, without secrets. */
 export async function listWebhooks(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken]);
   readQuery(request, []);
   const [entries, head] = await Promise.all([
-    app.store.webhooks.listEndpoints(),
-    app.store.webhooks.feedHead(),
+    app.webhooks.listEndpoints(),
+    app.webhooks.feedHead(),
   ]);
   const items = await Promise.all(entries.map((e) => render(app, e.endpoint, head)));
   return json(200, { items });
 }
 
 /** `GET /webhooks/{id}`: the endpoint with its status, next event, lag and last attempt. */
-export async function getWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+export async function getWebhook(_request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
-  const entry = await app.store.webhooks.getEndpoint(id);
+  const entry = await app.webhooks.getEndpoint(id);
   if (entry === null) throw notFound();
   return json(200, await render(app, entry.endpoint));
 }
@@ -163,22 +153,20 @@ export async function getWebhook(request: Request, ctx: RequestContext): Promise
 /** `PATCH /webhooks/{id}`: url, events, description, status (pause and resume). */
 export async function patchWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const { value } = await readJsonBody(request, app);
   const patch = validate(WebhookUpdateSchema, value, "");
   if (patch.url !== undefined) checkUrl(app, patch.url);
-  const changed = await app.store.webhooks.changeEndpoint(id, (e) => updateEndpoint(e, patch));
+  const changed = await app.webhooks.changeEndpoint(id, (e) => updateEndpoint(e, patch));
   if (changed === null) throw notFound();
   return json(200, await render(app, changed));
 }
 
 /** `DELETE /webhooks/{id}`: 204; its deliveries stop, its log goes. */
-export async function deleteWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+export async function deleteWebhook(_request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
-  if (!await app.store.webhooks.deleteEndpoint(id)) throw notFound();
+  if (!await app.webhooks.deleteEndpoint(id)) throw notFound();
   return new Response(null, {
     status: 204,
     headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" },
@@ -211,12 +199,11 @@ export async function rotateWebhookSecret(
   ctx: RequestContext,
 ): Promise<Response> {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const overlapMs = await readOverlapMs(request, app);
   const secret = newWebhookSecret();
   const now = app.now().getTime();
-  const changed = await app.store.webhooks.changeEndpoint(
+  const changed = await app.webhooks.changeEndpoint(
     id,
     (e) => rotateSecret(e, secret, now, overlapMs),
   );
@@ -231,7 +218,6 @@ export async function rotateWebhookSecret(
 /** `POST /webhooks/{id}/replay`: deliveries start again after `after` (null: the beginning). */
 export async function replayWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const { value } = await readJsonBody(request, app);
   const body = validate(WebhookReplaySchema, value, "");
@@ -243,7 +229,7 @@ export async function replayWebhook(request: Request, ctx: RequestContext): Prom
     }
     after = position;
   }
-  const changed = await app.store.webhooks.changeEndpoint(id, (e) => replayEndpoint(e, after));
+  const changed = await app.webhooks.changeEndpoint(id, (e) => replayEndpoint(e, after));
   if (changed === null) throw notFound();
   return json(200, await render(app, changed));
 }
@@ -254,41 +240,9 @@ export async function listWebhookAttempts(
   ctx: RequestContext,
 ): Promise<Response> {
   const { app } = ctx;
-  requireToken(request, ctx, [app.settings.adminToken]);
   const id = endpointId(ctx.params);
   const limit = wholeNumber(readQuery(request, ATTEMPTS_QUERY), "limit", ATTEMPTS_LIMIT);
-  if (await app.store.webhooks.getEndpoint(id) === null) throw notFound();
-  const attempts = await app.store.webhooks.listAttempts(id, limit);
+  if (await app.webhooks.getEndpoint(id) === null) throw notFound();
+  const attempts = await app.webhooks.listAttempts(id, limit);
   return json(200, { items: attempts.map(renderAttempt) });
-}
-
-/** The routes of the webhook admin API, in match order. */
-export function webhookRoutes(): Route[] {
-  return [
-    {
-      name: "/webhooks",
-      pattern: /^\/webhooks$/,
-      methods: { POST: postWebhook, GET: listWebhooks },
-    },
-    {
-      name: "/webhooks/{id}",
-      pattern: /^\/webhooks\/([^/]+)$/,
-      methods: { GET: getWebhook, PATCH: patchWebhook, DELETE: deleteWebhook },
-    },
-    {
-      name: "/webhooks/{id}/secret",
-      pattern: /^\/webhooks\/([^/]+)\/secret$/,
-      methods: { POST: rotateWebhookSecret },
-    },
-    {
-      name: "/webhooks/{id}/replay",
-      pattern: /^\/webhooks\/([^/]+)\/replay$/,
-      methods: { POST: replayWebhook },
-    },
-    {
-      name: "/webhooks/{id}/attempts",
-      pattern: /^\/webhooks\/([^/]+)\/attempts$/,
-      methods: { GET: listWebhookAttempts },
-    },
-  ];
 }

@@ -25,7 +25,6 @@
 
 import type { IntentEvent } from "../domain/intent.ts";
 import { renderEvent } from "../domain/record.ts";
-import type { Store } from "../domain/store.ts";
 import { deliverOnce, type DeliveryResult, type SocketRules } from "../webhooks/deliver.ts";
 import { KeptConnection } from "../webhooks/kept_connection.ts";
 import {
@@ -38,7 +37,7 @@ import {
   wants,
 } from "../webhooks/endpoint.ts";
 import { deliveryHeaders } from "../webhooks/signing.ts";
-import type { EndpointEntry } from "../webhooks/store.ts";
+import type { EndpointEntry, WebhookStore } from "../webhooks/store.ts";
 import type { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
 import type { RecentEvents } from "./recent_events.ts";
@@ -73,8 +72,9 @@ interface SeenEntry {
 }
 
 /** What a deliverer needs. */
-export interface WorkerDeps {
-  store: Pick<Store, "waitForEvents" | "webhooks">;
+export interface DelivererDeps {
+  /** The endpoint, its lease and its attempts log. */
+  webhooks: WebhookStore;
   /** The feed's events, read once for all the deliverers of the process. */
   events: Pick<RecentEvents, "read" | "waitForWanted">;
   /** `WEBHOOK_TIMEOUT_MS`. */
@@ -95,8 +95,8 @@ export interface WorkerDeps {
 }
 
 /** Delivers to one endpoint while this process holds its lease. */
-export class EndpointWorker {
-  readonly #deps: WorkerDeps;
+export class Deliverer {
+  readonly #deps: DelivererDeps;
   readonly #lease: HeldLease;
   /** Ends a wait: the endpoint changed, or the deliverer stops. */
   #wake = new AbortController();
@@ -128,7 +128,7 @@ export class EndpointWorker {
   readonly done: Promise<void>;
 
   /** Starts delivering at once. */
-  constructor(deps: WorkerDeps, lease: HeldLease) {
+  constructor(deps: DelivererDeps, lease: HeldLease) {
     this.#deps = deps;
     this.#lease = lease;
     this.done = this.#run();
@@ -173,7 +173,7 @@ export class EndpointWorker {
   }
 
   async #loop(): Promise<void> {
-    const { webhooks } = this.#deps.store;
+    const { webhooks } = this.#deps;
     while (!this.#stopping && this.#lease.held) {
       this.#wake = new AbortController();
       try {
@@ -246,7 +246,7 @@ export class EndpointWorker {
   #move(before: EndpointEntry, after: EndpointEntry["endpoint"]): Promise<string | null> {
     this.#ahead = undefined;
     return this.#lease.run((leaseVersion) =>
-      this.#deps.store.webhooks.moveEndpoint({ before, leaseVersion }, after)
+      this.#deps.webhooks.moveEndpoint({ before, leaseVersion }, after)
     );
   }
 
@@ -343,7 +343,7 @@ export class EndpointWorker {
     const write = this.#lease.run(async (leaseVersion) => {
       const before = await settled(entry);
       return before &&
-        await this.#deps.store.webhooks.recordAttempt({ before, leaseVersion }, after, record);
+        await this.#deps.webhooks.recordAttempt({ before, leaseVersion }, after, record);
     });
     if (after.position === event.position && after.status === "active") {
       // Acknowledged: the next event goes out while this commits.

@@ -1,0 +1,66 @@
+/**
+ * What an endpoint declares, once (`endpoints.ts` lists them): its method
+ * and path template, who may call it, what it costs the client address,
+ * and its handler. The router, the token and budget checks (`limits.ts`),
+ * `http.route` and the OpenAPI operation's `security` all read it.
+ * @module
+ */
+
+import type { Settings } from "../settings.ts";
+import type { Handler } from "./context.ts";
+
+/** The methods the service answers (a GET endpoint also answers HEAD). */
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/**
+ * Who may call an endpoint (docs/interface.md §7): anyone, or the bearer of
+ * the admin token, or of the admin token or `EVENTS_TOKEN` (§9), or of the
+ * admin token or `METRICS_TOKEN`.
+ */
+export type Access = "public" | "admin" | "admin_or_events" | "admin_or_metrics";
+
+/**
+ * What a request costs its client address's budget (docs/interface.md §12):
+ * nothing; one token, spent before anything else is looked at; or one token
+ * first and, once its body is read, the further tokens of its work
+ * (max(1, signatures carried, public keys named)).
+ */
+export type AddressCost = "none" | "one" | "work";
+
+/** An endpoint of the service. */
+export interface Endpoint {
+  method: Method;
+  /**
+   * The path template: `/`-separated literal segments and `{name}`
+   * parameters (each one whole segment, handed to the handler still
+   * URL-encoded, in order). It names the route in telemetry (`http.route`),
+   * the metrics and the OpenAPI document.
+   */
+  path: string;
+  access: Access;
+  /** Default `"none"`. Only a public endpoint has a cost: a token endpoint has its own budget. */
+  cost?: AddressCost;
+  handler: Handler;
+}
+
+/** What an {@link Access} means: the tokens it takes, and the OpenAPI security requirement. */
+export interface AccessRule {
+  /** The bearer tokens accepted (none: public). */
+  tokens(settings: Settings): (string | undefined)[];
+  /** The operation's `security` in the OpenAPI document (its `securitySchemes`). */
+  security: readonly Readonly<Record<string, readonly string[]>>[];
+}
+
+/** Each {@link Access}, stated once for the checks and for the OpenAPI document. */
+export const ACCESS: Readonly<Record<Access, AccessRule>> = {
+  public: { tokens: () => [], security: [] },
+  admin: { tokens: (s) => [s.adminToken], security: [{ adminBearer: [] }] },
+  admin_or_events: {
+    tokens: (s) => [s.adminToken, s.eventsToken],
+    security: [{ adminBearer: [] }, { eventsBearer: [] }],
+  },
+  admin_or_metrics: {
+    tokens: (s) => [s.adminToken, s.metricsToken],
+    security: [{ adminBearer: [] }, { metricsBearer: [] }],
+  },
+};
