@@ -1,5 +1,6 @@
 /**
- * The layers as drawn: the imports of `main.ts` and `src/` are exactly the
+ * The layers as drawn: the imports of `main.ts`, `src/`, `protocol/` and
+ * `client/` are exactly the
  * arrows of {@link DRAWN}, every arrow points to a room below it, no files
  * import each other in a circle, and docs/architecture.md draws the same
  * table. A room is a folder of `src/` (with its subfolders) or a file.
@@ -22,6 +23,7 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
     "src/settings.ts",
     "src/errors.ts",
   ]],
+  ["client/", ["protocol/"]],
   ["src/service.ts", [
     "src/http/",
     "src/delivery/",
@@ -43,6 +45,7 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
     "src/media_type.ts",
     "src/ip_address.ts",
     "src/errors.ts",
+    "protocol/",
   ]],
   ["src/delivery/", ["src/scheduler/", "src/webhooks/", "src/domain/", "src/telemetry/"]],
   ["src/storage/", [
@@ -55,8 +58,14 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
   ["src/scheduler/", ["src/domain/", "src/telemetry/"]],
   ["src/workers/", ["src/domain/", "src/telemetry/", "src/clock_cache.ts", "src/errors.ts"]],
   ["src/settings.ts", ["src/limits_settings.ts", "src/domain/", "src/errors.ts"]],
-  ["src/webhooks/", ["src/ip_address.ts", "src/http1_response.ts"]],
-  ["src/domain/", ["src/crypto/", "src/telemetry/", "src/clock_cache.ts", "src/errors.ts"]],
+  ["src/webhooks/", ["src/ip_address.ts", "src/http1_response.ts", "protocol/"]],
+  ["src/domain/", [
+    "src/crypto/",
+    "src/telemetry/",
+    "src/clock_cache.ts",
+    "src/errors.ts",
+    "protocol/",
+  ]],
   ["src/limits_settings.ts", ["src/ip_address.ts", "src/errors.ts"]],
   ["src/crypto/", []],
   ["src/telemetry/", []],
@@ -65,6 +74,7 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
   ["src/http1_response.ts", []],
   ["src/clock_cache.ts", []],
   ["src/errors.ts", []],
+  ["protocol/", []],
 ];
 
 const ROOT = normalize(join(dirname(fileURLToPath(import.meta.url)), "../.."));
@@ -83,6 +93,8 @@ async function readSources(): Promise<Sources> {
     }
   };
   await walk("src");
+  await walk("protocol");
+  await walk("client");
   sources.set("main.ts", await Deno.readTextFile(join(ROOT, "main.ts")));
   return sources;
 }
@@ -98,7 +110,16 @@ const SPECIFIERS = [
   /\bnew URL\(\s*["']([^"']+\.ts)["']\s*,\s*import\.meta\.url\s*\)/g,
 ];
 
-/** The modules a file imports, as paths from the root (packages and built-ins left out). */
+/** The workspace's packages, by the name they are imported by: their folders. */
+const PACKAGES: Readonly<Record<string, string>> = {
+  "@intents/protocol": "protocol",
+  "@intents/client": "client",
+};
+
+/**
+ * The modules a file imports, as paths from the root (the workspace's packages
+ * by their folders; other packages and built-ins left out).
+ */
 function importsOf(path: string, text: string): string[] {
   // Comments hold examples that import what the file itself does not.
   const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^[ \t]*\/\/.*$/gm, "");
@@ -106,6 +127,8 @@ function importsOf(path: string, text: string): string[] {
   for (const pattern of SPECIFIERS) {
     for (const [, specifier] of code.matchAll(pattern)) {
       if (specifier.startsWith(".")) found.add(normalize(join(dirname(path), specifier)));
+      const name = /^(@[\w-]+\/[\w-]+)(\/.*)?$/.exec(specifier);
+      if (name && PACKAGES[name[1]]) found.add(`${PACKAGES[name[1]]}${name[2] ?? "/mod.ts"}`);
     }
   }
   return [...found];
@@ -230,6 +253,7 @@ Deno.test("the check notices an arrow the drawing forbids, one it lacks, and a c
   ]);
   const lacking = DRAWN.map(([from, to]) => [from, from === "src/webhooks/" ? [] : to] as const);
   assert.deepEqual(compare(sources, lacking).forbidden.map((s) => s.split(" (")[0]), [
+    "src/webhooks/ -> protocol/",
     "src/webhooks/ -> src/http1_response.ts",
     "src/webhooks/ -> src/ip_address.ts",
   ]);
