@@ -123,6 +123,7 @@ export class KvStore implements Store {
         this.#sequencer.staged(versionstamp, events),
       lanes: new Lanes(),
       contended: options.metrics?.contended,
+      failed: () => this.#sequencer.kick(),
       staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
     };
     this.webhooks = new KvWebhookStore(kv, {

@@ -197,6 +197,15 @@ export class Sequencer {
     await this.#release().catch(() => {});
   }
 
+  /**
+   * Starts a move now, for events staged whose versionstamp this process
+   * does not know: a commit whose answer was lost (the store applied it, and
+   * the client's retry found its checks failing) staged them all the same.
+   */
+  kick(): void {
+    this.#kick();
+  }
+
   #kick(): void {
     if (this.#stopped) return;
     if (this.#running) {

@@ -62,6 +62,7 @@ export async function changeStaged(
       op.set(keys.staged(ctx.kv.commitVersionstamp()), encoded.staged);
       const result = await ctx.commit(() => op.commit());
       if (result.ok) ctx.staged(result.versionstamp, [event]);
+      else ctx.failed?.();
       return result.ok;
     };
     const done = counted.length > 0

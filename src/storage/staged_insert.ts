@@ -45,6 +45,11 @@ export interface StagedContext {
   lanes: Lanes;
   /** Told when a write gives up under contention (for metrics). */
   contended?: () => void;
+  /**
+   * Told when a commit failed its checks: it may have been applied all the
+   * same, its answer lost and the client's retry refused, its events staged.
+   */
+  failed?: () => void;
 }
 
 /** What storing new intents also needs: a way to drop a stale document read from a cache. */
@@ -182,6 +187,7 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
     }
     // A check failed: find which. A taken id or a changed document settles its intent; a
     // changed count (another commit under the same document) is tried again.
+    ctx.failed?.();
     const settled = await settleFailed(ctx, batch, members, results);
     if (settled > 0) attempts = new Attempts(ctx.contended);
     open = open.filter((i) => results[i] === undefined);
