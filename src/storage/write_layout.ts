@@ -69,7 +69,7 @@ export function beginStaged(kv: Deno.Kv): Promise<WriteLayout> {
  * at once; the head layout on a local file (or Deno's default file), where
  * SQLite takes one write at a time whatever the layout and the head layout
  * does the same work in fewer commits (the staged layout checks each id, so
- * a commit carries nine intents, not thirty-two). `:memory:` is staged.
+ * a commit carries nine intents, not `COMMIT_BATCH_MAX`). `:memory:` is staged.
  */
 export function layoutFor(kvPath: string | undefined, onDenoDeploy: boolean): "head" | "staged" {
   if (kvPath === undefined) return onDenoDeploy ? "staged" : "head";
