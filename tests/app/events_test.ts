@@ -11,6 +11,7 @@ import { submitIntents } from "../support/fixtures.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
 import { storeTest, type TestStore } from "../support/stores.ts";
+import { sleep } from "../support/time.ts";
 
 const EVENTS_TOKEN = "events-token-0123456789abcdef";
 const METRICS_TOKEN = "metrics-token-0123456789abcdef";
@@ -137,7 +138,7 @@ storeTest("GET /events pull form: pages in order, next, and the long-poll", asyn
     // Held until an event follows, then answered with it.
     const started = performance.now();
     const waiting = pull(h, "?after=5&wait=10");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     const [late] = await submitN(h, policy, 1);
     const answered = await waiting;
     assert.ok(performance.now() - started < 2_000);

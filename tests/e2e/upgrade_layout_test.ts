@@ -19,6 +19,7 @@ import { newTestStore } from "../support/stores.ts";
 import { checkOut, hasCommit, HEAD_LAYOUT_COMMIT } from "../support/earlier_version.ts";
 import { bodyOf, ed25519Signer, newSigned, readFeed } from "../support/governed.ts";
 import { startServer, TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "../support/server.ts";
+import { sleep } from "../support/time.ts";
 
 const available = await hasCommit(HEAD_LAYOUT_COMMIT);
 if (!available) {
@@ -116,7 +117,7 @@ Deno.test({
       const deadline = performance.now() + 2_000;
       let resumed = await readFeed(current.url, TEST_ADMIN_TOKEN, handedOut);
       while (resumed.length < wanted.size && performance.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
         resumed = await readFeed(current.url, TEST_ADMIN_TOKEN, handedOut);
       }
       assert.deepEqual(new Set(resumed.map((e) => e.record.id)), wanted);

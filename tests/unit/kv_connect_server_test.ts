@@ -21,6 +21,7 @@ import {
   type StartedKvConnectServer,
   startKvConnectServer,
 } from "../../testing/kv_connect/start.ts";
+import { within } from "../support/time.ts";
 
 /** Opens Deno's KV Connect client on `server`, presenting `token`. */
 async function openRemote(server: StartedKvConnectServer, token = server.token): Promise<Deno.Kv> {
@@ -47,19 +48,6 @@ async function withServer(
     }
   } finally {
     await server.close();
-  }
-}
-
-/** Settles with `promise`, or rejects after `ms`. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -131,11 +119,11 @@ Deno.test("kv-connect: kv.watch sees a write from another handle and from anothe
     const other = await openRemote(server);
     const reader = kv.watch([["watched"]]).getReader();
     try {
-      const initial = await within(5_000, "initial watch entry", reader.read());
+      const initial = await within(reader.read(), 5_000, "initial watch entry");
       assert.equal(initial.value?.[0].value, null);
 
       await other.set(["watched"], "from another handle");
-      const fromHandle = await within(5_000, "change from a handle", reader.read());
+      const fromHandle = await within(reader.read(), 5_000, "change from a handle");
       assert.equal(fromHandle.value?.[0].value, "from another handle");
 
       const child = new Deno.Command(Deno.execPath(), {
@@ -152,7 +140,7 @@ Deno.test("kv-connect: kv.watch sees a write from another handle and from anothe
       });
       const result = await child.output();
       assert.equal(result.code, 0, new TextDecoder().decode(result.stderr));
-      const fromProcess = await within(5_000, "change from a process", reader.read());
+      const fromProcess = await within(reader.read(), 5_000, "change from a process");
       assert.equal(fromProcess.value?.[0].value, "from another process");
     } finally {
       await reader.cancel();
@@ -369,7 +357,7 @@ Deno.test("kv-connect: a raw watch streams framed outputs, keep-alives, and refu
     assert.ok(response.body);
     const frames = watchFrames(response.body);
     try {
-      const first = await within(5_000, "first frame", frames.next());
+      const first = await within(frames.next(), 5_000, "first frame");
       assert.ok(first.value && first.value.length > 0, "the first frame carries the key's state");
       const write = await callDataPath(
         server,
@@ -377,11 +365,11 @@ Deno.test("kv-connect: a raw watch streams framed outputs, keep-alives, and refu
         encodeAtomicWrite({ mutations: [{ key: bytes("w"), value: bytes("hello") }] }),
       );
       assert.equal(write.status, 200);
-      const change = await within(5_000, "change frame", frames.next());
+      const change = await within(frames.next(), 5_000, "change frame");
       const text = new TextDecoder().decode(change.value);
       assert.ok(text.includes("hello"), "the change frame carries the new value");
       // denokv sends an empty frame every 5 s.
-      const keepalive = await within(7_000, "keep-alive frame", frames.next());
+      const keepalive = await within(frames.next(), 7_000, "keep-alive frame");
       assert.equal(keepalive.value?.length, 0);
     } finally {
       await frames.return(undefined);
