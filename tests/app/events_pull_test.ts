@@ -2,7 +2,7 @@
  * `GET /events` (docs/interface.md §9) on the whole app: who may read it, every 400,
  * the pull form's pages and long-poll, on a KV file and over KV Connect. The
  * stream form and events committed by another process are
- * `tests/e2e/events_test.ts`.
+ * `tests/e2e/events_stream_test.ts`.
  */
 
 import assert from "node:assert/strict";

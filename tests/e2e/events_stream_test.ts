@@ -4,7 +4,7 @@
  * committed by another process sharing the KV, and the count of open streams
  * as consumers leave. The stream's resumption and the other process's events
  * are shown on a KV file and over KV Connect. Who may read the feed, every
- * 400 and the pull form are `tests/app/events_test.ts`.
+ * 400 and the pull form are `tests/app/events_pull_test.ts`.
  */
 
 import assert from "node:assert/strict";
