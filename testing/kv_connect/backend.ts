@@ -13,7 +13,7 @@
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 // A static import puts the package in the module graph, so `deno run` and
-// `deno test` fetch it (pinned in deno.json and deno.lock) before running.
+// `deno test` fetch it (pinned in testing/deno.json and deno.lock) before running.
 import addonPackage from "@deno/kv-linux-x64-gnu/package.json" with { type: "json" };
 
 /** The addon's exports, as declared by `@deno/kv` (`esm/napi_based.d.ts`). */
