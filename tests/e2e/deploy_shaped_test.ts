@@ -34,7 +34,7 @@ import {
 } from "../support/governed.ts";
 import { startServer } from "../support/server.ts";
 import { openSse } from "../../testing/sse.ts";
-import { newTestStore } from "../support/stores.ts";
+import { needsKvConnect, newTestStore } from "../support/stores.ts";
 import { sleep, within } from "../support/time.ts";
 
 /** `SHUTDOWN_TIMEOUT_MS`' default where `DENO_DEPLOY=true`. */
@@ -211,13 +211,21 @@ async function deployShaped(deno: string | undefined): Promise<void> {
   }
 }
 
-Deno.test("Deploy-shaped: instances stopped and started under load, one feed, expiry after a scale to zero [this Deno]", async () => {
-  await deployShaped(undefined);
-});
+Deno.test(
+  "Deploy-shaped: instances stopped and started under load, one feed, expiry after a scale to zero [this Deno]",
+  needsKvConnect(),
+  async () => {
+    await deployShaped(undefined);
+  },
+);
 
-Deno.test(`Deploy-shaped: instances stopped and started under load, one feed, expiry after a scale to zero [Deno ${DEPLOY_DENO}]`, async () => {
-  await deployShaped(await denoBinary(DEPLOY_DENO));
-});
+Deno.test(
+  `Deploy-shaped: instances stopped and started under load, one feed, expiry after a scale to zero [Deno ${DEPLOY_DENO}]`,
+  needsKvConnect(),
+  async () => {
+    await deployShaped(await denoBinary(DEPLOY_DENO));
+  },
+);
 
 Deno.test(`Deno ${DEPLOY_DENO} starts main.ts with no flags; with DENO_DEPLOY=true a SIGINT stops it within 4 s`, async () => {
   const deno = await denoBinary(DEPLOY_DENO);
