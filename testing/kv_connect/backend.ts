@@ -12,9 +12,6 @@
 
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-// A static import puts the package in the module graph, so `deno run` and
-// `deno test` fetch it (pinned in deno.json and deno.lock) before running.
-import addonPackage from "@deno/kv-linux-x64-gnu/package.json" with { type: "json" };
 
 /** The addon's exports, as declared by `@deno/kv` (`esm/napi_based.d.ts`). */
 interface NapiKv {
@@ -41,23 +38,63 @@ const NAPI_FUNCTIONS = [
   "endWatch",
 ] as const;
 
+/** The one platform the addon's package is built for. */
+export const BACKEND_PLATFORM = "linux-x64";
+
+/** This machine, named as npm's platform packages name theirs (`linux-x64`, `darwin-arm64`). */
+export function thisPlatform(): string {
+  const arch = ({ x86_64: "x64", aarch64: "arm64" } as Record<string, string>)[Deno.build.arch];
+  return `${Deno.build.os}-${arch ?? Deno.build.arch}`;
+}
+
+/** Where the addon is, or why it cannot be loaded here. */
+export type BackendLocation = { file: string } | { missing: string };
+
+/**
+ * Finds the addon's file. The package exists for {@link BACKEND_PLATFORM}
+ * only: elsewhere, and where it was not fetched, the answer says why. The
+ * package is imported by a literal specifier, so `deno run`, `deno test` and
+ * `deno cache` fetch it (pinned in testing/deno.json and deno.lock), but only
+ * here, so it is never needed where it cannot exist.
+ *
+ * `require` of the bare package name resolves through the import map in Deno
+ * 2.9 but not in 2.5 ("Cannot find module"), so the file is found by its path
+ * in the npm cache, from the package's own `package.json`.
+ */
+export async function locateBackend(): Promise<BackendLocation> {
+  const platform = thisPlatform();
+  const what = "denokv's backend, npm @deno/kv-linux-x64-gnu,";
+  if (platform !== BACKEND_PLATFORM) {
+    return { missing: `${what} exists for ${BACKEND_PLATFORM} only; this is ${platform}` };
+  }
+  try {
+    const { default: addonPackage } = await import("@deno/kv-linux-x64-gnu/package.json", {
+      with: { type: "json" },
+    });
+    const packageJson = import.meta.resolve("@deno/kv-linux-x64-gnu/package.json");
+    const file = fileURLToPath(new URL(addonPackage.main, packageJson));
+    await Deno.stat(file);
+    return { file };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { missing: `${what} cannot be found: ${reason.split("\n")[0]}` };
+  }
+}
+
+const location = await locateBackend();
 let loaded: NapiKv | undefined;
 
 /**
  * Loads the addon once per process. Deno loads a `.node` file only through
- * `require()`, never through `import`. `require` of the bare package name
- * resolves through the import map in Deno 2.9 but not in 2.5 ("Cannot find
- * module"), so the file is required by its path in the npm cache, found from
- * the package's own `package.json`.
+ * `require()`, never through `import`.
  *
- * @throws {Error} if the package is missing or its exports are not the
- * expected functions.
+ * @throws {Error} if the package is missing (saying why) or its exports are
+ * not the expected functions.
  */
 function napi(): NapiKv {
   if (loaded) return loaded;
-  const packageJson = import.meta.resolve("@deno/kv-linux-x64-gnu/package.json");
-  const file = fileURLToPath(new URL(addonPackage.main, packageJson));
-  const addon: unknown = createRequire(import.meta.url)(file);
+  if ("missing" in location) throw new Error(location.missing);
+  const addon: unknown = createRequire(import.meta.url)(location.file);
   const record = addon as Record<string, unknown>;
   const missing = NAPI_FUNCTIONS.filter((name) => typeof record?.[name] !== "function");
   if (missing.length > 0) {

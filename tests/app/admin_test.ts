@@ -14,6 +14,7 @@ import {
   newPayload,
 } from "../support/fixtures.ts";
 import { withApp } from "../support/in_process.ts";
+import { sleep } from "../support/time.ts";
 
 const TOKEN = "admin-token-for-the-admin-tests-0123";
 
@@ -104,7 +105,7 @@ Deno.test("admin endpoints", async (t) => {
     ).reverse();
     for (let i = 0; i < 25; i++) {
       // Distinct milliseconds make "newest first" a total order.
-      await new Promise((resolve) => setTimeout(resolve, 3));
+      await sleep(3);
       const body = signVariantA(
         newPayload(template, { id: `page-${String(i).padStart(2, "0")}` }),
         key,

@@ -35,6 +35,7 @@ import {
 } from "../support/governed.ts";
 import type { Json } from "../support/record.ts";
 import { storeTest } from "../support/stores.ts";
+import { sleepUntil } from "../support/time.ts";
 
 const WINDOW_S = 3600;
 
@@ -44,10 +45,6 @@ async function submit(h: Harness, signed: Payload | { id: string }, by: Signer, 
   const record = await response.json();
   assert.equal(response.status, status, JSON.stringify(record));
   return record as Json & { id: string; received_at: string; approval: Json };
-}
-
-function sleepUntil(time: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, time - Date.now())));
 }
 
 storeTest(

@@ -1,8 +1,8 @@
 /**
  * The HTTP edge on the whole app: strict JSON, media type, body size and the
  * order of those checks, unknown paths and methods, request ids, the health
- * check. (A 500 is proven in tests/unit/app_errors_test.ts; the request log
- * on the server's stdout in tests/e2e/request_log_test.ts.)
+ * check. (A 500 is proven in tests/app/error_mapper_test.ts; the request log
+ * on the server's stdout in tests/e2e/request_log_stdout_test.ts.)
  */
 
 import assert from "node:assert/strict";

@@ -1,7 +1,7 @@
 /**
  * `GET /metrics` on the whole app: who may read it, the counts of accepted
  * intents and rejections, the latency histogram, method labels. The worker
- * threads a server process reports are `tests/e2e/metrics_test.ts`.
+ * threads a server process reports are `tests/e2e/metrics_workers_test.ts`.
  */
 
 import assert from "node:assert/strict";
@@ -94,7 +94,7 @@ Deno.test("counts accepted intents by variant and kind, and rejections by code",
     assert.equal(requests("200"), 2);
     assert.equal(requests("409"), 2);
     assert.equal(requests("400"), 2);
-    // In process, bodies are verified on the calling thread (tests/e2e/metrics_test.ts: workers).
+    // In process, bodies are verified on the calling thread (tests/e2e/metrics_workers_test.ts: workers).
     assert.equal(sampleValue(samples, "intents_verify_workers", {}), 0);
   });
 });

@@ -28,6 +28,7 @@ import {
 } from "../support/governed.ts";
 import { sampleValue, scrape } from "../support/metrics.ts";
 import { storeTest } from "../support/stores.ts";
+import { sleep } from "../support/time.ts";
 
 /** Submits a fresh intent under `doc` signed by `by`; the response. */
 async function submitBy(
@@ -171,7 +172,7 @@ storeTest(
       await expectError((await submitBy(h, doc, a)).response, 429, "too_many_pending");
       // Past the deadline the intent reads expired, but its place comes back when the expiry is
       // recorded (as the scheduler does it, within seconds).
-      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      await sleep(1_100);
       assert.equal(
         await expireIntent({ store: h.app.context.store, now: () => new Date() }, first.signed.id),
         "expired",

@@ -36,6 +36,7 @@ import {
 import type { Json } from "../support/record.ts";
 import { storeTest } from "../support/stores.ts";
 import { submitKit } from "../support/submit_kit.ts";
+import { sleep } from "../support/time.ts";
 
 /** Sends `text` as the body of `POST /intents` and expects a replay of `record`. */
 async function expectReplay(h: Harness, text: string, record: Json): Promise<void> {
@@ -173,7 +174,7 @@ storeTest("a replay under a governed document shows the intent as it stands now"
     await expectReplay(h, rejected.text, rejectedNow);
     // Expired: past its deadline it reads expired, whether or not the expiry was recorded.
     const expired = await stored(short);
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await sleep(1_100);
     const expiredNow = await getRecord(h, expired.signed.id);
     assert.equal(expiredNow.state, "expired");
     await expectReplay(h, expired.text, expiredNow);

@@ -40,6 +40,7 @@ import {
   text,
   withPage,
 } from "../support/passkey_page.ts";
+import { sleep } from "../support/time.ts";
 
 const options = { ignore, sanitizeResources: false, sanitizeOps: false };
 
@@ -255,7 +256,7 @@ Deno.test({
         (await (await fetch(`${server.url}/intents/gone-1/approvals`)).json()).state !== "expired"
       ) {
         assert.ok(Date.now() < deadline, "the intent did not expire");
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await sleep(200);
       }
       assert.equal(await openApproval(page, origin, "gone-1"), "expired");
       assert.match(await text(page, "approve-status"), /expired/);

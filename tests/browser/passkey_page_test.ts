@@ -22,6 +22,7 @@ import {
   withPage,
 } from "../support/passkey_page.ts";
 import type { Page } from "../support/chromium.ts";
+import { sleep } from "../support/time.ts";
 
 const TEMPLATE = '{"name": "transfer", "fields": ["amount", "to"]}';
 
@@ -222,7 +223,7 @@ Deno.test({
       })()`);
       const deadline = Date.now() + 5_000;
       while (!problems.some((p) => /Content Security Policy/i.test(p)) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
       assert.ok(
         problems.some((p) => /Content Security Policy/i.test(p)),

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { runServerExpectingExit, startServer, tempKvPath } from "../support/server.ts";
 import { auditIntents } from "../support/audit.ts";
 import { spawnServer } from "../../testing/spawn_server.ts";
+import { sleep } from "../support/time.ts";
 
 const MALFORMED: [string, string][] = [
   ["PORT", "abc"],
@@ -96,7 +97,7 @@ Deno.test("generates an ADMIN_TOKEN when unset, prints it once to stderr, and it
     assert.equal(wrong.status, 401);
     await wrong.body?.cancel();
     // Wait for the log lines, then check the token never reaches stdout.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     assert.ok(server.stdout().includes('"status":200'), `no log line yet: ${server.stdout()}`);
     assert.ok(!server.stdout().includes(token));
   } finally {

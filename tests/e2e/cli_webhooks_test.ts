@@ -10,6 +10,7 @@ import { cli, parseJson } from "../support/cli.ts";
 import { newPayload } from "../support/fixtures.ts";
 import { type ProcessHarness, withProcess } from "../support/process.ts";
 import { LOCAL_WEBHOOKS, settled } from "../support/webhooks.ts";
+import { sleep } from "../support/time.ts";
 
 /** A port nothing listens on now. */
 function freePort(): number {
@@ -38,7 +39,7 @@ function listen(port: number, secret: string) {
     async until(check: () => boolean, what: string) {
       for (let i = 0; !check(); i++) {
         assert.ok(i < 200, `${what}: ${JSON.stringify(out)}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
     },
     async stop() {
@@ -91,7 +92,7 @@ Deno.test("the webhooks commands manage an endpoint, and listen verifies and pri
 
       assert.match((await cli(["webhooks", "pause", id], { env })).stdout, /: paused/);
       const second = await submit(h, template);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
       assert.ok(!receiver.out.stdout.includes(second), "nothing while paused");
       assert.match((await cli(["webhooks", "resume", id], { env })).stdout, /: active/);
       await receiver.until(() => receiver.out.stdout.includes(second), "delivered once resumed");
@@ -158,7 +159,7 @@ Deno.test("webhooks listen refuses a delivery that does not verify, and the serv
       const first = () => h.client.webhooks.attempts(endpoint.id).then((a) => a.at(-1));
       for (let i = 0; (await first()) === undefined; i++) {
         assert.ok(i < 40, "the refused attempt is not recorded within 2 s");
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
       assert.equal((await first())?.status, 400);
     } finally {

@@ -31,14 +31,11 @@ import {
 import type { Json } from "../support/record.ts";
 import { storeTest } from "../support/stores.ts";
 import type { Payload } from "../../client/mod.ts";
+import { sleepUntil } from "../support/time.ts";
 
 const SIGNERS = 16;
 const THRESHOLD = 9;
 const FINAL = new Set(["intent.accepted", "intent.rejected", "intent.expired"]);
-
-function sleepUntil(time: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, time - Date.now())));
-}
 
 interface Sent {
   signer: number;

@@ -10,6 +10,7 @@ import { dirname } from "node:path";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { startServer, tempKvPath, type TestServer } from "../support/server.ts";
 import { openSse } from "../../testing/sse.ts";
+import { sleep } from "../support/time.ts";
 
 const EVENTS_TOKEN = "events-token-0123456789abcdef";
 const HISTORY = 2_000;
@@ -89,7 +90,7 @@ Deno.test({
         assert.equal(first.done, false);
         stalled.push(stream);
       }
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await sleep(2_000);
       const during = rssMiB(server);
       assert.equal(await openStreams(server), READERS);
       // Each holds a page or two; the rest is in the kernel's socket buffers (a few MB a
@@ -102,7 +103,7 @@ Deno.test({
       );
       for (const stream of stalled) stream.close();
       for (let i = 0; i < 50 && await openStreams(server) !== 0; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
       assert.equal(await openStreams(server), 0, "a reader that left still holds its stream");
     } finally {

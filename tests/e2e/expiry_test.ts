@@ -28,10 +28,7 @@ import {
 } from "../support/governed.ts";
 import type { Json } from "../support/record.ts";
 import { storeTest } from "../support/stores.ts";
-
-function sleepUntil(time: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, time - Date.now())));
-}
+import { sleepUntil } from "../support/time.ts";
 
 /** Stores a pending intent under `policy`, signed by `by`; returns it and its deadline. */
 async function pendingIntent(h: Harness, policy: string, by: Signer) {

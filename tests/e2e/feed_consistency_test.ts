@@ -14,6 +14,7 @@ import { generateEd25519Key, IntentsClient, signVariantB } from "../../client/mo
 import { startServer, type TestServer } from "../support/server.ts";
 import { openSse } from "../../testing/sse.ts";
 import { storeTest } from "../support/stores.ts";
+import { sleep } from "../support/time.ts";
 
 const EVENTS_TOKEN = "events-token-0123456789abcdef";
 const SUBMISSIONS = 3_000;
@@ -195,7 +196,7 @@ storeTest("every 201 of a writer killed mid-load is in the feed", async (store) 
       const loading = load([writer], bodies, http, created);
       // Killed mid-load: once a part of the load was answered.
       while (created.size < 100 + 150 * round) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        await sleep(5);
       }
       await writer.stop({ kill: true });
       const killed = performance.now();
@@ -212,7 +213,7 @@ storeTest("every 201 of a writer killed mid-load is in the feed", async (store) 
         const page = await (await fetch(`${reader.url}/events${query}`, { headers: auth })).json();
         for (const event of page.events) inFeed.add(event.record.id);
         if (page.next !== null) after = page.next;
-        if (page.events.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        if (page.events.length === 0) await sleep(50);
       }
       for (const id of created.keys()) assert.ok(inFeed.has(id), `201 for ${id}, not in the feed`);
       writer = await startServer({ env, kvPath: store.kvPath });

@@ -13,6 +13,7 @@ import { generateEd25519Key, IntentsClient, signVariantB } from "../../client/mo
 import { startServer, type TestServer } from "../support/server.ts";
 import { holdWriteLock } from "../support/sqlite_lock.ts";
 import { fillDisk, withTmpfs } from "../support/tmpfs.ts";
+import { sleep } from "../support/time.ts";
 
 const key = generateEd25519Key();
 
@@ -63,7 +64,7 @@ async function assertRefused(
     message: `the service cannot store this now (${reason}); try again later`,
     code: "unavailable",
   });
-  await new Promise((resolve) => setTimeout(resolve, 50)); // the log is written in batches
+  await sleep(50); // the log is written in batches
   const line = server.stdout().trim().split("\n").map((text) => JSON.parse(text))
     .find((entry) => entry.request_id === requestId);
   assert.ok(line, "no log line for the refused submission");

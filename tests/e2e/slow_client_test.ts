@@ -16,15 +16,12 @@ import assert from "node:assert/strict";
 import { generateEd25519Key, signVariantB } from "../../client/mod.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { rssBytes, storeRefs } from "../fuzz/hostile_http.ts";
+import { sleep } from "../support/time.ts";
 
 const BODY_TIMEOUT_MS = 1000;
 const MAX_BODY_BYTES = 32768;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /** A parsed HTTP/1.1 response read off a raw connection. */
 interface RawResponse {

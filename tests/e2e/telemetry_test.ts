@@ -31,6 +31,7 @@ import {
   type OtlpReceiver,
   startOtlpReceiver,
 } from "../support/otlp_receiver.ts";
+import { sleep } from "../support/time.ts";
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -69,7 +70,7 @@ async function telemetryRun(deno: string | undefined): Promise<void> {
     let adminToken = "";
     for (let i = 0; i < 100 && adminToken === ""; i++) {
       adminToken = /this run's admin token is (\S+)/.exec(server.stderr())?.[1] ?? "";
-      if (adminToken === "") await new Promise((resolve) => setTimeout(resolve, 20));
+      if (adminToken === "") await sleep(20);
     }
     assert.ok(adminToken.length >= 16, server.stderr());
     const h = harnessFor({ ...server, adminToken });

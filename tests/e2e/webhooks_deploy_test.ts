@@ -20,6 +20,7 @@ import { harnessFor, type ProcessHarness } from "../support/process.ts";
 import { startServer } from "../support/server.ts";
 import { startTlsReceiver, type TlsReceiver } from "../support/tls_receiver.ts";
 import { HAS_OPENSSL, makeCertificates, settled } from "../support/webhooks.ts";
+import { sleep } from "../support/time.ts";
 
 /** The server as Deploy would run it, its socket rule applied by the preload. */
 async function withDeployServer(
@@ -57,7 +58,7 @@ async function submit(h: ProcessHarness, n: number): Promise<string[]> {
 async function requests(receiver: TlsReceiver, n: number, ms: number) {
   for (const end = Date.now() + ms; receiver.requests.length < n;) {
     assert.ok(Date.now() < end, `${receiver.requests.length} of ${n} deliveries within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await sleep(25);
   }
 }
 

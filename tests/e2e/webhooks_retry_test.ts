@@ -21,8 +21,7 @@ import {
   settled,
   startReceiver,
 } from "../support/webhooks.ts";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from "../support/time.ts";
 
 /** A server on `store` whose retries wait `schedule` (ms each) and attempts time out after 1 s. */
 function withRetries(

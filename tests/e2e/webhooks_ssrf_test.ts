@@ -16,8 +16,7 @@ import { sampleValue, scrape } from "../support/metrics.ts";
 import { type ProcessHarness, withProcess } from "../support/process.ts";
 import { tempKvPath } from "../support/server.ts";
 import { acknowledged, settled, startReceiver } from "../support/webhooks.ts";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from "../support/time.ts";
 
 Deno.test("a name that resolves to a loopback address at attempt time is refused without a connection", async () => {
   const receiver = startReceiver();

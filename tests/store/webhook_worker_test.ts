@@ -13,6 +13,7 @@ import { KvStore } from "../../src/storage/kv_store.ts";
 import { type Endpoint, newEndpoint, newEndpointId } from "../../src/webhooks/endpoint.ts";
 import { WEBHOOK_WORK } from "../../src/webhooks/store.ts";
 import { smallIntent } from "../support/store_kit.ts";
+import { sleep } from "../support/time.ts";
 
 Deno.test("a pause made elsewhere while acknowledgements commit stops the deliverer at once", async () => {
   const dir = await Deno.makeTempDir({ prefix: "webhook-worker-" });
@@ -71,10 +72,10 @@ Deno.test("a pause made elsewhere while acknowledgements commit stops the delive
     assert.equal(await deliveries.claim(work), "done");
     for (let i = 0; pausedAfter === 0; i++) {
       assert.ok(i < 200, "the tenth event did not arrive");
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await sleep(25);
     }
     // Well within the change poll (1 s): only the attempt already under way may follow.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await sleep(400);
     assert.ok(
       arrived.length <= pausedAfter + 1,
       `${arrived.length - pausedAfter} deliveries after the pause`,

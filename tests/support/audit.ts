@@ -17,6 +17,7 @@ import {
 } from "../../src/storage/codec.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { storedIntentCountKeys } from "../../src/storage/pending_counts.ts";
+import { sleep } from "./time.ts";
 
 /**
  * Checks the layout, in either write layout: the feed's blocks hold
@@ -47,7 +48,7 @@ export async function auditIntents(
     } catch (error) {
       if ((await kv.get(keys.feedHead)).versionstamp === before || attempt >= 20) throw error;
     }
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
 }
 

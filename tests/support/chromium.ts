@@ -5,6 +5,8 @@
  * @module
  */
 
+import { sleep, within } from "./time.ts";
+
 /** Where Chromium is: `CHROMIUM_PATH`, else `/usr/bin/chromium`; `null` when absent. */
 export function findChromium(): string | null {
   const candidates = [Deno.env.get("CHROMIUM_PATH"), "/usr/bin/chromium"];
@@ -56,7 +58,7 @@ export class CdpConnection {
   /** Opens the browser's DevTools WebSocket. */
   static async connect(url: string, timeoutMs = 10_000): Promise<CdpConnection> {
     const socket = new WebSocket(url);
-    await withTimeout(
+    await within(
       new Promise<void>((resolve, reject) => {
         socket.onopen = () => resolve();
         socket.onerror = () => reject(new Error(`cannot open ${url}`));
@@ -137,7 +139,7 @@ export class CdpConnection {
         if (match(event)) resolve(event);
       });
     });
-    return withTimeout(found, timeoutMs, what).finally(off);
+    return within(found, timeoutMs, what).finally(off);
   }
 
   /** Closes the socket and waits (bounded) until it is closed. */
@@ -148,20 +150,7 @@ export class CdpConnection {
     } catch {
       // Already closed.
     }
-    await withTimeout(this.#socketClosed, 3_000, "closing the CDP socket").catch(() => {});
-  }
-}
-
-/** Rejects with "`what` timed out" unless `promise` settles within `ms`. */
-export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
+    await within(this.#socketClosed, 3_000, "closing the CDP socket").catch(() => {});
   }
 }
 
@@ -223,7 +212,7 @@ export class Page {
       const value = await this.evaluate<T>(expression);
       if (value) return value;
       if (Date.now() > deadline) throw new Error(`${what}: timed out after ${timeoutMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   }
 
@@ -315,16 +304,16 @@ export async function launchChromium(options: LaunchOptions = {}): Promise<Brows
         await cdp.send("Browser.close", {}, { timeoutMs: 3_000 }).catch(() => {});
         await cdp.close();
       }
-      const gone = await withTimeout(exited, 5_000, "Chromium exit").then(() => true, () => false);
+      const gone = await within(exited, 5_000, "Chromium exit").then(() => true, () => false);
       if (!gone) {
         try {
           child.kill("SIGKILL");
         } catch {
           // Already gone.
         }
-        await withTimeout(exited, 5_000, "Chromium exit after SIGKILL").catch(() => {});
+        await within(exited, 5_000, "Chromium exit after SIGKILL").catch(() => {});
       }
-      await withTimeout(drained, 2_000, "Chromium stderr").catch(() => {});
+      await within(drained, 2_000, "Chromium stderr").catch(() => {});
     } finally {
       await Deno.remove(profile, { recursive: true }).catch(() => {});
     }
@@ -340,7 +329,7 @@ export async function launchChromium(options: LaunchOptions = {}): Promise<Brows
       }
       const status = await Promise.race([
         exited,
-        new Promise<null>((resolve) => setTimeout(() => resolve(null), 50)),
+        sleep(50).then(() => null),
       ]);
       if (status) throw new Error(`Chromium exited with ${status.code}: ${stderr.trim()}`);
       if (Date.now() > deadline) {

@@ -11,6 +11,7 @@
 import { type Ed25519Key, signVariantB } from "../../client/mod.ts";
 import { openSse } from "../../testing/sse.ts";
 import { startServer, type TestServer } from "./server.ts";
+import { sleep } from "./time.ts";
 
 /** Deno Deploy kills an instance this long after its SIGINT. */
 export const KILL_AFTER_MS = 5_000;
@@ -31,27 +32,6 @@ export interface Stopped {
   /** True when it was still alive {@link KILL_AFTER_MS} after the SIGINT and was killed. */
   killed: boolean;
   stderr: string;
-}
-
-/** Resolves after `ms` (at once when it is not positive). */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-}
-
-/**
- * Resolves as `promise` does, or rejects with `message` after `ms`: a test
- * waiting for the service fails, never hangs.
- */
-export async function within<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${message} (after ${ms} ms)`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The instances of one deployment, sharing one store. */

@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { sleep } from "./time.ts";
 
 /** An attribute value as OTLP/JSON carries it, read into plain JSON. */
 export type AttributeValue = string | number | boolean | AttributeValue[] | null;
@@ -184,7 +185,7 @@ export function startOtlpReceiver(): OtlpReceiver {
         if (Date.now() > deadline) {
           assert.fail(`${what}: not within ${timeoutMs} ms (${spans.length} spans so far)`);
         }
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
     },
     close: () => server.shutdown(),

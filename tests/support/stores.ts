@@ -3,10 +3,16 @@
  * file, and a KV Connect server (denokv's own SQLite backend behind the KV
  * Connect protocol, with denokv's limits), as a self-hosted denokv or the
  * managed KV of Deno Deploy are reached.
+ *
+ * The KV Connect server needs denokv's backend, an npm package that exists
+ * for linux-x64 only. Where it is missing, the tests that need the server are
+ * ignored with a printed reason, except with `CI` set on linux-x64, where the
+ * backend belongs: there they run, and fail saying what is missing.
  * @module
  */
 
 import { dirname } from "node:path";
+import { BACKEND_PLATFORM, locateBackend, thisPlatform } from "../../testing/kv_connect/backend.ts";
 import { startKvConnectServer } from "../../testing/kv_connect/start.ts";
 import { startDelayProxy } from "../../testing/delay_proxy.ts";
 import { tempKvPath } from "./server.ts";
@@ -24,6 +30,43 @@ export const STORE_KINDS: readonly StoreKind[] = ["file", "kv_connect"];
  * `Deno.openKv(url)` works here and there.
  */
 const KV_CONNECT_TOKEN = "kv-connect-test-token-0123456789";
+
+const backend = await locateBackend();
+
+/** Why a KV Connect server cannot start here, or null when it can. */
+export const KV_CONNECT_MISSING: string | null = "missing" in backend ? backend.missing : null;
+
+/**
+ * Whether the tests that need a KV Connect server are ignored: when the
+ * backend is `missing` (why, or null when found), unless `ci` is set on the
+ * backend's own platform, where they run and fail.
+ */
+export function ignoresKvConnect(
+  { missing, ci, platform }: { missing: string | null; ci: boolean; platform: string },
+): boolean {
+  return missing !== null && !(ci && platform === BACKEND_PLATFORM);
+}
+
+const kvConnectIgnored = ignoresKvConnect({
+  missing: KV_CONNECT_MISSING,
+  ci: Boolean(Deno.env.get("CI")),
+  platform: thisPlatform(),
+});
+
+let warned = false;
+
+/**
+ * Options for `Deno.test` of a test that needs a KV Connect server: the test
+ * is ignored, with a printed reason, where the server cannot start (see the
+ * module's documentation).
+ */
+export function needsKvConnect(): { ignore: boolean } {
+  if (kvConnectIgnored && !warned) {
+    warned = true;
+    console.warn(`KV Connect tests ignored: ${KV_CONNECT_MISSING}`);
+  }
+  return { ignore: kvConnectIgnored };
+}
 
 /** A store for one test: its app in process or its servers (a harness's `store` option). */
 export interface TestStore {
@@ -56,6 +99,7 @@ export async function newTestStore(
       close: () => Deno.remove(dirname(kvPath), { recursive: true }).catch(() => {}),
     };
   }
+  if (KV_CONNECT_MISSING !== null) throw new Error(`no KV Connect server: ${KV_CONNECT_MISSING}`);
   Deno.env.set("DENO_KV_ACCESS_TOKEN", KV_CONNECT_TOKEN);
   const server = await startKvConnectServer({
     token: KV_CONNECT_TOKEN,
@@ -83,7 +127,9 @@ const LABEL: Record<StoreKind, string> = { file: "KV file", kv_connect: "KV Conn
 /**
  * Registers `fn` as one test per store kind, each named `name` with its
  * store ("… [KV file]", "… [KV Connect]"), each with a fresh store that is
- * removed afterwards; `fn` gets the test's context too, for steps.
+ * removed afterwards; `fn` gets the test's context too, for steps. The KV
+ * Connect one is ignored where a KV Connect server cannot start
+ * ({@link needsKvConnect}).
  */
 export function storeTest(
   name: string,
@@ -93,6 +139,7 @@ export function storeTest(
   for (const kind of STORE_KINDS) {
     Deno.test({
       ...options,
+      ignore: options.ignore || (kind === "kv_connect" && needsKvConnect().ignore),
       name: `${name} [${LABEL[kind]}]`,
       fn: async (t) => {
         const store = await newTestStore(kind);

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { base64 } from "@scure/base";
 import type { IntentEvent, IntentsClient, WebhookEndpoint } from "../../client/mod.ts";
+import { sleep } from "./time.ts";
 
 export { HAS_OPENSSL, makeCertificates } from "../../testing/certificates.ts";
 
@@ -103,7 +104,7 @@ export function startReceiver(
         at: Date.now(),
       };
       const answer = responder(got, seen);
-      if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+      if (answer.delayMs) await sleep(answer.delayMs);
       deliveries.push({ ...got, status: answer.status });
       const empty = answer.status === 204 || answer.status === 304;
       return new Response(empty ? null : "ok", { status: answer.status, headers: answer.headers });
@@ -129,7 +130,7 @@ export function startReceiver(
             })`,
           );
         }
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
       }
     },
     close: () => server.shutdown(),
@@ -171,6 +172,6 @@ export async function settled(
       performance.now() < end,
       `endpoint ${id} not settled within ${withinMs} ms: ${JSON.stringify(endpoint)}`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }

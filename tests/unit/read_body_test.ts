@@ -9,6 +9,7 @@ import { DeadlineSweeper } from "../../src/http/deadlines.ts";
 import { readBody } from "../../src/http/read_body.ts";
 import { ServiceError } from "../../src/errors.ts";
 import { HttpError, STATUS_OF } from "../../src/http/respond.ts";
+import { sleep } from "../support/time.ts";
 
 /** A body stream that records how often it was pulled and whether it was cancelled. */
 function trackedStream(chunks: Uint8Array[], options: { endless?: boolean } = {}) {
@@ -77,7 +78,7 @@ Deno.test("readBody refuses a Content-Length over the limit without reading the 
   assert.equal(STATUS_OF[error.code], 413);
   assert.equal(error.code, "payload_too_large");
   assert.equal(state.pulls, 0);
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await sleep(0);
   assert.equal(state.cancelled, true);
 });
 
@@ -137,7 +138,7 @@ Deno.test("readBody cuts off a body that never ends with 408 and cancels the str
   assert.equal(STATUS_OF[error.code], 408);
   assert.equal(error.code, "request_timeout");
   assert.ok(elapsed >= 90 && elapsed < 1000, `took ${elapsed.toFixed(0)} ms`);
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await sleep(0);
   assert.equal(state.cancelled, true);
 });
 
@@ -146,7 +147,7 @@ Deno.test("readBody's deadline covers the whole body, not each chunk", async () 
   // A byte every 20 ms: each chunk is quick, the body as a whole is not.
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
       controller.enqueue(bytes(1));
     },
     cancel() {
@@ -155,7 +156,7 @@ Deno.test("readBody's deadline covers the whole body, not each chunk", async () 
   }, { highWaterMark: 0 });
   const error = await rejection(readBody(post(stream), { maxBytes: 1000, timeoutMs: 150 }));
   assert.equal(STATUS_OF[error.code], 408);
-  await new Promise((resolve) => setTimeout(resolve, 30));
+  await sleep(30);
   assert.equal(state.cancelled, true);
 });
 
@@ -163,7 +164,7 @@ Deno.test("readBody accepts a trickling body that completes within the time limi
   let sent = 0;
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await sleep(10);
       if (sent === 5) return controller.close();
       controller.enqueue(new Uint8Array([0x30 + sent++]));
     },
@@ -229,7 +230,7 @@ Deno.test("readBody with shared deadlines: a stalled body gets 408 within one sw
     const elapsed = performance.now() - started;
     assert.equal(STATUS_OF[error.code], 408);
     assert.ok(elapsed >= 95 && elapsed < 1000, `took ${elapsed.toFixed(0)} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await sleep(0);
     assert.equal(state.cancelled, true);
     // A body that arrives in time leaves no deadline behind.
     const body = await readBody(post(new TextEncoder().encode("{}")), {
@@ -251,7 +252,7 @@ Deno.test("DeadlineSweeper expires each deadline once, after its time, unless re
     const b = deadlines.add(10, () => fired.push("b"));
     deadlines.add(200, () => fired.push("late"));
     deadlines.remove(b);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await sleep(60);
     assert.deepEqual(fired, ["a"]);
     assert.throws(() => new DeadlineSweeper(0), RangeError);
   } finally {
@@ -280,13 +281,13 @@ Deno.test("readBody: a body still arriving when the server cuts the deadlines is
     const reading = rejection(
       readBody(post(stream), { maxBytes: 1000, timeoutMs: 60_000, deadlines }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
     deadlines.cutAll();
     const error = await reading;
     assert.equal(STATUS_OF[error.code], 503);
     assert.equal(error.code, "unavailable");
     assert.equal((error as HttpError).headers.connection, "close");
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await sleep(0);
     assert.equal(state.cancelled, true);
     // A body read after the cut runs its normal course.
     const body = await readBody(post("{}"), { maxBytes: 10, deadlines });

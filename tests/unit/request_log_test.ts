@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createBatchedLog, type RequestLogLine } from "../../src/http/request_log.ts";
+import { sleep } from "../support/time.ts";
 
 function line(n: number): RequestLogLine {
   return {
@@ -23,7 +24,7 @@ Deno.test("request log: lines of one burst go out in one write, in order, after 
   const log = createBatchedLog({ write: out.write, flushMs: 5 });
   for (let i = 0; i < 100; i++) log.log(line(i));
   assert.equal(out.writes.length, 0);
-  await new Promise((resolve) => setTimeout(resolve, 30));
+  await sleep(30);
   assert.equal(out.writes.length, 1);
   const lines = out.writes[0].split("\n");
   assert.equal(lines.pop(), "");
@@ -59,7 +60,7 @@ Deno.test("request log: a write that fails (a closed pipe) drops the lines, neve
     maxChars: 300,
   });
   for (let i = 0; i < 10; i++) log.log(line(i)); // passes maxChars: written at once
-  await new Promise((resolve) => setTimeout(resolve, 20)); // and on the timer
+  await sleep(20); // and on the timer
   log.log(line(10));
   log.flush();
   assert.ok(calls >= 3, `${calls} writes`);

@@ -11,6 +11,7 @@ import { readBody } from "../../src/http/read_body.ts";
 import { ServiceError } from "../../src/errors.ts";
 import { errorResponse } from "../../src/http/respond.ts";
 import { InFlightRequests, stopServing } from "../../src/http/shutdown.ts";
+import { sleep } from "../support/time.ts";
 
 const encoder = new TextEncoder();
 
@@ -67,7 +68,7 @@ async function rawClient(port: number, text: string) {
 async function waitFor(seen: () => string, pattern: RegExp, ms = 2000): Promise<string> {
   const until = performance.now() + ms;
   while (!pattern.test(seen()) && performance.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
   return seen();
 }
@@ -79,7 +80,7 @@ Deno.test("stopServing answers a client stalled in its body with 503 and stops w
     "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789",
   );
   const idle = await rawClient(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await sleep(100);
   try {
     const stopped = await stopServing({ server, stopping, deadlines, inFlight, timeoutMs: 30_000 });
     assert.deepEqual(stopped, { drained: true, unanswered: 0 });
@@ -102,7 +103,7 @@ Deno.test("stopServing waits for a running request, and leaves one that outlives
   const released = new Promise<void>((resolve) => release = resolve);
   const { server, stopping, deadlines, inFlight, port } = serve(released);
   const waiting = await rawClient(port, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await sleep(100);
   assert.equal(inFlight.count, 1);
   try {
     const stopped = await stopServing({ server, stopping, deadlines, inFlight, timeoutMs: 300 });

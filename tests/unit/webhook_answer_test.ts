@@ -17,6 +17,7 @@ import {
 } from "../../src/webhooks/_answer.ts";
 import { deliverOnce } from "../../src/webhooks/deliver.ts";
 import { local } from "../support/deliver.ts";
+import { sleep } from "../support/time.ts";
 
 const encoder = new TextEncoder();
 
@@ -124,7 +125,7 @@ Deno.test("a receiver trickling its head over a real socket: the attempt fails c
       // One byte per segment, each given time to be read alone.
       for (; written < head.length; written++) {
         await conn.write(head.subarray(written, written + 1));
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await sleep(1);
       }
     } catch {
       // Closed by the service.

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { deliverOnce, type Resolver } from "../../src/webhooks/deliver.ts";
 import { BODY, HEADERS, local, noConnect, resolver } from "../support/deliver.ts";
+import { sleep } from "../support/time.ts";
 
 /** A port nothing listens on. */
 function closedPort(): number {
@@ -197,7 +198,7 @@ Deno.test("deliverOnce's time limit covers the name's resolution and a receiver 
   );
   assert.deepEqual([viaDns.status, viaDns.error], [null, "timeout"]);
   await using receiver = rawReceiver(async (conn) => {
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await sleep(600);
     await writeText(conn, "HTTP/1.1 200 OK\r\n\r\n").catch(() => {});
   });
   const silent = await deliverOnce(local(`http://127.0.0.1:${receiver.port}/`, { timeoutMs: 200 }));
@@ -254,7 +255,7 @@ Deno.test("deliverOnce skips interim 1xx heads, and reads a head despite a large
 
   await using endless = rawReceiver(async (conn) => {
     await writeText(conn, "HTTP/1.1 200 OK\r\n\r\nstill talking");
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
   });
   const open = await deliverOnce(local(`http://127.0.0.1:${endless.port}/`, { timeoutMs: 300 }));
   assert.deepEqual([open.status, open.error], [200, null]);

@@ -16,6 +16,7 @@ import { KeptConnection } from "../../src/webhooks/kept_connection.ts";
 import { HAS_OPENSSL, makeCertificates } from "../../testing/certificates.ts";
 import { local, noConnect, resolver } from "../support/deliver.ts";
 import { startTlsReceiver, type TlsReceiver } from "../support/tls_receiver.ts";
+import { sleep, until } from "../support/time.ts";
 
 const certs = HAS_OPENSSL ? await makeCertificates("localhost") : undefined;
 if (certs) await Deno.remove(certs.dir, { recursive: true });
@@ -43,14 +44,6 @@ function onDeploy(url: string, extra: Parameters<typeof local>[1] = {}) {
     caCerts: [certs!.ca],
     ...extra,
   });
-}
-
-/** Waits until `done` holds, for at most 2 s (a connection the receiver has yet to see). */
-async function until(done: () => boolean, what: string) {
-  for (let i = 0; !done(); i++) {
-    assert.ok(i < 100, `${what}: not within 2 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const test = (name: string, fn: () => Promise<void>) =>
@@ -90,8 +83,8 @@ test("on the by-name path a peer that is not globally reachable is refused befor
       "127.0.0.1",
     ]);
     // The TCP handshake reached the receiver (perhaps the ClientHello too): no byte of a request.
-    await until(() => receiver.connections.length === 1, "the connection");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => receiver.connections.length === 1, 2_000, "the connection");
+    await sleep(100);
     assert.deepEqual(receiver.connections.map((c) => [c.bytes, c.requests]), [[0, 0]]);
     assert.equal(receiver.requests.length, 0);
 
@@ -100,7 +93,7 @@ test("on the by-name path a peer that is not globally reachable is refused befor
       onDeploy(URL_443, { allowPrivate: false, resolve: resolver(["93.184.216.34", "10.0.0.1"]) }),
     );
     assert.deepEqual([early.error, early.address], ["refused_address", "10.0.0.1"]);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     assert.equal(receiver.connections.length, 1, "no second connection");
   });
 });

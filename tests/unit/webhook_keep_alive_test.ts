@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { deliverOnce, type DeliverOptions, type Resolver } from "../../src/webhooks/deliver.ts";
 import { KeptConnection } from "../../src/webhooks/kept_connection.ts";
 import { BODY, local } from "../support/deliver.ts";
+import { sleep } from "../support/time.ts";
 
 function options(url: string, connection: KeptConnection, extra: Partial<DeliverOptions> = {}) {
   return local(url, { connection, ...extra });
@@ -108,7 +109,7 @@ Deno.test("a kept connection the receiver closed: the attempt goes on a new one,
       const result = await deliverOnce(options(url, kept));
       assert.deepEqual([result.status, result.error], [204, null]);
       // Let the close reach this side before the next attempt.
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
     assert.equal(requests, 3, "each event reached the receiver once");
   } finally {

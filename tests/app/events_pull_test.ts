@@ -2,7 +2,7 @@
  * `GET /events` (docs/interface.md §9) on the whole app: who may read it, every 400,
  * the pull form's pages and long-poll, on a KV file and over KV Connect. The
  * stream form and events committed by another process are
- * `tests/e2e/events_test.ts`.
+ * `tests/e2e/events_stream_test.ts`.
  */
 
 import assert from "node:assert/strict";
@@ -11,6 +11,7 @@ import { submitIntents } from "../support/fixtures.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
 import { storeTest, type TestStore } from "../support/stores.ts";
+import { sleep } from "../support/time.ts";
 
 const EVENTS_TOKEN = "events-token-0123456789abcdef";
 const METRICS_TOKEN = "metrics-token-0123456789abcdef";
@@ -137,7 +138,7 @@ storeTest("GET /events pull form: pages in order, next, and the long-poll", asyn
     // Held until an event follows, then answered with it.
     const started = performance.now();
     const waiting = pull(h, "?after=5&wait=10");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     const [late] = await submitN(h, policy, 1);
     const answered = await waiting;
     assert.ok(performance.now() - started < 2_000);

@@ -1,5 +1,5 @@
 /**
- * Unit tests of a held webhook lease (`src/delivery/lease.ts`) on an
+ * A held webhook lease (`src/delivery/lease.ts`) on an
  * in-memory KV: writes checked against the lease as it stands, renewals
  * that take turns with them, and a lease that is given up when taken over,
  * when it would run out without a renewal, and when released.

@@ -16,6 +16,7 @@ import { WEBHOOK_WORK } from "../../src/webhooks/store.ts";
 import { withApp } from "../support/in_process.ts";
 import { type Delivery, independentSignature, startReceiver } from "../support/webhooks.ts";
 import { smallIntent } from "../support/store_kit.ts";
+import { sleep } from "../support/time.ts";
 
 /** The signatures a delivery carries, in order. */
 function signatures(d: Delivery): string[] {
@@ -58,7 +59,7 @@ Deno.test("a rotation elsewhere retires the older secret before its 200, or keep
       const feeder = (async () => {
         for (let i = 0; feeding; i++) {
           await here.insertIntents([{ intent: smallIntent(`i-${i}`, ref), ref }]);
-          await new Promise((resolve) => setTimeout(resolve, intervalMs));
+          await sleep(intervalMs);
         }
       })();
       await receiver.until((d) => d.length >= 20, 10_000, "deliveries before the rotation");
@@ -92,7 +93,7 @@ Deno.test("a rotation elsewhere retires the older secret before its 200, or keep
 
       // Sparse events: the deliverer waits between them, and its view of the endpoint ages.
       intervalMs = 300;
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await sleep(1_500);
       const last = await elsewhere.client.webhooks.rotateSecret(created.id, { overlapS: 0 });
       const lastAt = Date.now();
       const sparse = (d: Delivery[]) => d.filter((x) => x.at > lastAt).slice(1);

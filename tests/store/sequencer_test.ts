@@ -15,6 +15,7 @@ import { beginStaged } from "../../src/storage/write_layout.ts";
 import { retryWhileLocked } from "../../src/storage/retry.ts";
 import { auditIntents } from "../support/audit.ts";
 import { plainTemplate, smallIntent, withKvFile } from "../support/store_kit.ts";
+import { sleep } from "../support/time.ts";
 
 const withFile = (fn: (path: string) => Promise<void>) => withKvFile("sequencer-test-", fn);
 
@@ -126,7 +127,7 @@ Deno.test("events staged by a process that is gone are moved by a reader once th
       kvGone.close();
       // Fresh: a reader leaves them to the holder for now.
       assert.deepEqual(await reader.readEvents({ after: 0, limit: 10 }), []);
-      await new Promise((resolve) => setTimeout(resolve, STALE_MS + 50));
+      await sleep(STALE_MS + 50);
       const events = await reader.readEvents({ after: 0, limit: 10 });
       assert.deepEqual(events.map((e) => e.intent.id), ["orphan-1", "orphan-2"]);
       // The reader's own writes go in after them.
@@ -156,7 +157,7 @@ Deno.test("events staged by a process whose clock runs ahead are moved all the s
       await stage(kvGone, [staged("ahead")], Date.now() + 60_000);
       kvGone.close();
       assert.deepEqual(await reader.readEvents({ after: 0, limit: 10 }), []);
-      await new Promise((resolve) => setTimeout(resolve, STALE_MS + 50));
+      await sleep(STALE_MS + 50);
       const events = await reader.readEvents({ after: 0, limit: 10 });
       assert.deepEqual(events.map((e) => e.intent.id), ["ahead"]);
     } finally {
@@ -227,7 +228,7 @@ Deno.test("one process moves for all: another leaves its events to the holder of
       }
       const deadline = performance.now() + 2_000;
       while ((await feedIds(kvA)).length < 21 && performance.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
       }
       assert.deepEqual(await feedIds(kvA), [
         "a-0",

@@ -12,6 +12,7 @@ import { type DueVerdict, DueWorkScheduler } from "../../src/scheduler/due_work.
 import { dueWorkHandlers } from "../../src/scheduler/handlers.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { auditIntents } from "../support/audit.ts";
+import { sleep } from "../support/time.ts";
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 const quiet = () => {};
@@ -224,7 +225,7 @@ Deno.test("a started scheduler does work at its due time, found at start or by a
       await store.putDueWork({ kind: "job", id: "soon", at });
       const deadline = Date.now() + 3_000;
       while (done.size < 2 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
       }
       assert.ok(done.has("now"));
       assert.ok(done.has("soon"), "work made due later was not found");

@@ -13,6 +13,7 @@ import type { InsertResult, PendingIntent } from "../../src/domain/store.ts";
 import { MAX_BODY_BYTES_LIMIT } from "../../src/settings.ts";
 import { auditIntents } from "../support/audit.ts";
 import { LAYOUTS, useLayout } from "../support/layouts.ts";
+import { sleep } from "../support/time.ts";
 
 const KINDS = ["memory", "file"] as const;
 type KvKind = typeof KINDS[number];
@@ -93,7 +94,7 @@ for (const kind of KINDS) {
       const results: Promise<InsertResult>[] = [];
       for (let i = 0; i < 200; i++) {
         results.push(writer.insert(pendingInsert(`id-${i}`, ref)));
-        if (i % 10 === 9) await new Promise((r) => setTimeout(r, 0));
+        if (i % 10 === 9) await sleep(0);
       }
       assert.deepEqual(new Set(outcomes(await Promise.all(results))), new Set(["created"]));
       assert.equal(counter.batches.reduce((a, b) => a + b, 0), 200);

@@ -13,6 +13,7 @@ import { auditIntents } from "../support/audit.ts";
 import { pendingCountOf, useHeadLayout } from "../support/layouts.ts";
 import { bigIntent, SIGNER_KEYS } from "../support/big_intents.ts";
 import { plainTemplate, smallIntent, withKvFile } from "../support/store_kit.ts";
+import { sleep } from "../support/time.ts";
 
 const withFile = (fn: (path: string) => Promise<void>) => withKvFile("write-layout-test-", fn);
 
@@ -121,7 +122,7 @@ Deno.test("a head-layout writer racing the switch never stores an id twice", asy
         })
       ));
       // The operator's step lands in the middle of the race.
-      await new Promise((resolve) => setTimeout(resolve, 2));
+      await sleep(2);
       await switchToStaged(kvOp);
       const failed = (await sends).filter((s) => s.status === "rejected");
       assert.deepEqual(failed, []);

@@ -1,4 +1,4 @@
-/** Unit tests of the KV store on a real in-memory Deno KV. */
+/** The KV store (`src/storage/kv_store.ts`) on a real in-memory Deno KV. */
 
 import assert from "node:assert/strict";
 import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";

@@ -4,7 +4,7 @@
  * committed by another process sharing the KV, and the count of open streams
  * as consumers leave. The stream's resumption and the other process's events
  * are shown on a KV file and over KV Connect. Who may read the feed, every
- * 400 and the pull form are `tests/app/events_test.ts`.
+ * 400 and the pull form are `tests/app/events_pull_test.ts`.
  */
 
 import assert from "node:assert/strict";
@@ -13,6 +13,7 @@ import { submitIntents } from "../support/fixtures.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { openSse, type SseItem } from "../../testing/sse.ts";
 import { storeTest } from "../support/stores.ts";
+import { sleep } from "../support/time.ts";
 
 const EVENTS_TOKEN = "events-token-0123456789abcdef";
 const METRICS_TOKEN = "metrics-token-0123456789abcdef";
@@ -124,7 +125,7 @@ storeTest(
         for (let round = 0; round < 3; round++) {
           const after = String(round + 1);
           const waiting = pull(a, `?after=${after}&wait=10`);
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          await sleep(300);
           const sent = performance.now();
           const [id] = await submitN(b, policy, 1);
           const answered = await waiting;
@@ -164,7 +165,7 @@ Deno.test("metrics count events sent and open streams", async () => {
     stream.close();
     // The server notices the consumer is gone and releases the stream.
     for (let i = 0; i < 50 && await metric("intents_event_streams_open") !== 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
     assert.equal(await metric("intents_event_streams_open"), 0);
   });

@@ -20,6 +20,7 @@ import {
   settled,
   startReceiver,
 } from "../support/webhooks.ts";
+import { sleep } from "../support/time.ts";
 
 /** How many endpoints a process delivers to now. */
 async function held(h: ProcessHarness): Promise<number> {
@@ -112,7 +113,7 @@ storeTest(
       await submit(b, template, 8);
       for (let i = 0; arrived.length < 3; i++) {
         assert.ok(i < 200, "the third delivery did not arrive within 10 s");
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
       const [holder, other] = await held(a) === 1 ? [a, b] : [b, a];
       await holder.server.stop({ kill: true });
@@ -163,7 +164,7 @@ storeTest(
       const stopped = Date.now();
       for (let i = 0; (await held(b)) < 4; i++) {
         assert.ok(i < 60, "B did not take every endpoint within 3 s");
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
       console.log(`endpoints handed over ${Date.now() - stopped} ms after SIGTERM`);
       assert.ok(Date.now() - stopped <= 3_000);
@@ -185,7 +186,6 @@ storeTest("a pause and a replay made through another process reach the holder", 
   const receiver = startReceiver();
   const a = await startProcess({ store, env: LOCAL_WEBHOOKS });
   const b = await startProcess({ store, env: LOCAL_WEBHOOKS });
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   try {
     const endpoint = await a.client.webhooks.add({ url: receiver.url });
     const template = await a.newTemplate();

@@ -2,9 +2,8 @@
  * Storage failures on real Deno KV files: a full disk (a small tmpfs, root
  * only) and a lock held by another SQLite connection are the port's
  * `StorageUnavailableError`, carrying the KV error; other errors stay as they
- * are. The store remembers its latest commit attempt, and `/readyz` reads it
- * through the app: not ready after a failure, ready again once a commit
- * succeeds or 30 seconds have passed — without a write per probe.
+ * are. The store remembers its latest commit attempt, which `/readyz` reads
+ * (`tests/app/readyz_last_commit_test.ts`).
  */
 
 import assert from "node:assert/strict";
@@ -13,9 +12,6 @@ import { DatabaseSync } from "node:sqlite";
 import { StorageUnavailableError } from "../../src/domain/store.ts";
 import { storageFailureOf } from "../../src/storage/commits.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { singleCommitWriter } from "../../src/storage/writer.ts";
-import { createApp } from "../../src/http/app.ts";
-import { readSettings } from "../../src/settings.ts";
 import { fillDisk, withTmpfs } from "../support/tmpfs.ts";
 
 const doc = (n: number) => ({
@@ -128,58 +124,4 @@ Deno.test("an error that is not the storage's stays as it is, and counts as a fa
   assert.ok(!(error instanceof StorageUnavailableError), `got ${error}`);
   assert.equal(store.lastCommit()?.ok, false);
   assert.equal(store.lastCommit()?.failure, "unexpected error");
-});
-
-Deno.test("/readyz: not ready after a failed commit, ready again after 30 s without one or after a success", async () => {
-  await withTmpfs("1m", async (dir) => {
-    const kv = await Deno.openKv(join(dir, "intents.kv"));
-    let now = Date.UTC(2026, 0, 1);
-    const clock = () => new Date(now);
-    const store = new KvStore(kv, { now: clock });
-    const app = createApp({
-      store,
-      webhooks: store.webhooks,
-      writer: singleCommitWriter(store),
-      settings: readSettings({ ADMIN_TOKEN: "readiness-admin-token" }),
-      now: clock,
-      log: () => {},
-    });
-    const probe = async (path = "/readyz") => {
-      const response = await app.handler(new Request(`http://x${path}`));
-      return [response.status, await response.json()];
-    };
-    const admin = (n: number) =>
-      app.handler(
-        new Request("http://x/templates", {
-          method: "POST",
-          headers: { authorization: "Bearer readiness-admin-token" },
-          body: doc(n).bytes,
-        }),
-      );
-    try {
-      assert.deepEqual(await probe(), [200, { status: "ready" }]);
-      await fillDisk(join(dir, "filler"));
-      let status = 0;
-      for (let n = 1; n < 100 && status !== 503; n++) status = (await admin(n)).status;
-      assert.equal(status, 503);
-      const notReady = [503, {
-        message: "the last commit failed: storage full",
-        code: "unavailable",
-      }];
-      assert.deepEqual(await probe(), notReady);
-      assert.deepEqual(await probe("/healthz"), [200, { status: "ok" }]);
-      now += 29_000;
-      assert.deepEqual(await probe(), notReady);
-      now += 1_000;
-      // No commit in the last 30 s: ready again, though the disk is still full.
-      assert.deepEqual(await probe(), [200, { status: "ready" }]);
-      assert.equal((await admin(1000)).status, 503);
-      assert.deepEqual(await probe(), notReady);
-      await Deno.remove(join(dir, "filler"));
-      assert.equal((await admin(1001)).status, 201);
-      assert.deepEqual(await probe(), [200, { status: "ready" }]);
-    } finally {
-      kv.close();
-    }
-  });
 });

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { generateEd25519Key, signVariantA } from "../../client/mod.ts";
 import { expectCreated, newPayload, streamOf } from "../support/fixtures.ts";
 import { type ProcessHarness, withProcess } from "../support/process.ts";
+import { sleep } from "../support/time.ts";
 
 const MAX_BODY_BYTES = 2048;
 
@@ -22,7 +23,7 @@ async function waitForLogLine(
       return JSON.parse(line);
     }
     if (Date.now() > deadline) throw new Error(`no log line for ${requestId}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }
 

@@ -11,6 +11,7 @@ import { base58 } from "@scure/base";
 import { generateEd25519Key, signVariantB } from "../../client/mod.ts";
 import * as inProcess from "../support/in_process.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
+import { sleep } from "../support/time.ts";
 
 const ADMIN_TOKEN = "governed-edges-admin-token-0123";
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -99,7 +100,7 @@ Deno.test("HEAD of the event stream leaves no stream open", async () => {
       assert.equal(response.status, 200);
       assert.equal(response.body, null);
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     const metrics = await (await call("/metrics", { headers: admin })).text();
     assert.match(metrics, /^intents_event_streams_open 0$/m);
     // An app built without a pool verifies on the serving thread.

@@ -16,6 +16,7 @@ import { auditIntents } from "../support/audit.ts";
 import { startServer, type TestServer } from "../support/server.ts";
 import { holdWriteLock } from "../support/sqlite_lock.ts";
 import { storeTest } from "../support/stores.ts";
+import { sleep } from "../support/time.ts";
 
 const BOUND_MS = 1500;
 /** Room for the process to end and the test to see it, beyond the bound. */
@@ -124,7 +125,7 @@ storeTest(
         Array.from({ length: STALLED }, () => stalledSubmission(server.port)),
       );
       const load = submitUntilStopped(server, policyId);
-      while (load.accepted.size < 200) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (load.accepted.size < 200) await sleep(20);
 
       const signalled = performance.now();
       const { code, ms } = await server.terminate("SIGTERM");
@@ -218,7 +219,7 @@ Deno.test("a write held up by another process's lock does not hold the exit past
       },
       body: JSON.stringify({ evidence_extractor_url: "" }),
     }).then((response) => response.text(), () => null);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     const { code, ms } = await server.terminate("SIGTERM");
     assert.equal(code, 0, server.stderr());
     assert.ok(ms < BOUND_MS + EXIT_SLACK_MS, `exited ${Math.round(ms)} ms after SIGTERM`);
