@@ -17,6 +17,7 @@ import { SettingsError } from "./src/errors.ts";
 import { createApp } from "./src/http/app.ts";
 import { createWriter } from "./src/storage/writer.ts";
 import { commitSpans } from "./src/storage/commit_spans.ts";
+import { flushSpans } from "./src/telemetry/tracing.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
 import { KvStore } from "./src/storage/kv_store.ts";
 import { layoutFor } from "./src/storage/write_layout.ts";
@@ -220,6 +221,7 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     await store.drain(stopBy).catch(() => {});
     app.context.verifier.close();
     requestLog.flush();
+    flushSpans();
     // A commit still waiting on another process's lock would hold close() until
     // SQLite gives up (seconds). Every commit is atomic, so the file needs no close.
     if (drained) {

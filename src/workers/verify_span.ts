@@ -7,7 +7,10 @@
 
 import { type VerifiedSubmission, verifySubmissionBody } from "../domain/verify_submission.ts";
 import type { VerifyContext } from "../domain/authorship.ts";
-import { failed, type SpanContext, startSpan } from "../telemetry/tracing.ts";
+import { endSpan, failed, type SpanContext, startBatchedSpan } from "../telemetry/tracing.ts";
+
+const ON_WORKER = { "intents.verify.thread": "worker" } as const;
+const SERVING = { "intents.verify.thread": "serving" } as const;
 
 /** A span's ids as a message carries them to another thread. */
 export interface TraceParent {
@@ -39,9 +42,9 @@ export async function verifyInSpan(
   bytes: Uint8Array,
   options: { parent?: TraceParent; thread: "serving" | "worker" },
 ): Promise<VerifiedSubmission> {
-  const span = startSpan("intents.verify", {
+  const span = startBatchedSpan("intents.verify", {
+    attributes: options.thread === "worker" ? ON_WORKER : SERVING,
     parent: options.parent && { ...options.parent, isRemote: true },
-    attributes: { "intents.verify.thread": options.thread },
   });
   if (span === undefined) return await verifySubmissionBody(ctx, bytes);
   try {
@@ -57,6 +60,6 @@ export async function verifyInSpan(
     failed(span, error);
     throw error;
   } finally {
-    span.end();
+    endSpan(span);
   }
 }

@@ -15,6 +15,7 @@ import { ServiceError } from "../errors.ts";
 import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
 import type { BatchMessage, InitMessage, Outcome } from "./verify_messages.ts";
 import { type TraceParent, verifyInSpan } from "./verify_span.ts";
+import { flushSpans } from "../telemetry/tracing.ts";
 
 async function settle(
   ctx: VerifyContext,
@@ -46,6 +47,8 @@ function send(outcome: Outcome): void {
   setImmediate(() => {
     const outcomes = thread.ready;
     thread.ready = [];
+    // Their spans go to the runtime first: a worker may be stopped once it has answered.
+    flushSpans();
     self.postMessage(outcomes);
   });
 }
