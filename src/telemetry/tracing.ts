@@ -35,7 +35,7 @@ import {
 } from "@opentelemetry/api";
 
 export { SpanStatusCode };
-export type { Span, SpanContext };
+export type { Attributes, Span, SpanContext };
 
 /** The service's tracer: the runtime's when telemetry is on, a no-op otherwise. */
 export const tracer = trace.getTracer("intents");
@@ -83,18 +83,19 @@ export function startSpan(name: string, options: SpanOptions = {}): Span | undef
 }
 
 /**
- * Starts a span that {@link endSpan} ends, stamped with {@link spanTime} so
- * that both its ends are read on one clock; otherwise as {@link startSpan}.
+ * Starts a span that {@link endSpan} ends, stamped with {@link spanTime}
+ * (now, or `startTime` read from it earlier) so that both its ends are read on
+ * one clock; otherwise as {@link startSpan}. Undefined when not tracing.
  */
 export function startBatchedSpan(
   name: string,
-  options: Omit<SpanOptions, "startTime" | "kind"> = {},
+  options: Omit<SpanOptions, "kind"> = {},
 ): Span | undefined {
   if (!TRACING) return undefined;
-  const { attributes, links, root } = options;
+  const { attributes, links, root, startTime = spanTime() } = options;
   return tracer.startSpan(
     name,
-    { attributes, links, root, startTime: spanTime() },
+    { attributes, links, root, startTime },
     parentContext(options.parent),
   );
 }

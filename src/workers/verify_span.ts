@@ -7,10 +7,18 @@
 
 import { type VerifiedSubmission, verifySubmissionBody } from "../domain/verify_submission.ts";
 import type { VerifyContext } from "../domain/authorship.ts";
-import { endSpan, failed, type SpanContext, startBatchedSpan } from "../telemetry/tracing.ts";
+import {
+  type Attributes,
+  endSpan,
+  failed,
+  type SpanContext,
+  spanTime,
+  startBatchedSpan,
+  TRACING,
+} from "../telemetry/tracing.ts";
 
-const ON_WORKER = { "intents.verify.thread": "worker" } as const;
-const SERVING = { "intents.verify.thread": "serving" } as const;
+const REFUSED_ON_WORKER = { "intents.verify.thread": "worker", "intents.outcome": "refused" };
+const REFUSED_SERVING = { "intents.verify.thread": "serving", "intents.outcome": "refused" };
 
 /** A span's ids as a message carries them to another thread. */
 export interface TraceParent {
@@ -42,24 +50,30 @@ export async function verifyInSpan(
   bytes: Uint8Array,
   options: { parent?: TraceParent; thread: "serving" | "worker" },
 ): Promise<VerifiedSubmission> {
-  const span = startBatchedSpan("intents.verify", {
-    attributes: options.thread === "worker" ? ON_WORKER : SERVING,
-    parent: options.parent && { ...options.parent, isRemote: true },
-  });
-  if (span === undefined) return await verifySubmissionBody(ctx, bytes);
+  if (!TRACING) return await verifySubmissionBody(ctx, bytes);
+  // The span is made once the outcome is known, with every attribute at once.
+  const startTime = spanTime();
+  let attributes: Attributes = options.thread === "worker" ? REFUSED_ON_WORKER : REFUSED_SERVING;
+  let refusal: { error: unknown } | undefined;
   try {
     const verified = await verifySubmissionBody(ctx, bytes);
-    span.setAttributes({
+    attributes = {
+      "intents.verify.thread": options.thread,
       "intents.outcome": "verified",
       "intents.variant": verified.submission.variant,
       "intents.signature.kind": verified.verified?.authorship.kind ?? "Unsigned",
-    });
+    };
     return verified;
   } catch (error) {
-    span.setAttribute("intents.outcome", "refused");
-    failed(span, error);
+    refusal = { error };
     throw error;
   } finally {
+    const span = startBatchedSpan("intents.verify", {
+      attributes,
+      startTime,
+      parent: options.parent && { ...options.parent, isRemote: true },
+    })!;
+    if (refusal) failed(span, refusal.error);
     endSpan(span);
   }
 }
