@@ -14,10 +14,10 @@
  * A span handed to the runtime wakes its exporter thread when that thread
  * sleeps (an eventfd write on this thread, a thread switch on that one), and
  * one handed over on its own, in the middle of a request, nearly always
- * does: under load those wake-ups cost more than the spans. So a span's end
- * time is read when it ends, and the spans ended go to the runtime together,
- * stamped with those times, every few milliseconds (the runtime exports them
- * every few seconds anyway).
+ * does: under load those wake-ups cost about as much as the spans. So a
+ * span's end time is read when it ends, and the spans ended go to the runtime
+ * together, stamped with those times, at most 100 ms later (the runtime
+ * exports every few seconds anyway).
  * @module
  */
 
@@ -170,7 +170,7 @@ function checkClock(): void {
 }
 
 /** How long an ended span may wait to be handed to the runtime, in ms. */
-const FLUSH_MS = 10;
+const FLUSH_MS = 100;
 /** How many ended spans are handed over at once at most (the runtime queues 2,048). */
 const FLUSH_SPANS = 256;
 
@@ -181,8 +181,8 @@ let timer: ReturnType<typeof setTimeout> | undefined;
 
 /**
  * Ends a span now: its end time is read now, and it goes to the runtime with
- * the others ended within a few milliseconds (see the module's note). For
- * spans started by {@link startBatchedSpan}.
+ * the others ended meanwhile, within 100 ms or as soon as 256 wait (see the
+ * module's note). For spans started by {@link startBatchedSpan}.
  */
 export function endSpan(span: Span): void {
   ended.push(span);
