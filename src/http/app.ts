@@ -22,7 +22,7 @@ import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
 import { inlineVerifier, type Verifier } from "../workers/verify_pool.ts";
 import { StaticFiles } from "./static_files.ts";
 import { RequestLimits } from "./rate_limit.ts";
-import { activeSpan, traceIds } from "../telemetry/tracing.ts";
+import { activeSpan } from "../telemetry/tracing.ts";
 
 /** What `createApp` needs. */
 export interface AppDeps {
@@ -231,7 +231,11 @@ export function createApp(deps: AppDeps): App {
       duration_ms: Math.round(durationMs * 1000) / 1000,
     };
     if (cause !== undefined) line.error = describeCause(cause);
-    if (span) Object.assign(line, traceIds(span));
+    if (span) {
+      const { traceId, spanId } = span.spanContext();
+      line.trace_id = traceId;
+      line.span_id = spanId;
+    }
     log(line);
     const event = {
       route,

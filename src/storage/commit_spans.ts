@@ -10,18 +10,16 @@
 
 import type { CommitObserver, CommitOutcome } from "./group_commit.ts";
 import type { InsertResult } from "../domain/store.ts";
-import { failed, type Span, startSpan, TRACING } from "../telemetry/tracing.ts";
+import { endSpan, failed, type Span, startBatchedSpan, TRACING } from "../telemetry/tracing.ts";
 
 const observer: CommitObserver<Span | undefined> = {
-  waiting: () => startSpan("intents.commit.wait"),
+  waiting: () => startBatchedSpan("intents.commit.wait"),
   committing(waits) {
-    const links = [];
-    for (const wait of waits) if (wait) links.push({ context: wait.spanContext() });
-    const span = startSpan("intents.commit", {
+    const span = startBatchedSpan("intents.commit", {
       root: true,
-      links,
       attributes: { "intents.commit.inserts": waits.length },
     });
+    for (const wait of waits) if (wait) span?.addLink({ context: wait.spanContext() });
     return (outcome: CommitOutcome) => {
       if (span === undefined) return;
       if (Array.isArray(outcome)) {
@@ -41,7 +39,7 @@ const observer: CommitObserver<Span | undefined> = {
         span.setAttribute("intents.outcome", "failed");
         failed(span, outcome.error);
       }
-      span.end();
+      endSpan(span);
     };
   },
   answered(wait, outcome: InsertResult | { error: unknown }) {
@@ -52,7 +50,7 @@ const observer: CommitObserver<Span | undefined> = {
     } else {
       wait.setAttribute("intents.outcome", outcome.outcome);
     }
-    wait.end();
+    endSpan(wait);
   },
 };
 

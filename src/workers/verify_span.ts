@@ -6,7 +6,18 @@
  */
 
 import type { VerifiedSubmission } from "../domain/verify_submission.ts";
-import { failed, type SpanContext, startSpan } from "../telemetry/tracing.ts";
+import {
+  type Attributes,
+  endSpan,
+  failed,
+  type SpanContext,
+  spanTime,
+  startBatchedSpan,
+  TRACING,
+} from "../telemetry/tracing.ts";
+
+const REFUSED_ON_WORKER = { "intents.verify.thread": "worker", "intents.outcome": "refused" };
+const REFUSED_SERVING = { "intents.verify.thread": "serving", "intents.outcome": "refused" };
 
 /** A span's ids as a message carries them to another thread. */
 export interface TraceParent {
@@ -38,24 +49,30 @@ export async function verifyInSpan(
   verify: () => Promise<VerifiedSubmission>,
   options: { parent?: TraceParent; thread: "serving" | "worker" },
 ): Promise<VerifiedSubmission> {
-  const span = startSpan("intents.verify", {
-    parent: options.parent && { ...options.parent, isRemote: true },
-    attributes: { "intents.verify.thread": options.thread },
-  });
-  if (span === undefined) return await verify();
+  if (!TRACING) return await verify();
+  // The span is made once the outcome is known, with every attribute at once.
+  const startTime = spanTime();
+  let attributes: Attributes = options.thread === "worker" ? REFUSED_ON_WORKER : REFUSED_SERVING;
+  let refusal: { error: unknown } | undefined;
   try {
     const verified = await verify();
-    span.setAttributes({
+    attributes = {
+      "intents.verify.thread": options.thread,
       "intents.outcome": "verified",
       "intents.variant": verified.submission.variant,
       "intents.signature.kind": verified.verified?.authorship.kind ?? "Unsigned",
-    });
+    };
     return verified;
   } catch (error) {
-    span.setAttribute("intents.outcome", "refused");
-    failed(span, error);
+    refusal = { error };
     throw error;
   } finally {
-    span.end();
+    const span = startBatchedSpan("intents.verify", {
+      attributes,
+      startTime,
+      parent: options.parent && { ...options.parent, isRemote: true },
+    })!;
+    if (refusal) failed(span, refusal.error);
+    endSpan(span);
   }
 }

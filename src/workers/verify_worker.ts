@@ -23,6 +23,7 @@ import { type VerifyContext, verifyContext } from "../domain/authorship.ts";
 import { ClockCache } from "../clock_cache.ts";
 import type { InitMessage, Outcome, WorkMessage } from "./verify_messages.ts";
 import { type TraceParent, verifyInSpan } from "./verify_span.ts";
+import { flushSpans } from "../telemetry/tracing.ts";
 
 /** Documents a worker remembers as existing: many more than a service uses at once. */
 const KNOWN_DOCUMENTS = 1024;
@@ -50,6 +51,8 @@ function send(outcome: Outcome): void {
   setImmediate(() => {
     const outcomes = thread.ready;
     thread.ready = [];
+    // Their spans go to the runtime first: a worker may be stopped once it has answered.
+    flushSpans();
     self.postMessage(outcomes);
   });
 }

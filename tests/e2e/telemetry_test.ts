@@ -235,10 +235,71 @@ async function telemetryRun(deno: string | undefined): Promise<void> {
   }
 }
 
+/**
+ * Verification on the serving thread (no verify worker, as below three
+ * CPUs): its span is the child of its request's, made once the outcome is
+ * known, and a refusal says so.
+ */
+async function servingThreadRun(deno: string | undefined): Promise<void> {
+  const otlp = startOtlpReceiver();
+  const server = await startServer({
+    deno,
+    env: { ...otelEnv(otlp.endpoint), VERIFY_WORKERS: "0" },
+  });
+  try {
+    const h = harnessFor(server);
+    const template = await h.newTemplate();
+    const key = generateEd25519Key();
+    const bodies = Array.from({ length: 8 }, () => signVariantA(newPayload(template), key));
+    const statuses = await Promise.all(bodies.map(async (body) => {
+      const response = await h.submit(body);
+      await response.body?.cancel();
+      return response.status;
+    }));
+    assert.deepEqual(statuses, bodies.map(() => 201));
+    const forged = signVariantA(newPayload(template), generateEd25519Key());
+    const refused = await h.submit({ ...forged, payload: bodies[0].payload });
+    assert.equal(refused.status, 400, await refused.text());
+    await otlp.until(
+      () =>
+        named(otlp, "intents.verify").length >= 9 &&
+        serverSpans(otlp, "POST", "/intents").length >= 9,
+      20_000,
+      "the verifications and their requests",
+    );
+    const submits = serverSpans(otlp, "POST", "/intents");
+    const verifies = named(otlp, "intents.verify");
+    assert.equal(verifies.length, 9);
+    for (const span of verifies) {
+      const request = parentOf(span, submits);
+      assert.ok(request, "a verification under its request");
+      assert.ok(span.startMs >= request.startMs && span.endMs <= request.endMs);
+      assert.equal(span.attributes["intents.verify.thread"], "serving");
+    }
+    const verified = verifies.filter((s) => s.attributes["intents.outcome"] === "verified");
+    assert.equal(verified.length, 8);
+    assert.ok(verified.every((s) => s.attributes["intents.variant"] === "A"));
+    const [refusal] = verifies.filter((s) => s.attributes["intents.outcome"] === "refused");
+    assert.equal(typeof refusal.attributes["error.type"], "string");
+    assert.equal(refusal.attributes["intents.variant"], undefined);
+  } finally {
+    await server.stop();
+    await otlp.close();
+  }
+}
+
 Deno.test("telemetry: spans, metrics and log links exported over OTLP on this Deno", async () => {
   await telemetryRun(undefined);
 });
 
 Deno.test(`telemetry: the same on Deno ${DEPLOY_DENO}, as Deno Deploy runs it`, async () => {
   await telemetryRun(await denoBinary(DEPLOY_DENO));
+});
+
+Deno.test("telemetry: a verification on the serving thread, under its request", async () => {
+  await servingThreadRun(undefined);
+});
+
+Deno.test(`telemetry: the same on Deno ${DEPLOY_DENO}`, async () => {
+  await servingThreadRun(await denoBinary(DEPLOY_DENO));
 });

@@ -24,6 +24,9 @@ export interface ExportedSpan {
   parentSpanId?: string;
   attributes: Record<string, AttributeValue>;
   links: { traceId: string; spanId: string }[];
+  /** When it started and ended, in ms since the epoch (to the microsecond). */
+  startMs: number;
+  endMs: number;
 }
 
 /** One exported data point of a metric. */
@@ -92,6 +95,11 @@ function attributesOf(list: unknown): Record<string, AttributeValue> {
   return attributes;
 }
 
+/** A time in nanoseconds since the epoch (OTLP/JSON writes it as a string) in ms, to the µs. */
+function msOf(nanos: unknown): number {
+  return Number(BigInt(String(nanos)) / 1000n) / 1000;
+}
+
 function readTraces(body: Json, spans: ExportedSpan[]): void {
   for (const resource of (body.resourceSpans ?? []) as Json[]) {
     for (const scoped of (resource.scopeSpans ?? []) as Json[]) {
@@ -109,6 +117,8 @@ function readTraces(body: Json, spans: ExportedSpan[]): void {
             traceId: link.traceId as string,
             spanId: link.spanId as string,
           })),
+          startMs: msOf(span.startTimeUnixNano),
+          endMs: msOf(span.endTimeUnixNano),
         });
       }
     }
