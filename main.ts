@@ -14,7 +14,6 @@
 import { dirname } from "node:path";
 import { readSettings } from "./src/settings.ts";
 import { SettingsError } from "./src/errors.ts";
-import { flushSpans } from "./src/telemetry/tracing.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
 import { InFlightRequests } from "./src/http/shutdown.ts";
 import { layoutFor } from "./src/storage/write_layout.ts";
@@ -137,7 +136,6 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     // In the order of docs/architecture.md (Shutdown), within the bound.
     const { drained, unanswered } = await service.stop({ server, inFlight });
     requestLog.flush();
-    flushSpans();
     // A commit still waiting on another process's lock would hold close() until
     // SQLite gives up (seconds). Every commit is atomic, so the file needs no close.
     if (drained) {

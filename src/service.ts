@@ -25,6 +25,7 @@ import { WebhookMetrics } from "./delivery/metrics.ts";
 import { WEBHOOK_WORK } from "./webhooks/store.ts";
 import { inlineVerifier, type Verifier, VerifyPool } from "./workers/verify_pool.ts";
 import { MetricsRegistry } from "./telemetry/registry.ts";
+import { flushSpans } from "./telemetry/tracing.ts";
 
 /** What {@link composeService} needs. */
 export interface ServiceOptions {
@@ -214,6 +215,8 @@ export function composeService(options: ServiceOptions): Service {
       // Events this process staged go into the feed before it stops: nothing waits on it.
       await store.drain(stopBy).catch(() => {});
       app.context.verifier.close();
+      // Spans ended in the last batch go to the runtime, which exports them as it stops.
+      flushSpans();
       return served;
     })();
 

@@ -8,8 +8,7 @@
  */
 
 import { endSpan, startBatchedSpan, startSpan } from "../../src/telemetry/tracing.ts";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from "./time.ts";
 
 const parent = startSpan("test.parent");
 if (parent === undefined) throw new Error("run with OTEL_DENO=true");
