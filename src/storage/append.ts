@@ -11,6 +11,7 @@
  * @module
  */
 
+import { admitPending } from "./admit_pending.ts";
 import type { DocumentRef, NewIntent, StoredIntent } from "../domain/intent.ts";
 import { startApproval } from "../domain/governance.ts";
 import {
@@ -102,34 +103,6 @@ function storedIntent(intent: NewIntent, receivedAt: string, position: number): 
   // Its submission's keys are counted in the commit that stores it (`pending_counts.ts`).
   if (stored.state === "pending") stored.counted = true;
   return stored;
-}
-
-/**
- * Applies `maxPending` to the pending intents among `members` (in order),
- * against counts read after the head the commit checks.
- *
- * @returns the members refused (a key has `maxPending` pending already), and
- *   how many leading members the commit may carry: one whose admission
- *   depends on an earlier member of the same commit waits for the next one,
- *   where that member's outcome is known.
- */
-function admitPending(
-  batch: readonly PendingIntent[],
-  members: readonly number[],
-  counts: PendingCounts,
-): { refused: number[]; carry: number } {
-  const refused: number[] = [];
-  let carry = members.length;
-  members.forEach((i, k) => {
-    const { intent, maxPending } = batch[i];
-    if (intent.state !== "pending") return;
-    const countKeys = newIntentCountKeys(intent);
-    const limit = maxPending ?? Infinity;
-    if (countKeys.some((key) => counts.stored(key) >= limit)) refused.push(i);
-    else if (countKeys.some((key) => counts.current(key) >= limit)) carry = Math.min(carry, k);
-    else if (k < carry) counts.add(countKeys, 1);
-  });
-  return { refused, carry };
 }
 
 /** What {@link insertIntents} works with. */
@@ -230,7 +203,7 @@ export async function insertIntents(
       // Read after the head: its check in the commit covers them.
       const countKeys = pending.flatMap((i) => newIntentCountKeys(batch[i].intent));
       counts = await PendingCounts.read(kv, countKeys);
-      const { refused, carry } = admitPending(batch, members, counts);
+      const { refused, carry } = admitPending(batch, members, counts, newIntentCountKeys);
       if (refused.length > 0) {
         // The id comes first (docs/interface.md §4): one the commit was to check is read now.
         const unread = refused.filter((i) => states[members.indexOf(i)] === "check");

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { admitPending } from "./admit_pending.ts";
 import type { DocumentRef, NewIntent, StoredIntent } from "../domain/intent.ts";
 import { startApproval } from "../domain/governance.ts";
 import {
@@ -131,7 +132,7 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
     let counts: DocumentCounts | undefined;
     if (pendingOf.length > 0) {
       counts = await DocumentCounts.read(ctx.kv, countedDocument(batch[pendingOf[0]].intent));
-      const { refused, carry } = admitPending(batch, members, counts);
+      const { refused, carry } = admitPending(batch, members, counts, newIntentCountedKeys);
       if (refused.length > 0) {
         // The id comes first (docs/interface.md §4): a refused intent whose id is taken exists.
         const found = await readMany(ctx.kv, refused.map((i) => keys.intent(batch[i].intent.id)));
@@ -192,33 +193,6 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
     if (settled > 0) attempts = new Attempts(ctx.contended);
     open = open.filter((i) => results[i] === undefined);
   }
-}
-
-/**
- * Applies `maxPending` to the pending intents among `members` (in order),
- * against the counts read.
- *
- * @returns the members refused (a key has `maxPending` pending already), and
- *   how many leading members the commit may carry: one whose admission
- *   depends on an earlier member of the same commit waits for the next one.
- */
-function admitPending(
-  batch: readonly PendingIntent[],
-  members: readonly number[],
-  counts: DocumentCounts,
-): { refused: number[]; carry: number } {
-  const refused: number[] = [];
-  let carry = members.length;
-  members.forEach((i, k) => {
-    const { intent, maxPending } = batch[i];
-    if (intent.state !== "pending") return;
-    const counted = newIntentCountedKeys(intent);
-    const limit = maxPending ?? Infinity;
-    if (counted.some((key) => counts.stored(key) >= limit)) refused.push(i);
-    else if (counted.some((key) => counts.current(key) >= limit)) carry = Math.min(carry, k);
-    else if (k < carry) counts.add(counted, 1);
-  });
-  return { refused, carry };
 }
 
 /**
