@@ -5,6 +5,16 @@
  * @module
  */
 
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+/** The options a tool takes, as `node:util`'s `parseArgs` describes them. */
+export type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
+
+/** The values `parseArgs` reads for `O`, strictly. */
+export type OptionValues<O extends OptionSpec> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; strict: true }>
+>["values"];
+
 /** The option helpers of one tool, whose messages start with `tool:`. */
 export interface ToolOptions {
   /** Prints `tool: message` on stderr and exits 2. */
@@ -16,6 +26,11 @@ export interface ToolOptions {
   int(raw: string | undefined, name: string, fallback: number, max: number, min?: number): number;
   /** The arguments after the `--` that `deno task name -- …` hands on. */
   args(argv: readonly string[]): string[];
+  /**
+   * The values of `argv` (after the `--`) for `options`, strictly: an option
+   * it does not know, a missing value or a positional fails, with `usage`.
+   */
+  parse<O extends OptionSpec>(argv: readonly string[], options: O, usage: string): OptionValues<O>;
 }
 
 /**
@@ -28,6 +43,7 @@ export interface ToolOptions {
  * ```
  */
 export function toolOptions(tool: string): ToolOptions {
+  const args = (argv: readonly string[]) => argv[0] === "--" ? argv.slice(1) : [...argv];
   const fail = (message: string): never => {
     console.error(`${tool}: ${message}`);
     Deno.exit(2);
@@ -41,6 +57,13 @@ export function toolOptions(tool: string): ToolOptions {
       }
       return Number(raw);
     },
-    args: (argv) => argv[0] === "--" ? argv.slice(1) : [...argv],
+    args,
+    parse(argv, options, usage) {
+      try {
+        return parseArgs({ args: args(argv), options, strict: true }).values;
+      } catch (error) {
+        return fail(`${error instanceof Error ? error.message : String(error)}\n${usage}`);
+      }
+    },
   };
 }

@@ -109,3 +109,23 @@ Deno.test("feed-load --latency matches every 201 with its event on the stream", 
   assert.equal(figures.missing_events, 0);
   assert.ok(figures.events_before_201 <= figures.delivered);
 });
+
+Deno.test("every measuring tool refuses an option it does not know: one line naming it, its usage, exit 2", async () => {
+  const tools: [string, string][] = [
+    ["tools/load/load.ts", "load"],
+    ["tools/feed_load/feed_load.ts", "feed-load"],
+    ["tools/approvals_load/approvals_load.ts", "approvals-load"],
+    ["tools/webhook_load/webhook_load.ts", "webhooks-load"],
+    ["tools/abuse_load/abuse_load.ts", "abuse-load"],
+    ["tools/trickle/trickle.ts", "trickle"],
+  ];
+  for (const [script, name] of tools) {
+    const { code, out, err } = await runTool(script, ["--", "--no-such-option", "1"]);
+    assert.equal(code, 2, `${name}: ${err}`);
+    assert.equal(out, "");
+    const [first, usage, ...rest] = err.trimEnd().split("\n");
+    assert.match(first, new RegExp(`^${name}: .*no-such-option`));
+    assert.ok(usage.startsWith(`usage: deno task ${name} -- `), usage);
+    assert.deepEqual(rest, []);
+  }
+});

@@ -22,7 +22,6 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { addReference } from "../load/bodies.ts";
 import { round } from "../load/figures.ts";
@@ -40,24 +39,14 @@ const USAGE = `usage: deno task abuse-load -- --kind (${
 }|all) [--rate R] [--seconds S] [--base DIR] [--workers N] [--json]`;
 
 function readOptions(args: string[]) {
-  if (args[0] === "--") args = args.slice(1);
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        kind: { type: "string" },
-        rate: { type: "string" },
-        seconds: { type: "string" },
-        base: { type: "string" },
-        workers: { type: "string" },
-        json: { type: "boolean" },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
-  }
+  const values = options.parse(args, {
+    kind: { type: "string" },
+    rate: { type: "string" },
+    seconds: { type: "string" },
+    base: { type: "string" },
+    workers: { type: "string" },
+    json: { type: "boolean" },
+  }, USAGE);
   const int = (raw: string | undefined, fallback: number, max: number, name: string) => {
     if (raw === undefined) return fallback;
     if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {

@@ -17,7 +17,6 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { signedBytes } from "../../client/mod.ts";
 import { addReference, type WebCryptoSigner, webCryptoSigner } from "../load/bodies.ts";
 import { percentile, round } from "../load/figures.ts";
@@ -28,37 +27,28 @@ const options = toolOptions("approvals-load");
 // Typed, so that a call ends the flow where it fails.
 const fail: (message: string) => never = options.fail;
 
+const USAGE = "usage: deno task approvals-load -- (--hot | --spread) [--rounds R] [--n N] " +
+  "[--concurrency C] [--batch-max B] [--json]";
+
 function readOptions(args: string[]) {
-  if (args[0] === "--") args = args.slice(1);
-  const { values } = parseArgs({
-    args,
-    options: {
-      hot: { type: "boolean" },
-      spread: { type: "boolean" },
-      rounds: { type: "string" },
-      n: { type: "string" },
-      concurrency: { type: "string" },
-      "batch-max": { type: "string" },
-      json: { type: "boolean" },
-    },
-    strict: true,
-  });
-  const int = (raw: string | undefined, fallback: number, max: number, name: string) => {
-    if (raw === undefined) return fallback;
-    if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
-      fail(`--${name} must be a whole number from 1 to ${max}`);
-    }
-    return Number(raw);
-  };
+  const values = options.parse(args, {
+    hot: { type: "boolean" },
+    spread: { type: "boolean" },
+    rounds: { type: "string" },
+    n: { type: "string" },
+    concurrency: { type: "string" },
+    "batch-max": { type: "string" },
+    json: { type: "boolean" },
+  }, USAGE);
   if (Boolean(values.hot) === Boolean(values.spread)) {
     fail("give exactly one of --hot and --spread");
   }
   return {
     mode: values.hot ? "hot" as const : "spread" as const,
-    rounds: int(values.rounds, 50, 10_000, "rounds"),
-    n: int(values.n, 1000, 100_000, "n"),
-    concurrency: int(values.concurrency, 64, 1024, "concurrency"),
-    batchMax: int(values["batch-max"], 32, 99, "batch-max"),
+    rounds: options.int(values.rounds, "rounds", 50, 10_000),
+    n: options.int(values.n, "n", 1000, 100_000),
+    concurrency: options.int(values.concurrency, "concurrency", 64, 1024),
+    batchMax: options.int(values["batch-max"], "batch-max", 32, 99),
     json: values.json ?? false,
   };
 }

@@ -27,7 +27,6 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { type Cost, historyRun, latencyRun, mib, type RunOptions } from "./_runs.ts";
 import { commitOf, projectRoot, type Spawned, spawnLoadServer } from "../load/spawn.ts";
 import { toolOptions } from "../options.ts";
@@ -49,29 +48,18 @@ const USAGE = "usage: deno task feed-load -- (--history N [--readers K] | --late
   "[--json]";
 
 function readOptions(args: string[]): Options {
-  // `deno task feed-load -- …` hands the separator on.
-  if (args[0] === "--") args = args.slice(1);
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        history: { type: "string" },
-        readers: { type: "string" },
-        latency: { type: "boolean" },
-        rate: { type: "string" },
-        seconds: { type: "string" },
-        concurrency: { type: "string" },
-        warmup: { type: "string" },
-        "batch-max": { type: "string" },
-        "max-seconds": { type: "string" },
-        json: { type: "boolean" },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
-  }
+  const values = options.parse(args, {
+    history: { type: "string" },
+    readers: { type: "string" },
+    latency: { type: "boolean" },
+    rate: { type: "string" },
+    seconds: { type: "string" },
+    concurrency: { type: "string" },
+    warmup: { type: "string" },
+    "batch-max": { type: "string" },
+    "max-seconds": { type: "string" },
+    json: { type: "boolean" },
+  }, USAGE);
   const latency = values.latency ?? false;
   if ((values.history === undefined) === !latency) fail(`give --history N or --latency\n${USAGE}`);
   if (latency && values.readers !== undefined) fail("--readers goes with --history");

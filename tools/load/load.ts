@@ -46,7 +46,6 @@
 
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { addReference, bodyBuilder, buildBodies, webCryptoSigner } from "./bodies.ts";
 import { drive } from "./drive.ts";
 import { round, summary } from "./figures.ts";
@@ -57,7 +56,7 @@ import {
   type StartedKvConnectServer,
   startKvConnectServer,
 } from "../../testing/kv_connect/start.ts";
-import { toolOptions } from "../options.ts";
+import { type OptionSpec, type OptionValues, toolOptions } from "../options.ts";
 
 const options = toolOptions("load");
 // Typed, so that a call ends the flow where it fails.
@@ -111,52 +110,38 @@ const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-
   "[--batch-max N] [--base DIR]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
   "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--webhooks N] [--json]";
 
+/** The options of the command line. */
+const LOAD_OPTIONS = {
+  url: { type: "string" },
+  token: { type: "string" },
+  n: { type: "string" },
+  concurrency: { type: "string" },
+  variant: { type: "string" },
+  kind: { type: "string" },
+  governed: { type: "boolean" },
+  ids: { type: "string" },
+  pid: { type: "string" },
+  spawn: { type: "boolean" },
+  "batch-max": { type: "string" },
+  server: { type: "string" },
+  base: { type: "string" },
+  "kv-connect": { type: "boolean" },
+  deploy: { type: "boolean" },
+  warmup: { type: "string" },
+  "max-seconds": { type: "string" },
+  origin: { type: "string" },
+  webhooks: { type: "string" },
+  otel: { type: "boolean" },
+  instances: { type: "string" },
+  "kv-delay-ms": { type: "string" },
+  json: { type: "boolean" },
+} satisfies OptionSpec;
+
 function readOptions(args: string[]): Options {
-  // `deno task load -- …` hands the separator on.
-  if (args[0] === "--") args = args.slice(1);
-  let values;
-  try {
-    values = parseOptions(args);
-  } catch (error) {
-    fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
-  }
-  return checkOptions(values);
+  return checkOptions(options.parse(args, LOAD_OPTIONS, USAGE));
 }
 
-function parseOptions(args: string[]) {
-  const { values } = parseArgs({
-    args,
-    options: {
-      url: { type: "string" },
-      token: { type: "string" },
-      n: { type: "string" },
-      concurrency: { type: "string" },
-      variant: { type: "string" },
-      kind: { type: "string" },
-      governed: { type: "boolean" },
-      ids: { type: "string" },
-      pid: { type: "string" },
-      spawn: { type: "boolean" },
-      "batch-max": { type: "string" },
-      server: { type: "string" },
-      base: { type: "string" },
-      "kv-connect": { type: "boolean" },
-      deploy: { type: "boolean" },
-      warmup: { type: "string" },
-      "max-seconds": { type: "string" },
-      origin: { type: "string" },
-      webhooks: { type: "string" },
-      otel: { type: "boolean" },
-      instances: { type: "string" },
-      "kv-delay-ms": { type: "string" },
-      json: { type: "boolean" },
-    },
-    strict: true,
-  });
-  return values;
-}
-
-function checkOptions(values: ReturnType<typeof parseOptions>): Options {
+function checkOptions(values: OptionValues<typeof LOAD_OPTIONS>): Options {
   const variant = values.variant ?? "B";
   if (variant !== "A" && variant !== "B") fail("--variant must be A or B");
   const kind = values.kind ?? "ed25519";

@@ -23,38 +23,25 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import { generateEd25519Key, IntentsClient, newIntentId, signVariantA } from "../../client/mod.ts";
 import { commitOf, projectRoot, spawnLoadServer } from "../load/spawn.ts";
 import { readCpuSeconds } from "../../testing/proc_stats.ts";
 import { toolOptions } from "../options.ts";
 
 const options = toolOptions("trickle");
-// Typed, so that a call ends the flow where it fails.
-const fail: (message: string) => never = options.fail;
 const intOption = options.int;
 
 const USAGE =
   "usage: deno task trickle -- [--answers N] [--bytes B] [--gap-ms G] [--root DIR] [--json]";
 
 function readOptions(args: string[]) {
-  if (args[0] === "--") args = args.slice(1);
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        answers: { type: "string" },
-        bytes: { type: "string" },
-        root: { type: "string" },
-        "gap-ms": { type: "string" },
-        json: { type: "boolean" },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
-  }
+  const values = options.parse(args, {
+    answers: { type: "string" },
+    bytes: { type: "string" },
+    root: { type: "string" },
+    "gap-ms": { type: "string" },
+    json: { type: "boolean" },
+  }, USAGE);
   return {
     answers: intOption(values.answers, "answers", 5, 20),
     bytes: Math.max(128, intOption(values.bytes, "bytes", 64 * 1024, 1 << 20)),

@@ -27,38 +27,25 @@
  */
 
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { generateEd25519Key, IntentsClient, newIntentId, signVariantA } from "../../client/mod.ts";
 import { commitOf, projectRoot, spawnLoadServer } from "../load/spawn.ts";
 import { makeCertificates, type TestCertificates } from "../../testing/certificates.ts";
 import { toolOptions } from "../options.ts";
 
 const options = toolOptions("webhooks-load");
-// Typed, so that a call ends the flow where it fails.
-const fail: (message: string) => never = options.fail;
 const intOption = options.int;
 
 const USAGE =
   "usage: deno task webhooks-load -- [--backlog N] [--rate R] [--seconds S] [--https] [--json]";
 
 function readOptions(args: string[]) {
-  if (args[0] === "--") args = args.slice(1);
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        backlog: { type: "string" },
-        rate: { type: "string" },
-        seconds: { type: "string" },
-        https: { type: "boolean" },
-        json: { type: "boolean" },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
-  }
+  const values = options.parse(args, {
+    backlog: { type: "string" },
+    rate: { type: "string" },
+    seconds: { type: "string" },
+    https: { type: "boolean" },
+    json: { type: "boolean" },
+  }, USAGE);
   return {
     backlog: intOption(values.backlog, "backlog", 5_000, 1_000_000),
     rate: intOption(values.rate, "rate", 200, 10_000),
