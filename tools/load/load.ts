@@ -56,6 +56,7 @@ import {
   type StartedKvConnectServer,
   startKvConnectServer,
 } from "../../testing/kv_connect/start.ts";
+import { addIdleEndpoints, idleReceiver, otlpSink } from "./receivers.ts";
 import { type OptionSpec, type OptionValues, toolOptions } from "../options.ts";
 
 const options = toolOptions("load");
@@ -245,7 +246,11 @@ async function main(): Promise<void> {
   try {
     const url = (spawned?.url ?? options.url!).replace(/\/+$/, "");
     const token = spawned?.token ?? options.token!;
-    if (receiver) await addIdleEndpoints(url, token, options.webhooks, receiver.url);
+    if (receiver) {
+      await addIdleEndpoints(url, token, options.webhooks, receiver.url).catch((error) =>
+        fail(error.message)
+      );
+    }
     const pid = spawned?.pid ?? options.pid;
     const signer = await webCryptoSigner();
     const refId = await addReference(
@@ -412,50 +417,6 @@ async function mainScale(options: Options): Promise<void> {
     }
   } finally {
     await rig.close();
-  }
-}
-
-/** Where the idle endpoints point: answers 204, counts what (never) arrives. */
-/** An OTLP/HTTP receiver that reads each export and answers it, keeping only the byte count. */
-function otlpSink() {
-  let bytes = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
-    bytes += (await request.arrayBuffer()).byteLength;
-    // An empty answer is an empty Export…ServiceResponse in either encoding.
-    const type = request.headers.get("content-type") ?? "application/json";
-    return new Response(type.includes("json") ? "{}" : null, { headers: { "content-type": type } });
-  });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}`,
-    bytes: () => bytes,
-    close: () => server.shutdown(),
-  };
-}
-
-function idleReceiver() {
-  let received = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
-    await request.arrayBuffer();
-    received++;
-    return new Response(null, { status: 204 });
-  });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/idle`,
-    received: () => received,
-    close: () => server.shutdown(),
-  };
-}
-
-/** Makes `count` endpoints of `intent.expired` only (`POST /webhooks`). */
-async function addIdleEndpoints(url: string, token: string, count: number, target: string) {
-  for (let i = 0; i < count; i++) {
-    const response = await fetch(`${url}/webhooks`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ url: target, events: ["intent.expired"], description: `idle ${i}` }),
-    });
-    const text = await response.text();
-    if (response.status !== 201) fail(`POST /webhooks answered ${response.status}: ${text}`);
   }
 }
 
