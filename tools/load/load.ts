@@ -392,6 +392,7 @@ async function mainScale(options: Options): Promise<void> {
       commit: await commitOf(options.base),
       variant: options.variant,
       kind: options.kind,
+      commit_batch_max: options.batchMax,
       sent: options.n,
       warmup: options.warmup,
       ...await runScale(rig, {
