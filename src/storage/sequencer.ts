@@ -165,8 +165,9 @@ export class Sequencer {
     }
     let movedAny = false;
     for (let round = 0; round < rounds; round++) {
+      const before = this.#ownLatest;
       const first = await this.#first();
-      this.#sawFirst(first);
+      this.#sawFirst(first, before);
       if (!first) return movedAny;
       if (!all && !this.#stale(first)) return movedAny;
       const moved = await this.#moveOnce();
@@ -266,8 +267,9 @@ export class Sequencer {
 
   /** Reads whether this process's staged events were moved (by anyone); true when they were. */
   async #confirmOwn(): Promise<boolean> {
+    const before = this.#ownLatest;
     const first = await this.#first();
-    this.#sawFirst(first);
+    this.#sawFirst(first, before);
     return !this.#ownWaiting;
   }
 
@@ -292,9 +294,14 @@ export class Sequencer {
   }
   #firstSeen: { versionstamp: string; at: number } | undefined;
 
-  /** Everything staged before the first block still staged has been moved. */
-  #sawFirst(first: Listed | undefined): void {
-    if (first === undefined) this.#movedUpTo(this.#ownLatest);
+  /**
+   * Everything staged before the first block a listing found still staged has
+   * been moved; with none found, everything this process had staged when the
+   * listing started (`before`). Not what it staged since: a commit that lands
+   * while the listing runs may be missing from it and still be staged.
+   */
+  #sawFirst(first: Listed | undefined, before: string): void {
+    if (first === undefined) this.#movedUpTo(before);
     else this.#movedUpTo(previous(first.versionstamp));
   }
 
@@ -318,6 +325,7 @@ export class Sequencer {
     const known = this.#feed.known;
     const head = known?.layout === "staged" ? known : await this.#feed.freshHead();
     if (head.layout !== "staged") return 0;
+    const before = this.#ownLatest;
     const listed: Listed[] = [];
     const iter = this.#kv.list<unknown>({ prefix: keys.stagedPrefix }, {
       limit: LIST_LIMIT,
@@ -325,7 +333,7 @@ export class Sequencer {
     });
     for await (const entry of iter) listed.push(toListed(entry));
     if (listed.length === 0) {
-      this.#sawFirst(undefined);
+      this.#sawFirst(undefined, before);
       return 0;
     }
     const { take, blocks } = planMove(listed);

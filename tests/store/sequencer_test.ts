@@ -241,3 +241,79 @@ Deno.test("one process moves for all: another leaves its events to the holder of
     }
   });
 });
+
+/**
+ * `kv` with its first `count` listings held, once read, until the test lets
+ * each go: a listing that ran before a commit landed then answers after it.
+ */
+function heldListings(kv: Deno.Kv, count: number) {
+  const held: { read: PromiseWithResolvers<void>; release: PromiseWithResolvers<void> }[] = [];
+  let arrived = Promise.withResolvers<void>();
+  async function* hold<T>(iter: Deno.KvListIterator<T>) {
+    const entries: Deno.KvEntry<T>[] = [];
+    for await (const entry of iter) entries.push(entry);
+    if (held.length >= count) return yield* entries;
+    const listing = { read: Promise.withResolvers<void>(), release: Promise.withResolvers<void>() };
+    held.push(listing);
+    arrived.resolve();
+    await listing.release.promise;
+    yield* entries;
+  }
+  const wrapped = new Proxy(kv, {
+    get(target, name) {
+      if (name === "list") {
+        return <T>(selector: Deno.KvListSelector, options?: Deno.KvListOptions) =>
+          hold(target.list<T>(selector, options));
+      }
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return {
+    kv: wrapped,
+    /** The `n`th listing (from 0), once it has read. */
+    async listing(n: number) {
+      while (held.length <= n) {
+        await arrived.promise;
+        arrived = Promise.withResolvers<void>();
+      }
+      return held[n].release;
+    },
+  };
+}
+
+Deno.test("a commit that lands while a listing runs is not taken for moved: its reader still waits for it", async () => {
+  await withFile(async (path) => {
+    const kv = await Deno.openKv(path);
+    try {
+      await beginStaged(kv);
+      const { kv: slow, listing } = heldListings(kv, 2);
+      const sequencer = new Sequencer({
+        kv: slow,
+        feed: new Feed(kv),
+        commit: retryWhileLocked,
+        now: () => new Date(),
+      });
+      // A reader's look for stale events lists the staged prefix: empty, and held.
+      const look = sequencer.moveStale({ all: true });
+      const first = await listing(0);
+      // Meanwhile this process stages an event; its mover's listing (after the commit) is held too.
+      const events = [staged("landed")];
+      sequencer.staged(await stage(kv, events), events);
+      const second = await listing(1);
+      first.resolve();
+      await look;
+      // The empty listing began before the commit: the event still waits, and so does its reader.
+      let settled = false;
+      const reader = sequencer.settled(5_000).then(() => settled = true);
+      await sleep(100);
+      assert.equal(settled, false, "a reader of its own writes waits for the move");
+      second.resolve();
+      await reader;
+      assert.deepEqual(await feedIds(kv), ["landed"]);
+      await sequencer.drain(performance.now() + 2_000);
+    } finally {
+      kv.close();
+    }
+  });
+});
