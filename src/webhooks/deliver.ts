@@ -89,10 +89,10 @@ export interface DeliverOptions {
   allowHttp: boolean;
   /**
    * The process's knowledge of the runtime's socket rule (plain TCP to port
-   * 443 refused on Deno Deploy); default one shared by the process, which
-   * learns it at the first refusal.
+   * 443 refused on Deno Deploy, `DENO_DEPLOY=true`), one for the process:
+   * it also learns the rule at the runtime's first refusal.
    */
-  sockets?: SocketRules;
+  sockets: SocketRules;
   /** How names are resolved; default {@link resolveHost} (`Deno.resolveDns`). For tests. */
   resolve?: Resolver;
   /** How plain TCP connections are opened on the pinned path; default `Deno.connect`. For tests. */
@@ -116,9 +116,6 @@ export interface DeliverOptions {
 
 /** How long an answer's body may take after its head (within the attempt's time limit). */
 export const DRAIN_MS = 1_000;
-
-/** The process's socket rules when an attempt is given none: plain TCP to 443 allowed until refused. */
-const PROCESS_SOCKETS = new SocketRules({ deploy: false });
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
@@ -206,7 +203,7 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
           host,
           addresses,
           allowPrivate: options.allowPrivate,
-          sockets: options.sockets ?? PROCESS_SOCKETS,
+          sockets: options.sockets,
           caCerts: options.caCerts,
           connect: options.connect,
         },

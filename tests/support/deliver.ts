@@ -4,7 +4,12 @@
  * must not be called.
  */
 
-import { type Connector, type DeliverOptions, type Resolver } from "../../src/webhooks/deliver.ts";
+import {
+  type Connector,
+  type DeliverOptions,
+  type Resolver,
+  SocketRules,
+} from "../../src/webhooks/deliver.ts";
 import { deliveryHeaders, newWebhookSecret } from "../../src/webhooks/signing.ts";
 
 export const BODY = JSON.stringify({
@@ -19,10 +24,15 @@ export const HEADERS = await deliveryHeaders({
   body: BODY,
 });
 
-/** Options for a delivery to a receiver on a loopback address (private addresses and http: allowed). */
+/**
+ * Options for a delivery to a receiver on a loopback address (private
+ * addresses and http: allowed), with socket rules of its own where plain TCP
+ * to port 443 is allowed.
+ */
 export function local(url: string, extra: Partial<DeliverOptions> = {}): DeliverOptions {
   return {
     url,
+    sockets: new SocketRules({ deploy: false }),
     headers: HEADERS,
     body: BODY,
     timeoutMs: 5000,
