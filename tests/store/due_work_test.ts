@@ -6,40 +6,22 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { NewIntent } from "../../src/domain/intent.ts";
 import type { DueEntry } from "../../src/domain/store.ts";
 import { type DueVerdict, DueWorkScheduler } from "../../src/scheduler/due_work.ts";
 import { dueWorkHandlers } from "../../src/scheduler/handlers.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
+import { pendingIntent } from "../support/store_kit.ts";
 import { auditIntents } from "../support/audit.ts";
 import { sleep } from "../support/time.ts";
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 const quiet = () => {};
 
-function pending(id: string, windowS = 60): NewIntent {
-  return {
-    id,
-    variant: "B",
-    refId: "p",
-    authorship: { kind: "Ed25519", signers: ["a"] },
-    body: new TextEncoder().encode(`{"intent":{"id":"${id}","policy_id":"p"}}`),
-    state: "pending",
-    quorum: {
-      signers: new Map([["a", { keyText: "a", weight: 1 }], ["b", { keyText: "b", weight: 1 }]]),
-      threshold: 2,
-      unsigned: false,
-      approvalWindowS: windowS,
-    },
-    approvals: [{ key: "a", kind: "Ed25519" }],
-  };
-}
-
 async function storePending(store: KvStore, ids: string[], windowS = 60): Promise<void> {
   await store.putDocument("policy", "p", { contentType: "text/plain", bytes: new Uint8Array(1) });
   const ref = (await store.findDocument("policy", "p"))!;
   const results = await store.insertIntents(
-    ids.map((id) => ({ intent: pending(id, windowS), ref })),
+    ids.map((id) => ({ intent: pendingIntent(id, windowS), ref })),
   );
   assert.ok(results.every((r) => r.outcome === "created"));
 }

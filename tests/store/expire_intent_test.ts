@@ -7,28 +7,10 @@
 
 import assert from "node:assert/strict";
 import { expireIntent } from "../../src/domain/approve.ts";
-import type { NewIntent } from "../../src/domain/intent.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
+import { pendingIntent } from "../support/store_kit.ts";
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
-
-function pending(id: string): NewIntent {
-  return {
-    id,
-    variant: "B",
-    refId: "p",
-    authorship: { kind: "Ed25519", signers: ["a"] },
-    body: new TextEncoder().encode(`{"intent":{"id":"${id}","policy_id":"p"}}`),
-    state: "pending",
-    quorum: {
-      signers: new Map([["a", { keyText: "a", weight: 1 }], ["b", { keyText: "b", weight: 1 }]]),
-      threshold: 2,
-      unsigned: false,
-      approvalWindowS: 60,
-    },
-    approvals: [{ key: "a", kind: "Ed25519" }],
-  };
-}
 
 async function withStore(fn: (store: KvStore, clock: { ms: number }) => Promise<void>) {
   const kv = await Deno.openKv(":memory:");
@@ -45,7 +27,7 @@ async function withStore(fn: (store: KvStore, clock: { ms: number }) => Promise<
 Deno.test("an expiry delivered early waits, at the deadline expires once, and then changes nothing", async () => {
   await withStore(async (store, clock) => {
     const ref = (await store.findDocument("policy", "p"))!;
-    await store.insertIntents([{ intent: pending("x"), ref }]);
+    await store.insertIntents([{ intent: pendingIntent("x"), ref }]);
     const deps = { store, now: () => new Date(clock.ms) };
     clock.ms = T0 + 59_000;
     assert.equal(await expireIntent(deps, "x"), "later");
@@ -65,7 +47,7 @@ Deno.test("an expiry delivered early waits, at the deadline expires once, and th
 Deno.test("an expiry delivered after the intent was accepted changes nothing", async () => {
   await withStore(async (store, clock) => {
     const ref = (await store.findDocument("policy", "p"))!;
-    await store.insertIntents([{ intent: pending("y"), ref }]);
+    await store.insertIntents([{ intent: pendingIntent("y"), ref }]);
     await store.changeIntent("y", (intent) => ({
       intent: { ...intent, state: "accepted" },
       type: "intent.accepted",

@@ -1,6 +1,6 @@
 /**
  * What the store's own tests build again and again: a small intent, a
- * template to reference, a KV file in a temp folder of its own.
+ * pending one, a template to reference, a KV file in a temp folder of its own.
  * @module
  */
 
@@ -17,6 +17,28 @@ export function smallIntent(id: string, ref: Pick<DocumentRef, "id">): NewIntent
     authorship: { kind: "Unsigned", signers: [] },
     body: new TextEncoder().encode(`"${id}"`),
     state: "accepted",
+  };
+}
+
+/**
+ * A Variant B intent under policy `p`, pending: signed by `a` of a 2-of-2
+ * quorum of `a` and `b`, its approval window `windowS` seconds.
+ */
+export function pendingIntent(id: string, windowS = 60): NewIntent {
+  return {
+    id,
+    variant: "B",
+    refId: "p",
+    authorship: { kind: "Ed25519", signers: ["a"] },
+    body: new TextEncoder().encode(`{"intent":{"id":"${id}","policy_id":"p"}}`),
+    state: "pending",
+    quorum: {
+      signers: new Map([["a", { keyText: "a", weight: 1 }], ["b", { keyText: "b", weight: 1 }]]),
+      threshold: 2,
+      unsigned: false,
+      approvalWindowS: windowS,
+    },
+    approvals: [{ key: "a", kind: "Ed25519" }],
   };
 }
 
