@@ -13,7 +13,7 @@ import type { RequestLogLine } from "./request_log.ts";
 import { endpoints } from "./endpoints.ts";
 import { type Found, Router } from "./router.ts";
 import { admit } from "./limits.ts";
-import { RequestMetrics, type RequestObserver } from "./metrics.ts";
+import { isKnownMethod, RequestMetrics, type RequestObserver } from "./metrics.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { MetricsRegistry } from "../telemetry/registry.ts";
 import type { WebhookStore } from "../webhooks/store.ts";
@@ -181,8 +181,10 @@ export function createApp(deps: AppDeps): App {
     try {
       const found = resolve(request, path);
       route = found.path;
-      // The template, never the path: spans (and the runtime's metrics) group by it.
-      span?.setAttribute("http.route", route).updateName(`${request.method} ${route}`);
+      // The template, never the path: spans (and the runtime's metrics) group by it. A method
+      // the client made up is not a span name: `HTTP`, as OpenTelemetry's conventions name it.
+      const method = isKnownMethod(request.method) ? request.method : "HTTP";
+      span?.setAttribute("http.route", route).updateName(`${method} ${route}`);
       ctx = { app: context, params: found.params, peer: info?.remoteAddr, headers: {} };
       const { endpoint } = found;
       // Resolved to its route (for the log and metrics); answering is the 405.

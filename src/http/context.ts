@@ -70,13 +70,6 @@ export interface RequestContext {
 /** A route handler. */
 export type Handler = (request: Request, ctx: RequestContext) => Promise<Response> | Response;
 
-/** A route: a path pattern with capture groups, and handlers by method. */
-export interface Route {
-  name: string;
-  pattern: RegExp;
-  methods: Record<string, Handler>;
-}
-
 /** True when the request's media type is `application/json` (parameters allowed). */
 export function isJsonContentType(request: Request): boolean {
   const type = request.headers.get("content-type");

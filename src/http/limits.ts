@@ -95,7 +95,7 @@ export function admit(request: Request, ctx: RequestContext, endpoint: Endpoint)
  * @throws {ServiceError} `rate_limited` (with `Retry-After`) when the
  *   address has no token left.
  */
-export function admitAddress(
+function admitAddress(
   request: Request,
   ctx: RequestContext,
   cost: Exclude<AddressCost, "none">,
@@ -170,7 +170,7 @@ export function refusedPending(ctx: RequestContext): void {
  * @throws {ServiceError} `rate_limited` (with `Retry-After`) when the budget is empty.
  * @throws {HttpError} 401 `unauthorized` with `WWW-Authenticate: Bearer`.
  */
-export function requireToken(
+function requireToken(
   request: Request,
   ctx: RequestContext,
   tokens: readonly (string | undefined)[],

@@ -30,6 +30,14 @@ const OUTCOME: Label = { prometheus: "outcome", otel: "intents.outcome" };
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]);
 
+/**
+ * Whether `method` is one of the methods labels and span names carry as
+ * they are; any other (a client may send any token) is folded into one.
+ */
+export function isKnownMethod(method: string): boolean {
+  return KNOWN_METHODS.has(method);
+}
+
 /** What `POST /intents` stored. */
 export interface AcceptedIntent {
   variant: "A" | "B";
@@ -182,7 +190,7 @@ export class RequestMetrics {
 
   /** Records one finished request. */
   record(event: RequestEvent): void {
-    const method = KNOWN_METHODS.has(event.method) ? event.method : "OTHER";
+    const method = isKnownMethod(event.method) ? event.method : "OTHER";
     this.#requests.inc([event.route, method, String(event.status)]);
     this.#latency.observe([event.route], event.durationMs / 1000);
     if (event.code !== undefined) this.#rejections.inc([event.route, event.code]);

@@ -26,8 +26,9 @@
  *   next move renews it. Advisory: it saves duplicate work; correctness
  *   comes from the head's check.
  * - `["intents", id]` → in the staged layout, the intent's current record:
- *   a block of one event (byte 0 = 1, as `["events", …]`), the event that
- *   left it so; every commit that stores or changes the intent checks this
+ *   the frame of the one event that left it so, as a block holds it, without
+ *   the block's header (byte 0 is the high byte of a length under 64 KiB: 0,
+ *   where a pointer starts with `[`); every commit that stores or changes the intent checks this
  *   key's version (null for a new id). In the head layout, UTF-8 JSON
  *   `[blockKey,index]`: where the intent's latest event is, written only by
  *   commits that check and move the feed head. Both are read.

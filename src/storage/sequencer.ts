@@ -115,9 +115,13 @@ export class Sequencer {
 
   /** Told by a commit of this process that staged `events` under `versionstamp`. */
   staged(versionstamp: string, events: StoredEvent[]): void {
+    // Told late: a move already carried it (its listing saw the commit before this did).
+    if (versionstamp <= this.#movedThrough) return;
     if (versionstamp > this.#ownLatest) this.#ownLatest = versionstamp;
     this.#ownSince ??= this.#now().getTime();
-    if (this.#own.size < OWN_REMEMBERED) this.#own.set(versionstamp, events);
+    if (this.#feed.hasOwnEventListeners && this.#own.size < OWN_REMEMBERED) {
+      this.#own.set(versionstamp, events);
+    }
     this.#kick();
   }
 

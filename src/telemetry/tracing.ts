@@ -38,7 +38,7 @@ export { SpanStatusCode };
 export type { Attributes, Span, SpanContext };
 
 /** The service's tracer: the runtime's when telemetry is on, a no-op otherwise. */
-export const tracer = trace.getTracer("intents");
+const tracer = trace.getTracer("intents");
 
 /**
  * True when the runtime traces (`OTEL_DENO=true`): it registered its tracer

@@ -68,9 +68,10 @@ export class Deadline {
   }
 }
 
-function closeQuietly(conn: Deno.Conn) {
+/** Closes a connection that may already be closed (by a deadline, or by the peer's TLS alert). */
+export function closeQuietly(conn: Deno.Conn | null): void {
   try {
-    conn.close();
+    conn?.close();
   } catch {
     // Already closed.
   }

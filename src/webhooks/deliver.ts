@@ -19,11 +19,10 @@ import { judgeAddress } from "./addresses.ts";
 import { persists, type ResponseHead } from "../http1_response.ts";
 import { AnswerReader } from "./_answer.ts";
 import type { KeptConnection } from "./kept_connection.ts";
-import { Deadline } from "./_deadline.ts";
+import { closeQuietly, Deadline } from "./_deadline.ts";
 import { isIpLiteral } from "../ip_address.ts";
 import { MAX_RETRY_AFTER_S, parseRetryAfter } from "./retry_after.ts";
 import {
-  closeQuietly,
   type Connector,
   openConnection,
   RefusedAddress,

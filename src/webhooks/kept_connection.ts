@@ -13,6 +13,8 @@
  * @module
  */
 
+import { closeQuietly } from "./_deadline.ts";
+
 /**
  * How long a connection is kept without use: less than the idle timeouts
  * receivers commonly close at (Node's 5 s), so that a kept connection is
@@ -64,13 +66,5 @@ export class KeptConnection {
     if (kept === undefined) return;
     clearTimeout(kept.timer);
     closeQuietly(kept.conn);
-  }
-}
-
-function closeQuietly(conn: Deno.Conn) {
-  try {
-    conn.close();
-  } catch {
-    // Already closed.
   }
 }

@@ -22,7 +22,7 @@
  */
 
 import { judgeAddress } from "./addresses.ts";
-import type { Deadline } from "./_deadline.ts";
+import { closeQuietly, type Deadline } from "./_deadline.ts";
 
 /** Resolves a host name to IP address literals (all of them: A and AAAA). */
 export type Resolver = (hostname: string, options: { signal: AbortSignal }) => Promise<string[]>;
@@ -234,13 +234,4 @@ export async function resolveHost(
 
 function connectTcp(options: { hostname: string; port: number; signal: AbortSignal }) {
   return Deno.connect({ ...options, transport: "tcp" });
-}
-
-/** Closes a connection that may already be closed (by the deadline, or by the peer's TLS alert). */
-export function closeQuietly(conn: Deno.Conn | null): void {
-  try {
-    conn?.close();
-  } catch {
-    // Already closed.
-  }
 }

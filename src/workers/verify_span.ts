@@ -45,12 +45,19 @@ export function traceParentOf(
  * @param options.thread where it runs: `serving` or `worker`.
  * @throws what `verify` throws.
  */
-export async function verifyInSpan(
+export function verifyInSpan(
   verify: () => Promise<VerifiedSubmission>,
   options: { parent?: TraceParent; thread: "serving" | "worker" },
 ): Promise<VerifiedSubmission> {
-  if (!TRACING) return await verify();
-  // The span is made once the outcome is known, with every attribute at once.
+  // Without tracing, the call alone: no frame of its own on the serving path.
+  return TRACING ? verifyTraced(verify, options) : verify();
+}
+
+/** {@link verifyInSpan} when tracing: the span is made once the outcome is known, every attribute at once. */
+async function verifyTraced(
+  verify: () => Promise<VerifiedSubmission>,
+  options: { parent?: TraceParent; thread: "serving" | "worker" },
+): Promise<VerifiedSubmission> {
   const startTime = spanTime();
   let attributes: Attributes = options.thread === "worker" ? REFUSED_ON_WORKER : REFUSED_SERVING;
   let refusal: { error: unknown } | undefined;

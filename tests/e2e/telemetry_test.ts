@@ -94,6 +94,9 @@ async function telemetryRun(deno: string | undefined): Promise<void> {
     assert.equal(got.status, 200);
     await got.body?.cancel();
     assert.equal((await h.fetch("/no/such/path")).status, 404);
+    const made = await h.fetch("/healthz", { method: "XYZZY" });
+    assert.equal(made.status, 405);
+    await made.body?.cancel();
 
     // A governed intent approved, and one rejected.
     const [e1, e2] = [ed25519Signer(), ed25519Signer()];
@@ -131,6 +134,11 @@ async function telemetryRun(deno: string | undefined): Promise<void> {
     const unmatched = otlp.spans.filter((s) => s.attributes["url.path"] === "/no/such/path");
     assert.equal(unmatched.length, 1);
     assert.equal(unmatched[0].attributes["http.route"], undefined);
+    // A method the client made up names no span.
+    const madeUp = otlp.spans.filter((s) =>
+      s.kind === SERVER && s.attributes["http.route"] === "/healthz" && s.name !== "GET /healthz"
+    );
+    assert.deepEqual(madeUp.map((s) => s.name), ["HTTP /healthz"]);
 
     // Verification: on the worker thread, a child of its request's span.
     const verifies = named(otlp, "intents.verify");

@@ -11,6 +11,7 @@ import { Sequencer, STALE_MS } from "../../src/storage/sequencer.ts";
 import { Feed } from "../../src/storage/feed.ts";
 import { encodeStaged, type StoredEvent } from "../../src/storage/codec.ts";
 import { keys } from "../../src/storage/keys.ts";
+import { encodeLease } from "../../src/storage/move_plan.ts";
 import { beginStaged } from "../../src/storage/write_layout.ts";
 import { retryWhileLocked } from "../../src/storage/retry.ts";
 import { auditIntents } from "../support/audit.ts";
@@ -316,4 +317,34 @@ Deno.test("a commit that lands while a listing runs is not taken for moved: its 
       kv.close();
     }
   });
+});
+
+Deno.test("a commit told to the sequencer after its move does not make this process's next one look stale", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    await beginStaged(kv);
+    const sequencer = new Sequencer({
+      kv,
+      feed: new Feed(kv),
+      commit: retryWhileLocked,
+      now: () => new Date(),
+    });
+    // Moved (a listing saw the commit) before the commit's own answer told the sequencer.
+    const early = [staged("early")];
+    const versionstamp = await stage(kv, early);
+    await sequencer.moveStale({ all: true });
+    sequencer.staged(versionstamp, early);
+    // Past STALE_MS since that notice, and past the one-second lease its move took.
+    await sleep(1_200);
+    // Another process holds the lease now: what this process stages next is left to it until it
+    // waits longer than STALE_MS.
+    await kv.set(keys.feedMover, encodeLease({ holder: "another", until: Date.now() + 60_000 }));
+    const next = [staged("next")];
+    sequencer.staged(await stage(kv, next), next);
+    await sleep(150);
+    assert.equal((await Array.fromAsync(kv.list({ prefix: keys.stagedPrefix }))).length, 1);
+    await sequencer.drain(performance.now() + 2_000);
+  } finally {
+    kv.close();
+  }
 });
