@@ -158,9 +158,4 @@ export class DocumentCounts {
     else if (this.version !== null) op.delete(key);
     for (const earlier of this.#earlier) op.delete(earlier);
   }
-
-  /** How many keys {@link write} removes besides the counts' own. */
-  get earlierKeys(): number {
-    return this.#earlier.length;
-  }
 }

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { expectError } from "../support/fixtures.ts";
 import { type AppHarness, withApp } from "../support/in_process.ts";
 import { sampleValue, scrape } from "../support/metrics.ts";
+import { endpoints } from "../../src/http/endpoints.ts";
 
 function headersOf(response: Response) {
   return {
@@ -72,6 +73,33 @@ Deno.test("wrong tokens spend the address's failure budget; then even the right 
       sampleValue(await scrape(h), "intents_limit_refusals_total", { limit: "auth" }),
       5,
     );
+  });
+});
+
+Deno.test("an empty failure budget refuses every endpoint that needs a token, as declared, the right token too", async () => {
+  await withApp({ env: { RATE_LIMIT_AUTH_FAILURES: "1" }, limitClock: () => 0 }, async (h) => {
+    const from = "198.51.100.9";
+    await expectError(
+      await getFrom(h, from, "/config", "wrong-token-0123456789"),
+      401,
+      "unauthorized",
+    );
+    const guarded = endpoints().filter((e) => e.access !== "public");
+    assert.ok(guarded.length >= 15, `${guarded.length} endpoints need a token`);
+    for (const { method, path } of guarded) {
+      const body = method === "GET" || method === "DELETE" ? undefined : "{}";
+      const response = await h.fetchFrom(from, path.replace(/\{[a-z_]+\}/g, "none"), {
+        method,
+        headers: {
+          authorization: `Bearer ${h.adminToken}`,
+          ...(body ? { "content-type": "application/json" } : {}),
+        },
+        body,
+      });
+      const name = `${method} ${path}`;
+      assert.equal(response.headers.get("ratelimit-policy"), '"auth";q=1;w=60', name);
+      await expectError(response, 429, "rate_limited", { mentions: "wrong token" });
+    }
   });
 });
 
