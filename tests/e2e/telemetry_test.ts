@@ -119,6 +119,7 @@ async function telemetryRun(deno: string | undefined): Promise<void> {
         named(otlp, "intents.webhook.attempt").length >= events &&
         named(otlp, "intents.decide").length >= 2 &&
         points(otlp, "intents.webhook.deliveries").length > 0 &&
+        points(otlp, "intents.webhook.lag").length > 0 &&
         serverSpans(otlp, "POST", "/intents/{id}/rejections").length > 0,
       20_000,
       "the spans and metrics of the work done",
@@ -215,6 +216,13 @@ async function telemetryRun(deno: string | undefined): Promise<void> {
         p.attributes["intents.outcome"] === "acknowledged" && p.value >= 1
       ),
     );
+    // The delivery figures of /metrics are instruments too: the lag by endpoint, the leases held.
+    const lag = points(otlp, "intents.webhook.lag");
+    assert.ok(
+      lag.some((p) => typeof p.attributes["intents.webhook.endpoint"] === "string"),
+      JSON.stringify(lag),
+    );
+    assert.ok(points(otlp, "intents.webhook.leases").some((p) => p.value === 1));
 
     // Request log lines carry their server span's ids.
     const lines = server.stdout().split("\n").filter((l) => l.includes('"path":"/intents"'));
