@@ -20,6 +20,13 @@
  * path from one event to the next (about half of it on a local KV file).
  * One commit at most is left behind: an attempt waits for the write before
  * the last, so a change made elsewhere costs one repeated event at most.
+ *
+ * The endpoint as such a write leaves it is known only as of the read (or
+ * the landed write) it was built on, not as of the write: that write may yet
+ * fail because a change (a rotation that retires secrets) came after the
+ * read. So the attempts that follow it sign with secrets at most a second
+ * old however long the attempts before them took, and the endpoint is read
+ * again, after the write in flight, once that second has passed.
  * @module
  */
 
@@ -105,7 +112,8 @@ export class Deliverer {
   #stopping = false;
   /**
    * The endpoint as this deliverer's last write left it, and since when (Unix
-   * ms) it is known to be so: the write's start, or the read its turn began with.
+   * ms) it is known to be so: the start of a write that landed, or else the
+   * read (or landed write) the endpoint was built on.
    */
   #known: { entry: SeenEntry; at: number } | undefined;
   /** The connection to the endpoint kept between attempts. */
@@ -346,8 +354,8 @@ export class Deliverer {
         await this.#deps.webhooks.recordAttempt({ before, leaseVersion }, after, record);
     });
     if (after.position === event.position && after.status === "active") {
-      // Acknowledged: the next event goes out while this commits.
-      this.#writeBehind(write, after, changes);
+      // Acknowledged: the next event goes out while this commits, on what was known at `seenAt`.
+      this.#writeBehind(write, after, changes, seenAt);
       return;
     }
     const writeStarted = this.#deps.now();
@@ -362,9 +370,16 @@ export class Deliverer {
 
   /**
    * Lets `write` commit while the next turn goes on with the endpoint as it
-   * will leave it. When it fails, the endpoint is read again at once.
+   * will leave it, known as of `seenAt`, when what it was built on was: the
+   * write, not landed yet, shows nothing newer. When it fails, the endpoint
+   * is read again at once.
    */
-  #writeBehind(write: Promise<string | null>, after: SeenEntry["endpoint"], changes: number) {
+  #writeBehind(
+    write: Promise<string | null>,
+    after: SeenEntry["endpoint"],
+    changes: number,
+    seenAt: number,
+  ): void {
     const landed = write.then((version) => version, (error) => {
       const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
       this.#deps.report(`intents: webhook ${this.#lease.id}: ${reason}`);
@@ -384,7 +399,7 @@ export class Deliverer {
     this.#earlier = this.#writing;
     this.#writing = landed;
     if (changes !== this.#changes) return;
-    this.#known = { entry: { endpoint: after, version: landed }, at: this.#deps.now() };
+    this.#known = { entry: { endpoint: after, version: landed }, at: seenAt };
   }
 
   /**

@@ -5,7 +5,9 @@
  * the 200 is signed with the older secret; with the default, the older one
  * signs beside the new one, newest first. Events flow all along, so the
  * deliverer works from what its own writes left, never reading the endpoint
- * unless its view grows old.
+ * unless its view grows old. A slow receiver holds an attempt past the 200:
+ * the attempt after it, made while its acknowledgement commits, signs with
+ * the new secret alone.
  */
 
 import assert from "node:assert/strict";
@@ -16,7 +18,7 @@ import { WEBHOOK_WORK } from "../../src/webhooks/store.ts";
 import { withApp } from "../support/in_process.ts";
 import { type Delivery, independentSignature, startReceiver } from "../support/webhooks.ts";
 import { smallIntent } from "../support/store_kit.ts";
-import { sleep } from "../support/time.ts";
+import { sleep, within } from "../support/time.ts";
 
 /** The signatures a delivery carries, in order. */
 function signatures(d: Delivery): string[] {
@@ -107,6 +109,77 @@ Deno.test("a rotation elsewhere retires the older secret before its 200, or keep
   } finally {
     feeding = false;
     await deliveries.stop();
+    await receiver.close();
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an attempt held past a rotation's 200 is followed by attempts signed with the new secret alone", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "webhook-rotation-" });
+  const path = join(dir, "intents.kv");
+  const kv = await Deno.openKv(path);
+  const here = new KvStore(kv);
+  const receiver = startReceiver();
+  // Each attempt is held longer than a deliverer's view of the endpoint lasts (a second), and
+  // longer than the rotation's answer takes.
+  const holdMs = 1_800;
+  const deliveries = new WebhookDeliveries({
+    store: here,
+    webhooks: here.webhooks,
+    settings: {
+      webhookTimeoutMs: 5_000,
+      webhooksAllowPrivate: true,
+      webhooksAllowHttp: true,
+      webhookRetryScheduleMs: [200],
+      denoDeploy: false,
+    },
+    report: () => {},
+  });
+  const env = { WEBHOOKS_ALLOW_HTTP: "true", WEBHOOKS_ALLOW_PRIVATE: "true" };
+  try {
+    await withApp({ store: path, env, background: false }, async (elsewhere) => {
+      await here.putDocument("template", "T", {
+        contentType: "text/plain",
+        bytes: new Uint8Array(1),
+      });
+      const ref = (await here.findDocument("template", "T"))!;
+      const created = await elsewhere.client.webhooks.add({ url: receiver.url });
+      for (let i = 0; i < 8; i++) {
+        await here.insertIntents([{ intent: smallIntent(`i-${i}`, ref), ref }]);
+      }
+      // The second attempt, while held, has the secret retired elsewhere; its answer comes
+      // before the attempt is acknowledged.
+      let arrivals = 0;
+      let heldSince = 0;
+      let rotation: Promise<{ secret: string; answeredAt: number }> | undefined;
+      receiver.answer(() => {
+        if (++arrivals === 2) {
+          heldSince = Date.now();
+          rotation = elsewhere.client.webhooks.rotateSecret(created.id, { overlapS: 0 })
+            .then((secret) => ({ secret, answeredAt: Date.now() }));
+        }
+        return { status: 204, delayMs: holdMs };
+      });
+      // Deliveries are not started: no poll for changes made elsewhere (on a busy process it
+      // may come late), so what holds rests on the deliverer's view of the endpoint alone.
+      const [work] = await here.listDueWork({ kind: WEBHOOK_WORK, limit: 10 });
+      assert.equal(await deliveries.claim(work), "done");
+      await receiver.until(() => rotation !== undefined, 10_000, "the second attempt");
+      const { secret, answeredAt } = await within(rotation!, 10_000, "the rotation");
+      assert.ok(answeredAt < heldSince + holdMs, "the 200 came while the attempt was held");
+      const later = (d: Delivery[]) => d.filter((x) => x.at > answeredAt);
+      await receiver.until((d) => later(d).length >= 2, 15_000, "attempts after the rotation");
+      for (const d of later(receiver.deliveries)) {
+        assert.deepEqual(signatures(d), [independentSignature(secret, d)]);
+      }
+      assert.ok(
+        receiver.deliveries.filter((d) => d.at < answeredAt)
+          .every((d) => signatures(d).includes(independentSignature(created.secret, d))),
+      );
+    });
+  } finally {
+    await deliveries.stop({ graceMs: 0 });
     await receiver.close();
     kv.close();
     await Deno.remove(dir, { recursive: true });
