@@ -1,6 +1,7 @@
 /**
  * The one small bounded map behind every cache of the service (decoded
- * public keys, template and policy references), evicting by CLOCK ("second
+ * public keys; template and policy references, their bytes and the ids
+ * found missing), evicting by CLOCK ("second
  * chance"). Bounded, so that a stream of fresh keys or ids cannot grow memory
  * without limit.
  * @module

@@ -147,7 +147,11 @@ export interface Store {
    * may be remembered; an absence never is.
    */
   findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null>;
-  /** A template or policy, or null. */
+  /**
+   * A template or policy, or null. A found document may be remembered, and
+   * an absence for a moment (`GET /templates/{id}` reads it at every call):
+   * one stored meanwhile by another process may read as absent that long.
+   */
   getDocument(kind: DocumentKind, id: string): Promise<StoredDocument | null>;
   /**
    * Stores a document under its id unless present: documents are immutable.

@@ -56,16 +56,23 @@ export function endpoints(): Endpoint[] {
     },
     // The feed (§9).
     { method: "GET", path: "/events", access: "admin_or_events", handler: getEvents },
-    // Templates and policies (§5): written by the admin, read by anyone.
+    // Templates and policies (§5): written by the admin, read by anyone for a token (§12).
     { method: "POST", path: "/templates", access: "admin", handler: postDocument("template") },
     {
       method: "GET",
       path: "/templates/{id}",
       access: "public",
+      cost: "one",
       handler: getDocument("template"),
     },
     { method: "POST", path: "/policies", access: "admin", handler: postDocument("policy") },
-    { method: "GET", path: "/policies/{id}", access: "public", handler: getDocument("policy") },
+    {
+      method: "GET",
+      path: "/policies/{id}",
+      access: "public",
+      cost: "one",
+      handler: getDocument("policy"),
+    },
     // The runtime configuration (§6), operations and the passkey page (§7).
     { method: "GET", path: "/config", access: "admin", handler: getConfig },
     { method: "PUT", path: "/config", access: "admin", handler: putConfig },

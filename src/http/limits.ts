@@ -3,7 +3,8 @@
  * docs/interface.md §12 at the HTTP edge, per process, as each endpoint
  * declares them (`endpoints.ts`): a token bucket per client address on the
  * endpoints with a cost (`POST /intents`, the approval and rejection
- * endpoints and `GET /intents/{id}/approvals`), one token checked before
+ * endpoints, `GET /intents/{id}/approvals` and the reads of templates and
+ * policies), one token checked before
  * anything else and the further tokens of a request's work charged once its
  * body is read; a bucket per public key, checked once its signature has
  * verified and spent only by a request that stored something; the bearer

@@ -26,7 +26,7 @@ import type {
 } from "../domain/store.ts";
 import { documentQuorum } from "../domain/governance.ts";
 import { isJsonMediaType } from "../media_type.ts";
-import { ClockCache } from "../clock_cache.ts";
+import { DocumentCache } from "./document_cache.ts";
 import { appendChange, insertIntents, WriteLayoutChanged } from "./append.ts";
 import { Lanes } from "./contention.ts";
 import type { StoredEvent } from "./codec.ts";
@@ -51,13 +51,6 @@ const STAGED_IDS_PER_COMMIT = 9;
 
 /** Moves a flush makes at most (each of up to 64 staged commits). */
 const FLUSH_ROUNDS = 64;
-
-/** Template/policy references remembered (a few hundred bytes each). */
-const DOCUMENT_REFS_CACHED = 1024;
-
-function documentCacheKey(kind: DocumentKind, id: string): string {
-  return `${kind}/${id}`;
-}
 
 /** Options of {@link KvStore}. */
 export interface KvStoreOptions {
@@ -84,8 +77,8 @@ export class KvStore implements Store {
   readonly #kv: Deno.Kv;
   readonly #now: () => Date;
   readonly #feed: Feed;
-  /** Found document references: documents are immutable and never deleted. */
-  readonly #refs = new ClockCache<DocumentRef>(DOCUMENT_REFS_CACHED);
+  /** Found documents and their references (immutable, never deleted), and recent misses. */
+  readonly #documents = new DocumentCache();
   /** Every write goes through it: retries, storage failures, the latest outcome. */
   readonly #commits: CommitLog;
   readonly #ahead: ReadAhead;
@@ -124,7 +117,7 @@ export class KvStore implements Store {
       lanes: new Lanes(),
       contended: options.metrics?.contended,
       failed: () => this.#sequencer.kick(),
-      staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
+      staleRef: (ref) => this.#documents.stale(ref),
     };
     this.webhooks = new KvWebhookStore(kv, {
       feed: this.#feed,
@@ -231,8 +224,7 @@ export class KvStore implements Store {
   }
 
   async findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null> {
-    const cacheKey = documentCacheKey(kind, id);
-    const cached = this.#refs.get(cacheKey);
+    const cached = this.#documents.ref(kind, id);
     if (cached) return cached;
     const entry = await this.#kv.get<unknown>(keys.document(kind, id));
     const doc = decodeDocument(entry.value);
@@ -244,13 +236,19 @@ export class KvStore implements Store {
       version: entry.versionstamp,
       quorum: documentQuorum({ bytes: doc.bytes, json: isJsonMediaType(doc.contentType) }),
     };
-    this.#refs.set(cacheKey, ref);
+    this.#documents.found(kind, id, doc, ref);
     return ref;
   }
 
   async getDocument(kind: DocumentKind, id: string): Promise<StoredDocument | null> {
+    const now = this.#now().getTime();
+    const cached = this.#documents.document(kind, id, now);
+    if (cached !== undefined) return cached;
     const entry = await this.#kv.get<unknown>(keys.document(kind, id));
-    return decodeDocument(entry.value);
+    const doc = decodeDocument(entry.value);
+    if (doc === null) this.#documents.missing(kind, id, now);
+    else this.#documents.found(kind, id, doc);
+    return doc;
   }
 
   async putDocument(
@@ -262,6 +260,9 @@ export class KvStore implements Store {
     const result = await this.#commit(() =>
       this.#kv.atomic().check({ key, versionstamp: null }).set(key, encodeDocument(doc)).commit()
     );
+    // Stored now, or before (perhaps by another process, under its first content type).
+    if (result.ok) this.#documents.found(kind, id, doc);
+    else this.#documents.stored(kind, id);
     return result.ok ? "created" : "exists";
   }
 
@@ -272,7 +273,7 @@ export class KvStore implements Store {
           kv: this.#kv,
           feed: this.#feed,
           now: this.#now,
-          staleRef: (ref) => this.#refs.delete(documentCacheKey(ref.kind, ref.id)),
+          staleRef: (ref) => this.#documents.stale(ref),
           commit: this.#commit,
           ahead: this.#ahead,
         }, batch)

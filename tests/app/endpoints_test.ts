@@ -59,6 +59,8 @@ Deno.test("every endpoint is declared once, with the access and cost of docs/int
   assert.deepEqual(named((e) => e.cost === "work"), ["POST /intents"]);
   assert.deepEqual(named((e) => e.cost === "one"), [
     "GET /intents/{id}/approvals",
+    "GET /policies/{id}",
+    "GET /templates/{id}",
     "POST /intents/{id}/approvals",
     "POST /intents/{id}/rejections",
   ]);

@@ -14,8 +14,9 @@ export const RATE_LIMIT_HEADERS: Obj = {
   "RateLimit-Policy": {
     description: 'draft-ietf-httpapi-ratelimit-headers-10: `"address";q=<2 × ' +
       'RATE_LIMIT_PER_ADDRESS>;w=2`; a 429 for a key adds `"signer";q=<2 × ' +
-      "RATE_LIMIT_PER_SIGNER>;w=2`. Absent while the limit is off (0). A request spends " +
-      "max(1, signatures carried, public keys named) tokens.",
+      "RATE_LIMIT_PER_SIGNER>;w=2`. Absent while the limit is off (0). A submission, " +
+      "approval or rejection spends max(1, signatures carried, public keys named) tokens; " +
+      "another request one.",
     schema: { type: "string" },
   },
   RateLimit: {

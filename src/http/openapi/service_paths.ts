@@ -65,6 +65,8 @@ export function documentPaths(kind: "template" | "policy", example: ExampleDocum
       get: {
         operationId: `${plural}_get`,
         summary: `Read a ${kind} (public)`,
+        description: "Spends one token of the client address's budget (RATE_LIMIT_PER_ADDRESS), " +
+          "a 404 too. Served from memory once found; an id found missing stays 404 for 1 s.",
         tags: [plural],
         parameters: [idParameter(`The ${kind}'s content address.`)],
         responses: {
@@ -154,6 +156,8 @@ export function operationPaths(): Obj {
       get: {
         operationId: "health_get",
         summary: "Liveness and storage check (public)",
+        description: "KV is read for /healthz and /readyz at most once a second per process: " +
+          "the outcome of a read answers both for a second.",
         tags: ["operations"],
         responses: {
           "200": jsonResponse("KV answers.", ref("Health"), { example: { status: "ok" } }),
@@ -168,7 +172,8 @@ export function operationPaths(): Obj {
         description: "200 while KV answers a read and the latest commit attempt of this " +
           "process in the last 30 seconds, if any, succeeded; else 503 with the reason in " +
           '`message` ("storage is not answering", "the last commit failed: storage full"). ' +
-          "A probe never writes. Point a load balancer's readiness check here and its liveness " +
+          "A probe never writes, and reads KV as /healthz does, at most once a second; a failed " +
+          "commit is seen at once. Point a load balancer's readiness check here and its liveness " +
           "check at /healthz.",
         tags: ["operations"],
         responses: {

@@ -11,21 +11,57 @@ import { json } from "../respond.ts";
 
 /** How long `/healthz` and `/readyz` wait for the storage to answer. */
 const HEALTH_TIMEOUT_MS = 2000;
+/**
+ * How long the outcome of one storage read answers the probes: KV is read
+ * for them at most this often per process, however many come.
+ */
+export const HEALTH_READ_MS = 1_000;
 /** A failed commit attempt keeps the instance not ready while it is the latest and this recent. */
 export const READY_WINDOW_MS = 30_000;
 
-/** True when the storage answers a read within {@link HEALTH_TIMEOUT_MS}. */
+/** A storage read the probes share: when it began (`performance.now()`), its outcome. */
+interface HealthRead {
+  at: number;
+  answered: Promise<boolean>;
+  settled: boolean;
+}
+
+/** The latest read of each app's storage. */
+const READS = new WeakMap<AppContext, HealthRead>();
+
+/**
+ * The storage read a probe waits for: the latest, while it began less than
+ * {@link HEALTH_READ_MS} ago or is still under way (and not past
+ * {@link HEALTH_TIMEOUT_MS}); else a new one.
+ */
+function healthRead(app: AppContext): HealthRead {
+  const now = performance.now();
+  const last = READS.get(app);
+  if (last !== undefined) {
+    const age = now - last.at;
+    if (age < HEALTH_READ_MS || (!last.settled && age < HEALTH_TIMEOUT_MS)) return last;
+  }
+  const read: HealthRead = { at: now, answered: Promise.resolve(false), settled: false };
+  read.answered = app.store.ping().catch(() => false).finally(() => {
+    read.settled = true;
+  });
+  READS.set(app, read);
+  return read;
+}
+
+/**
+ * True when the storage answered a read within {@link HEALTH_TIMEOUT_MS}:
+ * the read the probes share ({@link healthRead}).
+ */
 async function storageAnswers(app: AppContext): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     return await Promise.race([
-      app.store.ping(),
+      healthRead(app).answered,
       new Promise<false>((resolve) => {
         timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS);
       }),
     ]);
-  } catch {
-    return false;
   } finally {
     clearTimeout(timer);
   }
@@ -35,7 +71,10 @@ function unavailable(message: string): Response {
   return json(503, { message, code: "unavailable" });
 }
 
-/** `GET /healthz`: 200 while the storage answers a read, else 503 `unavailable`. */
+/**
+ * `GET /healthz`: 200 while the storage answers a read, else 503
+ * `unavailable`; the outcome of a read stands for {@link HEALTH_READ_MS}.
+ */
 export async function healthz(_request: Request, { app }: RequestContext): Promise<Response> {
   return await storageAnswers(app)
     ? json(200, { status: "ok" })
@@ -46,7 +85,8 @@ export async function healthz(_request: Request, { app }: RequestContext): Promi
  * `GET /readyz`: 200 while the storage answers a read and the latest commit
  * attempt of the last {@link READY_WINDOW_MS}, if any, succeeded; else 503
  * `unavailable` with the reason. A probe never writes: the store remembers
- * how its latest commit went, so probes cost one read.
+ * how its latest commit went, seen at once, and the storage is read as for
+ * {@link healthz}, at most once per {@link HEALTH_READ_MS}.
  */
 export async function readyz(_request: Request, { app }: RequestContext): Promise<Response> {
   const last = app.store.lastCommit();
