@@ -20,13 +20,9 @@
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
-import {
-  blockLength,
-  decodeBlock,
-  decodeHeadValue,
-  type StoredEvent,
-  type WriteLayout,
-} from "./codec.ts";
+import type { StoredEvent, WriteLayout } from "./codec.ts";
+import { feedValueEvents, feedValueLength } from "./feed_blocks.ts";
+import { decodeFeedHead } from "./index_codec.ts";
 import { keys } from "./keys.ts";
 
 /** The newest feed position, and the version of the head key that says so. */
@@ -36,6 +32,8 @@ export interface Head {
   versionstamp: string | null;
   /** The write layout the head's value says (`write_layout.ts`); "head" when not said. */
   layout?: WriteLayout;
+  /** The versionstamp of the last staged block indexed into the feed ("" before any). */
+  through?: string;
 }
 
 interface Waiter {
@@ -104,8 +102,8 @@ export class Feed {
   /** The head as KV has it now. */
   async freshHead(): Promise<Head> {
     const entry = await this.#kv.get<unknown>(keys.feedHead);
-    const { position, layout } = decodeHeadValue(entry.value);
-    const head = { position, versionstamp: entry.versionstamp, layout };
+    const { position, layout, through } = decodeFeedHead(entry.value);
+    const head = { position, versionstamp: entry.versionstamp, layout, through };
     this.#learn(head);
     return head;
   }
@@ -193,10 +191,10 @@ export class Feed {
     );
     for await (const block of blocks) {
       const last = block.key[1] as number;
-      const length = blockLength(block.value);
+      const length = feedValueLength(block.value);
       const first = last - length + 1;
       const from = Math.max(0, after + 1 - first);
-      const stored = decodeBlock(block.value, from);
+      const stored = await feedValueEvents(this.#kv, block.value, from, limit - events.length);
       for (let k = 0; k < stored.length; k++) {
         const { type, intent } = stored[k];
         events.push({ position: first + from + k, type, intent });
@@ -269,8 +267,8 @@ export class Feed {
           if (done) break;
           const [entry] = value;
           if (entry.versionstamp !== null) {
-            const { position, layout } = decodeHeadValue(entry.value);
-            this.#learn({ position, versionstamp: entry.versionstamp, layout });
+            const { position, layout, through } = decodeFeedHead(entry.value);
+            this.#learn({ position, versionstamp: entry.versionstamp, layout, through });
           }
         }
       } catch {

@@ -8,27 +8,53 @@ import { stateAt } from "../domain/governance.ts";
 import type { IntentState, StoredIntent } from "../domain/intent.ts";
 import type { IntentPage } from "../domain/store.ts";
 import { readMany } from "./read_many.ts";
-import { decodeBlock, decodeEventAt, decodeIntentValue, type StoredEvent } from "./codec.ts";
+import { decodeEventAt, decodeIntentValue, decodeStaged, type StoredEvent } from "./codec.ts";
+import { feedValueEvents } from "./feed_blocks.ts";
+import { decodeStagedPointer } from "./index_codec.ts";
 import { keys } from "./keys.ts";
 
 /**
+ * Where the record of a read `["intents", id]` entry is: in the staged block
+ * of the commit that wrote the entry (this layout), in the value itself (the
+ * staged layout of earlier versions), or in a feed block (the head layout).
+ */
+type RecordAt =
+  | { key: Deno.KvKey; index: number; staged: boolean }
+  | { intent: StoredIntent }
+  | null;
+
+function recordAt(entry: Deno.KvEntryMaybe<unknown>): RecordAt {
+  if (entry.versionstamp === null) return null;
+  const index = decodeStagedPointer(entry.value);
+  if (index !== null) return { key: keys.staged(entry.versionstamp), index, staged: true };
+  const value = decodeIntentValue(entry.value);
+  if (!value) return null;
+  if (value.record) return { intent: value.record.intent };
+  return { key: keys.events(value.pointer[0]), index: value.pointer[1], staged: false };
+}
+
+/** The record a block read for {@link recordAt} holds, if any. */
+function recordIn(
+  at: { index: number; staged: boolean },
+  block: unknown,
+): StoredIntent | undefined {
+  if (block === null || block === undefined) return undefined;
+  return at.staged ? decodeStaged(block)[at.index]?.intent : decodeEventAt(block, at.index)?.intent;
+}
+
+/**
  * Reads one intent by its stored id, with the version of `["intents", id]`
- * (which a commit changing it checks), or null. The staged layout keeps the
- * record there; the head layout a pointer to the block of its latest event.
+ * (which a commit changing it checks), or null: the entry, then the block
+ * its record is in.
  */
 export async function getIntentEntry(
   kv: Deno.Kv,
   id: string,
 ): Promise<{ intent: StoredIntent; version: string } | null> {
   const entry = await kv.get<unknown>(keys.intent(id));
-  const value = decodeIntentValue(entry.value);
-  if (!value) return null;
-  let intent: StoredIntent | undefined;
-  if (value.record) intent = value.record.intent;
-  else {
-    const block = await kv.get<unknown>(keys.events(value.pointer[0]));
-    intent = decodeEventAt(block.value, value.pointer[1])?.intent;
-  }
+  const at = recordAt(entry);
+  if (!at) return null;
+  const intent = "intent" in at ? at.intent : recordIn(at, (await kv.get<unknown>(at.key)).value);
   return intent && intent.id === id ? { intent, version: entry.versionstamp! } : null;
 }
 
@@ -44,7 +70,7 @@ async function* backwards(
     // The block holding position before − 1 is the first keyed at or after it.
     const listed = kv.list<unknown>({ prefix, start: keys.events(before - 1) }, { limit: 1 });
     for await (const block of listed) {
-      const events = decodeBlock(block.value);
+      const events = await feedValueEvents(kv, block.value);
       const first = (block.key[1] as number) - events.length + 1;
       for (let i = before - 1 - first; i >= 0; i--) {
         yield { position: first + i, event: events[i] };
@@ -58,7 +84,7 @@ async function* backwards(
     batchSize: 4,
   });
   for await (const block of blocks) {
-    const events = decodeBlock(block.value);
+    const events = await feedValueEvents(kv, block.value);
     const first = (block.key[1] as number) - events.length + 1;
     for (let i = events.length - 1; i >= 0; i--) {
       yield { position: first + i, event: events[i] };
@@ -78,25 +104,22 @@ const CHUNK = 64;
 async function current(kv: Deno.Kv, intents: Listed[]): Promise<Listed[]> {
   const pending = intents.filter(({ intent }) => intent.state === "pending");
   if (pending.length === 0) return intents;
-  const values = (await readMany(kv, pending.map(({ intent }) => keys.intent(intent.id))))
-    .map((entry) => decodeIntentValue(entry.value));
-  const blockKeys = new Map<number, Deno.KvKey>();
-  for (const value of values) {
-    if (value?.pointer) blockKeys.set(value.pointer[0], keys.events(value.pointer[0]));
+  const at = (await readMany(kv, pending.map(({ intent }) => keys.intent(intent.id))))
+    .map(recordAt);
+  const blockKeys = new Map<string, Deno.KvKey>();
+  for (const where of at) {
+    if (where && "key" in where) blockKeys.set(JSON.stringify(where.key), where.key);
   }
-  const blocks = new Map<number, unknown>();
+  const blocks = new Map<string, unknown>();
   for (const entry of await readMany(kv, [...blockKeys.values()])) {
-    if (entry.versionstamp !== null) blocks.set(entry.key[1] as number, entry.value);
+    if (entry.versionstamp !== null) blocks.set(JSON.stringify(entry.key), entry.value);
   }
   const now = new Map<string, StoredIntent>();
   pending.forEach(({ intent }, i) => {
-    const value = values[i];
+    const where = at[i];
     let latest: StoredIntent | undefined;
-    if (value?.record) latest = value.record.intent;
-    else if (value?.pointer) {
-      const block = blocks.get(value.pointer[0]);
-      latest = block === undefined ? undefined : decodeEventAt(block, value.pointer[1])?.intent;
-    }
+    if (where && "intent" in where) latest = where.intent;
+    else if (where) latest = recordIn(where, blocks.get(JSON.stringify(where.key)));
     if (latest?.id === intent.id) now.set(intent.id, latest);
   });
   return intents.map((listed) => {

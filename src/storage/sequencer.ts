@@ -29,17 +29,11 @@
  * @module
  */
 
-import {
-  decodeStaged,
-  encodeStagedHead,
-  joinFrames,
-  readStaged,
-  type StagedBlock,
-  type StoredEvent,
-} from "./codec.ts";
+import { decodeStaged, readStaged, type StagedBlock, type StoredEvent } from "./codec.ts";
 import type { Feed, Head } from "./feed.ts";
+import { encodeIndex, encodeIndexedHead, nextVersionstamp, type StagedRef } from "./index_codec.ts";
 import { keys } from "./keys.ts";
-import { decodeLease, encodeLease, planMove } from "./move_plan.ts";
+import { decodeLease, encodeLease } from "./move_plan.ts";
 
 /** Staged events older than this are moved by whoever finds them, whoever holds the lease. */
 export const STALE_MS = 500;
@@ -71,7 +65,7 @@ export interface SequencerOptions {
 /** A staged block as listed. */
 interface Listed {
   versionstamp: string;
-  key: Deno.KvKey;
+  ref: StagedRef;
   block: StagedBlock;
   value: Uint8Array;
 }
@@ -169,9 +163,7 @@ export class Sequencer {
     }
     let movedAny = false;
     for (let round = 0; round < rounds; round++) {
-      const before = this.#ownLatest;
       const first = await this.#first();
-      this.#sawFirst(first, before);
       if (!first) return movedAny;
       if (!all && !this.#stale(first)) return movedAny;
       const moved = await this.#moveOnce();
@@ -271,17 +263,16 @@ export class Sequencer {
 
   /** Reads whether this process's staged events were moved (by anyone); true when they were. */
   async #confirmOwn(): Promise<boolean> {
-    const before = this.#ownLatest;
-    const first = await this.#first();
-    this.#sawFirst(first, before);
+    await this.#first();
     return !this.#ownWaiting;
   }
 
-  /** The first staged block, if any. */
+  /** The first staged block not yet in the feed, if any, as the head read now says. */
   async #first(): Promise<Listed | undefined> {
-    const iter = this.#kv.list<unknown>({ prefix: keys.stagedPrefix }, { limit: 1, batchSize: 1 });
-    for await (const entry of iter) return toListed(entry);
-    return undefined;
+    const head = await this.#feed.freshHead();
+    if (head.layout !== "staged") return undefined;
+    this.#movedUpTo(head.through ?? "");
+    return (await this.#waiting(head, 1))[0];
   }
 
   /**
@@ -298,17 +289,6 @@ export class Sequencer {
   }
   #firstSeen: { versionstamp: string; at: number } | undefined;
 
-  /**
-   * Everything staged before the first block a listing found still staged has
-   * been moved; with none found, everything this process had staged when the
-   * listing started (`before`). Not what it staged since: a commit that lands
-   * while the listing runs may be missing from it and still be staged.
-   */
-  #sawFirst(first: Listed | undefined, before: string): void {
-    if (first === undefined) this.#movedUpTo(before);
-    else this.#movedUpTo(previous(first.versionstamp));
-  }
-
   #movedUpTo(through: string): void {
     if (through <= this.#movedThrough) return;
     this.#movedThrough = through;
@@ -320,7 +300,8 @@ export class Sequencer {
   }
 
   /**
-   * One move: the oldest staged blocks that fit one commit, into the feed.
+   * One move: the oldest staged blocks not yet in the feed, indexed at the
+   * positions after the head in one commit that checks and moves it.
    *
    * @returns how many blocks were moved; 0 when none was staged; -1 when
    *   another process moved first (what is left is read again next time).
@@ -329,29 +310,20 @@ export class Sequencer {
     const known = this.#feed.known;
     const head = known?.layout === "staged" ? known : await this.#feed.freshHead();
     if (head.layout !== "staged") return 0;
-    const before = this.#ownLatest;
-    const listed: Listed[] = [];
-    const iter = this.#kv.list<unknown>({ prefix: keys.stagedPrefix }, {
-      limit: LIST_LIMIT,
-      batchSize: LIST_LIMIT,
-    });
-    for await (const entry of iter) listed.push(toListed(entry));
+    const listed = await this.#waiting(head, LIST_LIMIT);
     if (listed.length === 0) {
-      this.#sawFirst(undefined, before);
+      this.#movedUpTo(head.through ?? "");
       return 0;
     }
-    const { take, blocks } = planMove(listed);
-    const moving = listed.slice(0, take);
-    const op = this.#kv.atomic().check({ key: keys.feedHead, versionstamp: head.versionstamp });
-    let position = head.position;
-    for (const frames of blocks) {
-      position += frames.count;
-      op.set(keys.events(position), joinFrames(frames.parts));
-    }
-    for (const { key } of moving) op.delete(key);
-    op.set(keys.feedHead, encodeStagedHead(position));
+    const count = listed.reduce((sum, m) => sum + m.block.count, 0);
+    const position = head.position + count;
+    const through = listed[listed.length - 1].versionstamp;
     const until = this.#now().getTime() + LEASE_MS;
-    op.set(keys.feedMover, encodeLease({ holder: this.#holder, until }));
+    const op = this.#kv.atomic()
+      .check({ key: keys.feedHead, versionstamp: head.versionstamp })
+      .set(keys.events(position), encodeIndex(listed.map((m) => m.ref)))
+      .set(keys.feedHead, encodeIndexedHead({ position, through }))
+      .set(keys.feedMover, encodeLease({ holder: this.#holder, until }));
     const result = await this.#commit(() => op.commit());
     if (!result.ok) {
       this.#heldUntil = 0;
@@ -361,12 +333,23 @@ export class Sequencer {
     this.#heldUntil = until;
     if (this.#onMoved) {
       const at = this.#now().getTime();
-      this.#onMoved(moving.map((m) => at - m.block.atMs));
+      this.#onMoved(listed.map((m) => at - m.block.atMs));
     }
-    const moved: Head = { position, versionstamp: result.versionstamp, layout: "staged" };
-    this.#feed.advanced(moved, head.versionstamp, [], this.#eventsOf(moving));
-    this.#movedUpTo(moving[moving.length - 1].versionstamp);
-    return take;
+    const moved: Head = { position, versionstamp: result.versionstamp, layout: "staged", through };
+    this.#feed.advanced(moved, head.versionstamp, [], this.#eventsOf(listed));
+    this.#movedUpTo(through);
+    return listed.length;
+  }
+
+  /** The first staged blocks after those the feed indexed by `head`, at most `limit` (one read). */
+  async #waiting(head: Head, limit: number): Promise<Listed[]> {
+    const listed: Listed[] = [];
+    const iter = this.#kv.list<unknown>(
+      { prefix: keys.stagedPrefix, start: keys.staged(nextVersionstamp(head.through ?? "")) },
+      { limit, batchSize: limit },
+    );
+    for await (const entry of iter) listed.push(toListed(entry));
+    return listed;
   }
 
   /** The events of moved blocks, for this process's listeners: remembered, or decoded. */
@@ -413,11 +396,6 @@ function toListed(entry: Deno.KvEntry<unknown>): Listed {
   if (typeof versionstamp !== "string" || !(entry.value instanceof Uint8Array)) {
     throw new TypeError("a staged entry has an unknown layout");
   }
-  return { versionstamp, key: entry.key, block: readStaged(entry.value), value: entry.value };
-}
-
-/** The versionstamp just before `versionstamp` (20 hexadecimal digits), or "" before the first. */
-function previous(versionstamp: string): string {
-  const n = BigInt(`0x${versionstamp}`);
-  return n === 0n ? "" : (n - 1n).toString(16).padStart(versionstamp.length, "0");
+  const block = readStaged(entry.value);
+  return { versionstamp, ref: { versionstamp, count: block.count }, block, value: entry.value };
 }

@@ -8,7 +8,8 @@
 
 import { type DecideChange, EXPIRY_WORK } from "../domain/store.ts";
 import type { StoredIntent } from "../domain/intent.ts";
-import { encodeStagedCommit, type StoredEvent } from "./codec.ts";
+import { encodeStaged, type StoredEvent } from "./codec.ts";
+import { encodeStagedPointer } from "./index_codec.ts";
 import { Attempts } from "./contention.ts";
 import {
   countedDocument,
@@ -57,9 +58,8 @@ export async function changeStaged(
         counts.add(counted, -1);
         counts.write(op);
       }
-      const encoded = encodeStagedCommit([event], ctx.now().getTime());
-      op.set(key, encoded.records[0]);
-      op.set(keys.staged(ctx.kv.commitVersionstamp()), encoded.staged);
+      op.set(key, encodeStagedPointer(0));
+      op.set(keys.staged(ctx.kv.commitVersionstamp()), encodeStaged([event], ctx.now().getTime()));
       const result = await ctx.commit(() => op.commit());
       if (result.ok) ctx.staged(result.versionstamp, [event]);
       else ctx.failed?.();

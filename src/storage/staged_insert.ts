@@ -19,7 +19,8 @@ import {
   type InsertResult,
   type PendingIntent,
 } from "../domain/store.ts";
-import { encodeStagedCommit, NO_DATA, type StoredEvent } from "./codec.ts";
+import { encodeStaged, NO_DATA, type StoredEvent } from "./codec.ts";
+import { encodeStagedPointer } from "./index_codec.ts";
 import { Attempts, Lanes } from "./contention.ts";
 import {
   countedDocument,
@@ -159,7 +160,6 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
       };
     });
     const op = ctx.kv.atomic();
-    const encoded = encodeStagedCommit(events, at.getTime());
     const checked = new Set<string>();
     for (const i of members) {
       const { ref } = batch[i];
@@ -169,7 +169,7 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
     }
     members.forEach((i, k) => {
       const key = keys.intent(batch[i].intent.id);
-      op.check({ key, versionstamp: null }).set(key, encoded.records[k]);
+      op.check({ key, versionstamp: null }).set(key, encodeStagedPointer(k));
       const intent = events[k].intent;
       // Its expiry falls due in the commit that stores it: never one without the other.
       if (intent.state === "pending") {
@@ -177,7 +177,7 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
       }
     });
     if (counts?.changed) counts.write(op);
-    op.set(keys.staged(ctx.kv.commitVersionstamp()), encoded.staged);
+    op.set(keys.staged(ctx.kv.commitVersionstamp()), encodeStaged(events, at.getTime()));
     const result = await ctx.commit(() => op.commit());
     if (result.ok) {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });

@@ -11,6 +11,7 @@
 import { EXPIRY_WORK } from "../domain/store.ts";
 import { STAGED_HEADER_BYTES } from "./codec.ts";
 import { countedDocument, documentIdentity } from "./document_counts.ts";
+import { STAGED_POINTER_BYTES } from "./index_codec.ts";
 import { keys } from "./keys.ts";
 import {
   BLOCK_BYTES,
@@ -54,8 +55,8 @@ export function planStagedCommit(
     const idKey = keyBytes(keys.intent(intent.id));
     const parts: CommitCost[] = [
       cost.check(idKey),
-      // The record under its id, and its event in the staged block.
-      cost.set(idKey, size),
+      // The pointer under its id, and its event in the staged block.
+      cost.set(idKey, STAGED_POINTER_BYTES),
       { ...cost.none(), mutationBytes: size },
     ];
     const identity = ref ? refIdentity(ref) : undefined;

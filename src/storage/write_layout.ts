@@ -24,7 +24,8 @@
  * @module
  */
 
-import { decodeHeadValue, encodeHead, encodeStagedHead, type WriteLayout } from "./codec.ts";
+import { encodeHead, encodeStagedHead, type WriteLayout } from "./codec.ts";
+import { decodeFeedHead as decodeHeadValue } from "./index_codec.ts";
 import { keys } from "./keys.ts";
 import { retryWhileLocked } from "./retry.ts";
 

@@ -6,15 +6,14 @@
 
 import type { StoredIntent } from "../../src/domain/intent.ts";
 import {
-  blockLength,
   decodeBlock,
-  decodeHeadValue,
   decodeIntentValue,
   decodeStaged,
   encodeRecord,
   isCurrentLayout,
   type StoredEvent,
 } from "../../src/storage/codec.ts";
+import { decodeFeedHead, decodeIndex, decodeStagedPointer } from "../../src/storage/index_codec.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { storedIntentCountKeys } from "../../src/storage/pending_counts.ts";
 import { sleep } from "./time.ts";
@@ -73,34 +72,69 @@ async function auditOnce(
     latest.set(intent.id, { at, event });
     current.set(intent.id, intent);
   };
+  // Every staged block, in commit order: those up to the head's `through` are in the feed, once
+  // each and in that order; those after it follow.
+  const stagedBlocks: { versionstamp: string; value: unknown }[] = [];
+  for await (const entry of kv.list<unknown>({ prefix: keys.stagedPrefix })) {
+    stagedBlocks.push({ versionstamp: entry.key[1] as string, value: entry.value });
+  }
+  const head = await kv.get<unknown>(keys.feedHead);
+  const { position: headAt, layout, through } = decodeFeedHead(head.value);
+  let indexed = 0;
   let last = 0;
   for await (const block of kv.list<unknown>({ prefix: keys.eventsPrefix })) {
     const key = block.key[1] as number;
-    if (!(block.value instanceof Uint8Array) || blockLength(block.value) === 0) {
-      throw new Error(`block ${key} is not bytes holding events`);
+    if (!(block.value instanceof Uint8Array)) throw new Error(`block ${key} is not bytes`);
+    const refs = decodeIndex(block.value);
+    const events: { event: StoredEvent; at: string }[] = [];
+    if (refs) {
+      for (const ref of refs) {
+        const staged = stagedBlocks[indexed++];
+        if (staged?.versionstamp !== ref.versionstamp) {
+          throw new Error(`index ${key} names staged block ${ref.versionstamp} out of turn`);
+        }
+        const held = decodeStaged(staged.value);
+        if (held.length !== ref.count) throw new Error(`index ${key} miscounts a staged block`);
+        held.forEach((event, i) => events.push({ event, at: `${ref.versionstamp}/${i}` }));
+      }
+    } else {
+      decodeBlock(block.value).forEach((event, i) =>
+        events.push({ event, at: JSON.stringify([key, i]) })
+      );
     }
-    const events = decodeBlock(block.value);
+    if (events.length === 0) throw new Error(`block ${key} holds no events`);
     if (key - events.length !== last) {
       throw new Error(`block ${key} does not follow position ${last}`);
     }
-    events.forEach((event, index) => take(event, last + index + 1, JSON.stringify([key, index])));
+    events.forEach(({ event, at }, index) => take(event, last + index + 1, at));
     last = key;
   }
-  const head = await kv.get<unknown>(keys.feedHead);
-  const { position: headAt, layout } = decodeHeadValue(head.value);
   if (headAt !== last) throw new Error(`the head is ${headAt}, the feed ends at ${last}`);
+  if ((stagedBlocks[indexed - 1]?.versionstamp ?? "") !== (indexed === 0 ? "" : through)) {
+    throw new Error("the head does not name the last staged block in the feed");
+  }
   let staged = 0;
-  for await (const entry of kv.list<unknown>({ prefix: keys.stagedPrefix })) {
+  for (const entry of stagedBlocks.slice(indexed)) {
     if (layout !== "staged") throw new Error("events are staged in a store of the head layout");
     if (options.staged === "none") throw new Error("events are still staged");
-    for (const event of decodeStaged(entry.value)) take(event, ++staged + last, "staged");
+    decodeStaged(entry.value).forEach((event, i) =>
+      take(event, ++staged + last, `${entry.versionstamp}/${i}`)
+    );
   }
   let entries = 0;
   for await (const entry of kv.list<unknown>({ prefix: ["intents"] })) {
     const id = entry.key[1] as string;
+    const found = latest.get(id);
+    const index = decodeStagedPointer(entry.value);
+    if (index !== null) {
+      if (found?.at !== `${entry.versionstamp}/${index}`) {
+        throw new Error(`the entry of intent ${id} is not its latest event's`);
+      }
+      entries++;
+      continue;
+    }
     const value = decodeIntentValue(entry.value);
     if (!isCurrentLayout(entry.value) || !value) throw new Error(`intent ${id} has no record`);
-    const found = latest.get(id);
     const leads = value.pointer
       ? found?.at === JSON.stringify(value.pointer)
       : found !== undefined &&
