@@ -18,14 +18,24 @@ export interface SseStream {
   close(): void;
 }
 
+/** Options of {@link openSse}. */
+export interface OpenSseOptions {
+  /** What makes the request; default the global `fetch` (in-process tests: the app's handler). */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
+}
+
 /**
  * Opens `GET url` with `Accept: text/event-stream`.
  *
  * @param headers extra request headers (e.g. `authorization`, `last-event-id`).
  */
-export async function openSse(url: string, headers: Record<string, string>): Promise<SseStream> {
+export async function openSse(
+  url: string,
+  headers: Record<string, string>,
+  options: OpenSseOptions = {},
+): Promise<SseStream> {
   const abort = new AbortController();
-  const response = await fetch(url, {
+  const response = await (options.fetch ?? fetch)(url, {
     headers: { accept: "text/event-stream", ...headers },
     signal: abort.signal,
   });

@@ -10,16 +10,40 @@ import { isIpLiteral } from "../ip_address.ts";
 /** Longest accepted webhook URL, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
+// Printable ASCII (0x21-0x7e) without "#" "/" "?" "@" "\\" (an authority), and without "#" "\\"
+// (a path and a query).
+const AUTHORITY = "[\\x21\\x22\\x24-\\x2e\\x30-\\x3e\\x41-\\x5b\\x5d-\\x7e]";
+const REST = "[\\x21\\x22\\x24-\\x5b\\x5d-\\x7e]";
+
 /**
- * What a JSON Schema can state of the rule of {@link checkWebhookUrl}, for
- * the published OpenAPI document: `http://` or `https://` (the operator may
- * allow `http:`; the scheme is lower case in the normal form), then
- * printable ASCII but the backslash (the normal form has nothing else: no
- * white space, no control character, nothing outside ASCII). Every URL the
- * rule accepts matches it; the normal form and the address rules stay in
- * code.
+ * What a JSON Schema can state of the rule of {@link checkWebhookUrl} in a
+ * process with these settings, for the published OpenAPI document:
+ * `https://` (or `http://` too when `allowHttp`; the scheme is lower case in
+ * the normal form), an authority without user info, then a path or a query,
+ * all printable ASCII with no fragment and no backslash (the normal form has
+ * nothing else: no white space, no control character, nothing outside
+ * ASCII). Every URL the rule accepts matches it, and a URL in its normal
+ * form of at most {@link MAX_WEBHOOK_URL_LENGTH} characters matches it only
+ * when the rule accepts it or refuses its address (a run-time matter, and no
+ * pattern's); the normal form itself stays in code. The text of a regular
+ * expression without flags, as JSON Schema's `pattern` takes it.
+ *
+ * @param options `allowHttp`, as the process runs with it.
+ * @returns the pattern.
+ *
+ * @example
+ * ```ts
+ * const https = new RegExp(webhookUrlPattern({ allowHttp: false }));
+ * https.test("https://hooks.example/in?team=7"); // true
+ * https.test("http://hooks.example/"); // false
+ * https.test("https://hooks.example/#top"); // false
+ * new RegExp(webhookUrlPattern({ allowHttp: true })).test("http://hooks.example/"); // true
+ * ```
  */
-export const WEBHOOK_URL_PATTERN = "^https?://[\\x21-\\x5b\\x5d-\\x7e]+$";
+export function webhookUrlPattern(options: Pick<WebhookUrlOptions, "allowHttp">): string {
+  const scheme = options.allowHttp ? "https?" : "https";
+  return `^${scheme}://${AUTHORITY}+(?:[/?]${REST}*)?$`;
+}
 
 /** The settings {@link checkWebhookUrl} depends on (docs/interface.md §2). */
 export interface WebhookUrlOptions {

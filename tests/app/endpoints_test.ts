@@ -133,7 +133,7 @@ Deno.test("each endpoint's requests are counted under its path template", async 
 
 Deno.test("the OpenAPI operation of each endpoint says who may call it and what it costs", () => {
   // deno-lint-ignore no-explicit-any
-  const doc = buildOpenApiDocument(served) as any;
+  const doc = buildOpenApiDocument(served, { webhooksAllowHttp: false }) as any;
   for (const endpoint of served) {
     const name = `${endpoint.method} ${endpoint.path}`;
     const operation = doc.paths[endpoint.path][endpoint.method.toLowerCase()];

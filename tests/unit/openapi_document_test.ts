@@ -13,7 +13,7 @@ import { VariantASchema, VariantBSchema } from "../../src/domain/schemas.ts";
 type Json = any;
 
 const served = endpoints();
-const doc: Json = buildOpenApiDocument(served);
+const doc: Json = buildOpenApiDocument(served, { webhooksAllowHttp: false });
 const DOC_ID = "https://intents.test/openapi.json";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -98,9 +98,12 @@ Deno.test("the coverage check notices a served endpoint the document lacks", () 
     handler: () => new Response(),
   };
   const withExtra = [...served, extra];
-  assert.deepEqual(undescribed(withExtra, buildOpenApiDocument(withExtra)), [
-    "GET /undocumented",
-  ]);
+  assert.deepEqual(
+    undescribed(withExtra, buildOpenApiDocument(withExtra, { webhooksAllowHttp: false })),
+    [
+      "GET /undocumented",
+    ],
+  );
 });
 
 Deno.test("the document describes no route that is not served", () => {

@@ -24,7 +24,10 @@ Deno.test("redocly's recommended rules find no error in the published document",
   const dir = await Deno.makeTempDir({ prefix: "openapi-lint-" });
   try {
     const file = join(dir, "openapi.json");
-    await Deno.writeTextFile(file, JSON.stringify(buildOpenApiDocument(endpoints())));
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify(buildOpenApiDocument(endpoints(), { webhooksAllowHttp: false })),
+    );
     const output = await new Deno.Command(Deno.execPath(), {
       // From the checkout: the lock file holds the CLI's integrity.
       args: ["run", "-A", "--quiet", cli, "lint", "--format", "json", file],

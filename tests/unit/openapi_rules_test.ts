@@ -18,7 +18,7 @@ import { LIST_QUERY } from "../../src/http/routes/intents.ts";
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-const doc: Json = buildOpenApiDocument(endpoints());
+const doc: Json = buildOpenApiDocument(endpoints(), { webhooksAllowHttp: false });
 const components = doc.components.schemas;
 
 const ajv = new Ajv2020({ strict: true });

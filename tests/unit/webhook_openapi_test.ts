@@ -2,7 +2,7 @@
  * The webhook parts of the OpenAPI document (docs/interface.md §11): every operation
  * admin-only with its operationId, the delivery as a `webhooks` entry with the
  * Standard Webhooks headers, and request schemas that refuse what the
- * server's valibot schemas refuse.
+ * server's valibot schemas refuse, the URL's scheme as `WEBHOOKS_ALLOW_HTTP` says.
  */
 
 import assert from "node:assert/strict";
@@ -19,8 +19,10 @@ import { checkWebhookUrl } from "../../src/webhooks/url.ts";
 import { DELIVERY_ERRORS } from "../../src/webhooks/deliver.ts";
 import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
 
-const doc = buildOpenApiDocument(endpoints()) as Record<string, Record<string, never>>;
+type Doc = Record<string, Record<string, never>>;
+const doc = buildOpenApiDocument(endpoints(), { webhooksAllowHttp: false }) as Doc;
 const ajv = ajvFor(doc);
+const withHttp = ajvFor(buildOpenApiDocument(endpoints(), { webhooksAllowHttp: true }) as Doc);
 
 const OPERATIONS: [string, string, string][] = [
   ["post", "/webhooks", "webhooks_add"],
@@ -108,39 +110,57 @@ Deno.test("the published webhook request schemas accept and refuse what the serv
   assert.equal(url({ url: `https://h.example/${"a".repeat(2031)}` }), false);
 });
 
-const published = (name: "WebhookCreate" | "WebhookUpdate") =>
-  ajv.getSchema(`${DOC_ID}#/components/schemas/${name}`)!;
+const published = (name: "WebhookCreate" | "WebhookUpdate", allowHttp: boolean) =>
+  (allowHttp ? withHttp : ajv).getSchema(`${DOC_ID}#/components/schemas/${name}`)!;
 
-Deno.test("the published URL schema states the scheme and the characters: no empty URL, no control character, http: admitted", () => {
+Deno.test("the published URL schema states the scheme the setting allows, an authority without user info, no fragment and the characters", () => {
   for (const name of ["WebhookCreate", "WebhookUpdate"] as const) {
-    const valid = published(name);
-    for (
-      const url of ["https://h.example/in?team=7", "http://h.example/", "https://[2001:db8::1]/"]
-    ) {
-      assert.equal(valid({ url }), true, `${name} ${url}`);
-    }
-    const controls = [...Array(0x20).keys(), 0x7f, 0x85, 0x9f].map((c) => String.fromCharCode(c));
-    for (
-      const url of [
-        "",
-        "h.example/in",
-        "ftp://h.example/",
-        "https://",
-        "https://h.example/ in",
-        "https://h.example/\\in",
-        "https://h.example/é",
-        ...controls.map((c) => `https://h.example/${c}`),
-        ...controls.map((c) => `${c}https://h.example/`),
-      ]
-    ) {
-      assert.equal(valid({ url }), false, `${name} ${JSON.stringify(url)}`);
+    for (const allowHttp of [false, true]) {
+      const valid = published(name, allowHttp);
+      const what = (url: string) => `${name} ${JSON.stringify(url)} (allowHttp: ${allowHttp})`;
+      for (
+        const url of [
+          "https://h.example/in?team=7",
+          "https://h.example?q",
+          "https://[2001:db8::1]/",
+        ]
+      ) {
+        assert.equal(valid({ url }), true, what(url));
+      }
+      for (const url of ["http://h.example/", "http://h.example?a=b@c"]) {
+        assert.equal(valid({ url }), allowHttp, what(url));
+      }
+      const controls = [...Array(0x20).keys(), 0x7f, 0x85, 0x9f].map((c) => String.fromCharCode(c));
+      for (
+        const url of [
+          "",
+          "h.example/in",
+          "ftp://h.example/",
+          "HTTPS://h.example/",
+          "https://",
+          "https:///in",
+          "https://?q",
+          "https://u@h.example/",
+          "https://u:p@h.example/",
+          "https://h.example/#",
+          "https://h.example/#top",
+          "https://h.example/in?a#b",
+          "https://h.example#top",
+          "https://h.example/ in",
+          "https://h.example/\\in",
+          "https://h\\example/",
+          "https://h.example/é",
+          ...controls.map((c) => `https://h.example/${c}`),
+          ...controls.map((c) => `${c}https://h.example/`),
+        ]
+      ) {
+        assert.equal(valid({ url }), false, what(url));
+      }
     }
   }
 });
 
-Deno.test("every URL the server's rule accepts matches the published URL schema", () => {
-  const valid = published("WebhookCreate");
-  const options = { allowHttp: true, allowPrivate: true };
+Deno.test("every URL the server's rule accepts matches the published URL schema, with and without WEBHOOKS_ALLOW_HTTP", () => {
   const urls = fc.oneof(
     // Most in their normal form, as the rule wants them; others as given.
     { arbitrary: fc.webUrl({ withQueryParameters: true }).map((u) => new URL(u).href), weight: 3 },
@@ -153,16 +173,21 @@ Deno.test("every URL the server's rule accepts matches the published URL schema"
       .map(([a, b]) => a + b),
     fc.string({ unit: "binary" }),
   );
-  let accepted = 0;
-  fc.assert(
-    fc.property(urls, (url) => {
-      if (checkWebhookUrl(url, options) !== null) return true;
-      accepted++;
-      return valid({ url }) === true;
-    }),
-    { numRuns: 2_000 },
-  );
-  assert.ok(accepted > 400, `only ${accepted} generated URLs were accepted by the rule`);
+  for (const allowHttp of [false, true]) {
+    const valid = published("WebhookCreate", allowHttp);
+    const options = { allowHttp, allowPrivate: true };
+    let accepted = 0;
+    fc.assert(
+      fc.property(urls, (url) => {
+        if (checkWebhookUrl(url, options) !== null) return true;
+        accepted++;
+        return valid({ url }) === true;
+      }),
+      { numRuns: 2_000 },
+    );
+    const least = allowHttp ? 400 : 200;
+    assert.ok(accepted > least, `only ${accepted} generated URLs were accepted by the rule`);
+  }
 });
 
 Deno.test("an attempt's published error is null or one of the delivery's errors, refused_url included", () => {

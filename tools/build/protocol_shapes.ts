@@ -179,10 +179,11 @@ function declaration(name: string, schema: JsonSchema, refs: Set<string>): strin
 
 /** The module's text, before formatting: every root and what it refers to, in name order. */
 export function shapesSource(): string {
-  components = { ...componentSchemas(), ...webhookComponentSchemas() } as Record<
-    string,
-    JsonSchema
-  >;
+  // A pattern is no type: the setting it follows changes nothing here.
+  components = {
+    ...componentSchemas(),
+    ...webhookComponentSchemas({ allowHttp: false }),
+  } as Record<string, JsonSchema>;
   const written = new Map<string, string>();
   const pending = [...ROOTS];
   while (pending.length > 0) {

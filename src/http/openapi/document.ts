@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { Settings } from "../../settings.ts";
 import { ACCESS, type Endpoint } from "../endpoint.ts";
 import { componentSchemas } from "./components.ts";
 import { openApiExamples } from "./examples.ts";
@@ -20,6 +21,12 @@ import { webhookDeliveries, webhookPaths } from "./webhook_paths.ts";
 
 /** What the document reads of an endpoint's declaration. */
 export type Declared = Pick<Endpoint, "method" | "path" | "access" | "cost">;
+
+/**
+ * The settings the document follows, so that it states what the process
+ * serving it accepts: `WEBHOOKS_ALLOW_HTTP` (the webhook URL's scheme).
+ */
+export type DocumentSettings = Pick<Settings, "webhooksAllowHttp">;
 
 /**
  * An operation as its endpoint declares it: its `security` (after its
@@ -44,9 +51,13 @@ function asDeclared(operation: Obj, endpoint: Declared): Obj {
  * Builds the OpenAPI 3.1 document.
  *
  * @param served the endpoints; an operation is described only when it is served.
+ * @param settings the settings of the process that serves it.
  * @returns the document as a plain JSON value.
  */
-export function buildOpenApiDocument(served: readonly Declared[] = []): Obj {
+export function buildOpenApiDocument(
+  served: readonly Declared[],
+  settings: DocumentSettings,
+): Obj {
   const examples = openApiExamples();
   const all: Obj = {
     ...intentPaths(examples),
@@ -98,7 +109,10 @@ export function buildOpenApiDocument(served: readonly Declared[] = []): Obj {
     paths,
     webhooks: webhookDeliveries(examples.intents.variant_a_ed25519.record),
     components: {
-      schemas: { ...componentSchemas(), ...webhookComponentSchemas() },
+      schemas: {
+        ...componentSchemas(),
+        ...webhookComponentSchemas({ allowHttp: settings.webhooksAllowHttp }),
+      },
       securitySchemes: {
         adminBearer: {
           type: "http",

@@ -16,7 +16,11 @@ import {
   WebhookRotateSchema,
   WebhookUpdateSchema,
 } from "../../webhooks/schemas.ts";
-import { MAX_WEBHOOK_URL_LENGTH, WEBHOOK_URL_PATTERN } from "../../webhooks/url.ts";
+import {
+  MAX_WEBHOOK_URL_LENGTH,
+  type WebhookUrlOptions,
+  webhookUrlPattern,
+} from "../../webhooks/url.ts";
 
 const opaqueId = v.pipe(v.string(), v.minLength(1), v.maxLength(128), v.regex(/^[\x21-\x7e]+$/));
 const time = v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time."));
@@ -142,9 +146,15 @@ export function webhookRef(name: WebhookComponentName): JsonSchema {
 
 /**
  * The webhook components as JSON Schema 2020-12: lengths in code points are
- * `maxLength` (which counts code points), "no type twice" is `uniqueItems`.
+ * `maxLength` (which counts code points), "no type twice" is `uniqueItems`,
+ * and the URL's pattern is what the process with these settings accepts
+ * (`webhookUrlPattern`).
+ *
+ * @param options `allowHttp`: `WEBHOOKS_ALLOW_HTTP`, as the process runs with it.
  */
-export function webhookComponentSchemas(): Record<string, JsonSchema> {
+export function webhookComponentSchemas(
+  options: Pick<WebhookUrlOptions, "allowHttp">,
+): Record<string, JsonSchema> {
   const converted = toJsonSchemaDefs(DEFINITIONS, {
     target: "draft-2020-12",
     typeMode: "output",
@@ -159,14 +169,15 @@ export function webhookComponentSchemas(): Record<string, JsonSchema> {
       return undefined;
     },
   }) as Record<WebhookComponentName, JsonSchema>;
-  // The URL rule is checked after the shape, with its own code; its length, scheme and
-  // characters JSON Schema can state.
+  // The URL rule is checked after the shape, with its own code; its length, scheme, authority
+  // and characters JSON Schema can state.
+  const pattern = webhookUrlPattern(options);
   for (const name of ["WebhookCreate", "WebhookUpdate"] as const) {
     const properties = converted[name].properties as Record<string, JsonSchema>;
     properties.url = {
       ...properties.url,
       maxLength: MAX_WEBHOOK_URL_LENGTH,
-      pattern: WEBHOOK_URL_PATTERN,
+      pattern,
     };
   }
   const out: Record<string, JsonSchema> = {};
