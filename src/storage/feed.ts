@@ -34,6 +34,8 @@ export interface Head {
   layout?: WriteLayout;
   /** The versionstamp of the last staged block indexed into the feed ("" before any). */
   through?: string;
+  /** True for a head of this version, which earlier versions cannot read (`index_codec.ts`). */
+  indexed?: boolean;
 }
 
 interface Waiter {
@@ -102,8 +104,8 @@ export class Feed {
   /** The head as KV has it now. */
   async freshHead(): Promise<Head> {
     const entry = await this.#kv.get<unknown>(keys.feedHead);
-    const { position, layout, through } = decodeFeedHead(entry.value);
-    const head = { position, versionstamp: entry.versionstamp, layout, through };
+    const { position, layout, through, indexed } = decodeFeedHead(entry.value);
+    const head = { position, versionstamp: entry.versionstamp, layout, through, indexed };
     this.#learn(head);
     return head;
   }
@@ -267,8 +269,8 @@ export class Feed {
           if (done) break;
           const [entry] = value;
           if (entry.versionstamp !== null) {
-            const { position, layout, through } = decodeFeedHead(entry.value);
-            this.#learn({ position, versionstamp: entry.versionstamp, layout, through });
+            const { position, layout, through, indexed } = decodeFeedHead(entry.value);
+            this.#learn({ position, versionstamp: entry.versionstamp, layout, through, indexed });
           }
         }
       } catch {

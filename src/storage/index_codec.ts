@@ -137,15 +137,16 @@ export function nextVersionstamp(versionstamp: string): string {
 
 /**
  * A stored feed head of any layout: its position, the write layout it says,
- * and how far staged commits were indexed ("" for a head of an earlier
- * layout, whose moves deleted what they moved: everything staged is waiting).
+ * how far staged commits were indexed ("" for a head of an earlier layout,
+ * whose moves deleted what they moved: everything staged is waiting), and
+ * whether it is this version's (`indexed`), which earlier versions cannot read.
  *
  * @throws {LayoutError} for a value of no known layout.
  */
 export function decodeFeedHead(
   value: unknown,
-): { position: number; layout: WriteLayout; through: string } {
+): { position: number; layout: WriteLayout; through: string; indexed: boolean } {
   const indexed = decodeIndexedHead(value);
-  if (indexed) return { ...indexed, layout: "staged" };
-  return { ...decodeHeadValue(value), through: "" };
+  if (indexed) return { ...indexed, layout: "staged", indexed: true };
+  return { ...decodeHeadValue(value), through: "", indexed: false };
 }

@@ -2,36 +2,47 @@
  * Every Deno KV key the service uses, built in one place, with the layout of
  * its value. Every value is bytes or a `Deno.KvU64` (see `codec.ts`).
  *
- * - `["events", last]` → block: a run of consecutive feed events, oldest
- *   first, keyed by the position of its last event (byte 0 = 1; per event a
- *   32-bit big-endian length and the UTF-8 JSON `{"type","intent"}` of the
- *   record without its body, then a 32-bit big-endian length and the body,
- *   the request as UTF-8 JSON). The feed is the blocks in key order; an
- *   intent's record lives in the block of its latest event.
+ * - `["events", last]` → a run of consecutive feed events, oldest first,
+ *   keyed by the position of its last event; the feed is these in key
+ *   order (`feed_blocks.ts` reads both forms). Written by moves: a feed
+ *   index (byte 0 = 4; per staged block, in order, its versionstamp as 10
+ *   bytes and its count of events as a 16-bit big-endian integer: the events
+ *   are those blocks', read where their commits wrote them,
+ *   `index_codec.ts`). Written by earlier versions: a block holding its
+ *   events (byte 0 = 1; per event a 32-bit big-endian length and the UTF-8
+ *   JSON `{"type","intent"}` of the record without its body, then a 32-bit
+ *   big-endian length and the body, the request as UTF-8 JSON).
  * - `["feed_head"]` → the position of the newest event, and the write layout
- *   (`write_layout.ts`). In the staged layout: bytes, byte 0 = 2 and the
- *   position as a 64-bit big-endian integer; only the commits that move
- *   staged events into the feed check and move it (`sequencer.ts`). In the
+ *   (`write_layout.ts`). In the staged layout: bytes, byte 0 = 5, the
+ *   position as a 64-bit big-endian integer and the versionstamp of the last
+ *   staged block in the feed (10 bytes, zeros before the first); only moves
+ *   check and move it (`sequencer.ts`). Earlier versions' staged head, byte
+ *   0 = 2 and the position, whose moves deleted what they moved, is read as
+ *   naming none (everything staged still waits); a version that knows only
+ *   it cannot read this one, so it neither moves nor reads beside it. In the
  *   earlier head layout: a KvU64 that every commit adding events checks and
  *   moves (`append.ts`); a version that knows only that layout cannot read
  *   the bytes, so it cannot write beside this one.
- * - `["feed_staged", versionstamp]` → a staged block: events committed by
- *   a request and not yet in the feed, keyed by the versionstamp of the
- *   commit that staged them (`Deno.Kv.commitVersionstamp()`), so their key
- *   order is their commit order. Byte 0 = 3, a 64-bit big-endian time of
- *   staging (Unix ms), a 16-bit big-endian count of events, then the events'
- *   frames as in a block. Moved into `["events", …]` and deleted in one commit.
+ * - `["feed_staged", versionstamp]` → a staged block: the events of one
+ *   request's commit, keyed by that commit's versionstamp
+ *   (`Deno.Kv.commitVersionstamp()`), so their key order is their commit
+ *   order. Byte 0 = 3, a 64-bit big-endian time of staging (Unix ms), a
+ *   16-bit big-endian count of events, then the events' frames as in a
+ *   block. Written once and never changed: those up to the head's
+ *   versionstamp are in the feed (a move indexes them), those after it wait.
  * - `["feed_mover"]` → UTF-8 JSON `{"holder","until"}`: the process that
  *   moves staged events into the feed, until `until` (Unix ms) unless its
  *   next move renews it. Advisory: it saves duplicate work; correctness
  *   comes from the head's check.
- * - `["intents", id]` → in the staged layout, the intent's current record:
- *   the frame of the one event that left it so, as a block holds it, without
- *   the block's header (byte 0 is the high byte of a length under 64 KiB: 0,
- *   where a pointer starts with `[`); every commit that stores or changes the intent checks this
- *   key's version (null for a new id). In the head layout, UTF-8 JSON
+ * - `["intents", id]` → in the staged layout, where the intent's current
+ *   record is: byte 0 = 2 and a 16-bit big-endian index, the event at that
+ *   index in the staged block of the commit that wrote this entry
+ *   (`["feed_staged", v]`, `v` this entry's versionstamp); every commit that
+ *   stores or changes the intent checks this key's version (null for a new
+ *   id). Earlier versions' staged layout wrote the record itself (the frame
+ *   of its event, byte 0 = 0). In the head layout, UTF-8 JSON
  *   `[blockKey,index]`: where the intent's latest event is, written only by
- *   commits that check and move the feed head. Both are read.
+ *   commits that check and move the feed head. All are read.
  * - `["templates", id]`, `["policies", id]` → byte 0 = 1, a 16-bit big-endian
  *   length and the content type (UTF-8), then the document's bytes.
  * - `["config", "runtime"]` → UTF-8 JSON `{"evidence_extractor_url","updated_at"}`.

@@ -29,12 +29,16 @@ import { isJsonMediaType } from "../media_type.ts";
 import { DocumentCache } from "./document_cache.ts";
 import { appendChange, insertIntents, WriteLayoutChanged } from "./append.ts";
 import { Lanes } from "./contention.ts";
-import type { StoredEvent } from "./codec.ts";
 import { Sequencer } from "./sequencer.ts";
 import type { FeedMetrics } from "./feed_metrics.ts";
 import { insertStaged, type StagedInsertContext } from "./staged_insert.ts";
 import { changeStaged } from "./staged_change.ts";
-import { beginLayout, switchToStaged, type WriteLayout } from "./write_layout.ts";
+import {
+  beginLayout,
+  fenceEarlierStaged,
+  switchToStaged,
+  type WriteLayout,
+} from "./write_layout.ts";
 import { Feed } from "./feed.ts";
 import { NO_DATA } from "./codec.ts";
 import { decodeConfig, decodeDocument, encodeConfig, encodeDocument } from "./values_codec.ts";
@@ -112,8 +116,7 @@ export class KvStore implements Store {
       kv,
       now: this.#now,
       commit: this.#commit,
-      staged: (versionstamp: string, events: StoredEvent[]) =>
-        this.#sequencer.staged(versionstamp, events),
+      staged: (versionstamp, events) => this.#sequencer.staged(versionstamp, events),
       lanes: new Lanes(),
       contended: options.metrics?.contended,
       failed: () => this.#sequencer.kick(),
@@ -124,9 +127,7 @@ export class KvStore implements Store {
       commit: this.#commit,
       now: this.#now,
       settleFeed: () => this.flushStaged(),
-      settled: async () => {
-        if (this.#staged_()) await this.#sequencer.settled();
-      },
+      settled: async () => this.#staged_() ? await this.#sequencer.settled() : undefined,
     });
   }
 
@@ -157,10 +158,16 @@ export class KvStore implements Store {
     // A head-layout commit finds a switch by its failed head check.
     if (this.#layout === "head") return "head";
     const head = await this.#feed.freshHead();
-    this.#layout = head.layout === "empty"
+    const layout = (head.layout ?? "head") === "empty"
       ? await beginLayout(this.#kv, this.#beginLayout)
-      : head.layout;
-    return this.#layout!;
+      : head.layout ?? "head";
+    // Before this process stages anything: no earlier process moves (and deletes) its blocks.
+    if (layout === "staged" && !head.indexed) {
+      await fenceEarlierStaged(this.#kv);
+      await this.#feed.freshHead();
+    }
+    this.#layout = layout;
+    return layout;
   }
 
   /**
@@ -203,11 +210,8 @@ export class KvStore implements Store {
   }
 
   /**
-   * Brings data written by earlier versions to this version's layout; run at
-   * start, before serving. Values written as JavaScript values are rewritten
-   * as bytes (see `convert.ts`), then intents stored before the feed existed
-   * are moved into it (see `upgrade.ts`). Both go in bounded commits; an
-   * interrupted start leaves nothing half-done, and the next one goes on.
+   * Brings data of earlier versions to this version's layout at start, in
+   * bounded commits (`convert.ts`, then `upgrade.ts`); a start resumes them.
    *
    * @param progress told after each commit of the conversion.
    * @returns how many values were rewritten and how many intents were moved.
@@ -281,7 +285,7 @@ export class KvStore implements Store {
       const left = batch.flatMap((_, i) => results[i] === undefined ? [i] : []);
       if (left.length === 0) return results as BatchResult[];
       // The store was switched to the staged layout meanwhile: the rest are stored there.
-      this.#layout = "staged";
+      await this.#switchedMeanwhile();
       const rest = await insertStaged(this.#staged, left.map((i) => batch[i]));
       left.forEach((i, k) => results[i] = rest[k]);
       return results as BatchResult[];
@@ -303,7 +307,7 @@ export class KvStore implements Store {
         );
       } catch (error) {
         if (!(error instanceof WriteLayoutChanged)) throw error;
-        this.#layout = "staged";
+        await this.#switchedMeanwhile();
       }
     }
     return await changeStaged(this.#staged, id, decide);
@@ -420,8 +424,18 @@ export class KvStore implements Store {
   #lane: Promise<unknown> = Promise.resolve();
 
   /** True once the store is known to be in the staged layout (by this process's reads or writes). */
+  /** Learns a switch to the staged layout a head-layout commit found (fenced as at start). */
+  async #switchedMeanwhile(): Promise<void> {
+    this.#layout = undefined;
+    await this.writeLayout();
+  }
+
   #staged_(): boolean {
-    if (this.#layout !== "staged" && this.#feed.known?.layout === "staged") this.#layout = "staged";
+    // A head of this version: no earlier process moves staged blocks (`fenceEarlierStaged`).
+    const known = this.#feed.known;
+    if (this.#layout !== "staged" && known?.layout === "staged" && known.indexed) {
+      this.#layout = "staged";
+    }
     return this.#layout === "staged";
   }
 

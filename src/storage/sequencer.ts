@@ -335,7 +335,13 @@ export class Sequencer {
       const at = this.#now().getTime();
       this.#onMoved(listed.map((m) => at - m.block.atMs));
     }
-    const moved: Head = { position, versionstamp: result.versionstamp, layout: "staged", through };
+    const moved: Head = {
+      position,
+      versionstamp: result.versionstamp,
+      layout: "staged",
+      through,
+      indexed: true,
+    };
     this.#feed.advanced(moved, head.versionstamp, [], this.#eventsOf(listed));
     this.#movedUpTo(through);
     return listed.length;

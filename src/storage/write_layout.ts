@@ -24,8 +24,8 @@
  * @module
  */
 
-import { encodeHead, encodeStagedHead, type WriteLayout } from "./codec.ts";
-import { decodeFeedHead as decodeHeadValue } from "./index_codec.ts";
+import { encodeHead, type WriteLayout } from "./codec.ts";
+import { decodeFeedHead as decodeHeadValue, encodeIndexedHead } from "./index_codec.ts";
 import { keys } from "./keys.ts";
 import { retryWhileLocked } from "./retry.ts";
 
@@ -51,7 +51,10 @@ export async function beginLayout(kv: Deno.Kv, layout: "head" | "staged"): Promi
     const result = await retryWhileLocked(() =>
       kv.atomic()
         .check({ key: keys.feedHead, versionstamp: null })
-        .set(keys.feedHead, layout === "staged" ? encodeStagedHead(0) : encodeHead(0))
+        .set(
+          keys.feedHead,
+          layout === "staged" ? encodeIndexedHead({ position: 0, through: "" }) : encodeHead(0),
+        )
         .commit()
     );
     if (result.ok) return layout;
@@ -99,9 +102,33 @@ export async function switchToStaged(
     const result = await retryWhileLocked(() =>
       kv.atomic()
         .check(entry)
-        .set(keys.feedHead, encodeStagedHead(position))
+        .set(keys.feedHead, encodeIndexedHead({ position, through: "" }))
         .commit()
     );
     if (result.ok) return { before: layout, after: "staged" };
+  }
+}
+
+/**
+ * Rewrites a staged head of earlier versions (whose moves copied staged
+ * events into the feed and deleted them) as this version's, which they
+ * cannot read: from then on no earlier process moves or deletes a staged
+ * block, so this version's blocks stay where its pointers lead. Their request
+ * commits still stage events, which this version's moves take in. The fence
+ * comes before this process writes anything; it is one commit, checked
+ * against the head as read, and a no-op on a head of this version.
+ */
+export async function fenceEarlierStaged(kv: Deno.Kv): Promise<void> {
+  for (;;) {
+    const entry = await kv.get<unknown>(keys.feedHead);
+    const head = decodeHeadValue(entry.value);
+    if (head.layout !== "staged" || head.indexed) return;
+    const result = await retryWhileLocked(() =>
+      kv.atomic()
+        .check(entry)
+        .set(keys.feedHead, encodeIndexedHead({ position: head.position, through: "" }))
+        .commit()
+    );
+    if (result.ok) return;
   }
 }

@@ -12,6 +12,13 @@ import { projectRoot } from "../../testing/spawn_server.ts";
  */
 export const HEAD_LAYOUT_COMMIT = "1e75443";
 
+/**
+ * The last commit whose staged layout copied staged events into the feed
+ * and kept each record under its id (docs/decisions.md, each event is
+ * written once).
+ */
+export const STAGED_COPY_COMMIT = "3efe98b";
+
 /** True when git and `commit` are at hand in this checkout's history. */
 export async function hasCommit(commit: string): Promise<boolean> {
   try {
