@@ -276,32 +276,16 @@ export function decodeEventAt(value: unknown, index: number): StoredEvent | unde
  * Events staged by one commit (`["feed_staged", versionstamp]`): byte 0 = 3,
  * the time of staging (Unix ms) as a 64-bit big-endian integer, the count of
  * events as a 16-bit big-endian integer, then the events' frames exactly as
- * a block holds them, so that moving them into the feed copies bytes.
+ * a block holds them.
  */
 export function encodeStaged(events: readonly StoredEvent[], atMs: number): Uint8Array {
-  return encodeStagedCommit(events, atMs).staged;
-}
-
-/**
- * What a commit of the staged layout writes, encoded once: its staged block
- * (see {@link encodeStaged}), and each event's record value for
- * `["intents", id]` (a view of the event's frame in the staged block, see
- * {@link encodeRecord}).
- */
-export function encodeStagedCommit(
-  events: readonly StoredEvent[],
-  atMs: number,
-): { staged: Uint8Array; records: Uint8Array[] } {
-  const { out, end, frames } = writeFrames(events, STAGED_HEADER_BYTES);
+  const { out, end } = writeFrames(events, STAGED_HEADER_BYTES);
   const view = new DataView(out.buffer);
   out[0] = STAGED_LAYOUT;
   view.setBigUint64(1, BigInt(Math.max(0, Math.floor(atMs))));
   view.setUint16(9, events.length);
   // Deno KV stores a view's own bytes.
-  return {
-    staged: out.subarray(0, end),
-    records: frames.map(([start, stop]) => out.subarray(start, stop)),
-  };
+  return out.subarray(0, end);
 }
 
 /** What a staged block holds, without decoding its events. */
@@ -338,20 +322,6 @@ export function readStaged(value: unknown): StagedBlock {
 export function decodeStaged(value: unknown): StoredEvent[] {
   const { frames } = readStaged(value);
   return spans(frames, 0).map((s) => eventAt(frames, s));
-}
-
-/** One block made of the frames of staged blocks, in order. */
-export function joinFrames(parts: readonly Uint8Array[]): Uint8Array {
-  let size = BLOCK_HEADER_BYTES;
-  for (const part of parts) size += part.byteLength;
-  const out = new Uint8Array(size);
-  out[0] = BLOCK_LAYOUT;
-  let at = BLOCK_HEADER_BYTES;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
 }
 
 /**
