@@ -15,7 +15,7 @@ import type { Payload } from "../../client/mod.ts";
 import { spawnServer } from "../../testing/spawn_server.ts";
 import { auditIntents } from "../support/audit.ts";
 import { needsKvConnect, newTestStore } from "../support/stores.ts";
-import { checkOut, hasCommit, STAGED_COPY_COMMIT } from "../support/earlier_version.ts";
+import { checkOut, hasCommit, STAGED_COPY_COMMIT, submit } from "../support/earlier_version.ts";
 import { bodyOf, ed25519Signer, newSigned, readFeed } from "../support/governed.ts";
 import { startServer, TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "../support/server.ts";
 import { sleep } from "../support/time.ts";
@@ -26,16 +26,6 @@ if (!available) {
     `earlier_staged_test: commit ${STAGED_COPY_COMMIT} is not in this checkout's history ` +
       "(a shallow clone): the test beside the earlier version is ignored",
   );
-}
-
-async function submit(url: string, body: unknown): Promise<number> {
-  const response = await fetch(`${url}/intents`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  await response.body?.cancel();
-  return response.status;
 }
 
 Deno.test({

@@ -16,7 +16,7 @@ import type { Payload } from "../../client/mod.ts";
 import { projectRoot, spawnServer } from "../../testing/spawn_server.ts";
 import { auditIntents } from "../support/audit.ts";
 import { needsKvConnect, newTestStore } from "../support/stores.ts";
-import { checkOut, hasCommit, HEAD_LAYOUT_COMMIT } from "../support/earlier_version.ts";
+import { checkOut, hasCommit, HEAD_LAYOUT_COMMIT, submit } from "../support/earlier_version.ts";
 import { bodyOf, ed25519Signer, newSigned, readFeed } from "../support/governed.ts";
 import { startServer, TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "../support/server.ts";
 import { sleep } from "../support/time.ts";
@@ -38,16 +38,6 @@ async function storeLayout(kvPath: string, ...args: string[]) {
     stderr: "piped",
   }).output();
   return { code: output.code, text: new TextDecoder().decode(output.stdout).trim() };
-}
-
-async function submit(url: string, body: unknown): Promise<number> {
-  const response = await fetch(`${url}/intents`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  await response.body?.cancel();
-  return response.status;
 }
 
 Deno.test({

@@ -54,3 +54,14 @@ export async function checkOut(
   }
   return { dir, remove: () => Deno.remove(dir, { recursive: true }) };
 }
+
+/** Posts `body` to `POST /intents` of the server at `url`; the answer's status. */
+export async function submit(url: string, body: unknown): Promise<number> {
+  const response = await fetch(`${url}/intents`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  await response.body?.cancel();
+  return response.status;
+}
