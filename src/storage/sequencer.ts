@@ -4,12 +4,13 @@
  *
  * A request's commit stages its events under `["feed_staged",
  * versionstamp]`, the versionstamp being its own commit's
- * (`Deno.Kv.commitVersionstamp()`), so staged keys sort in commit order. A
- * move lists the first staged blocks in one read (one snapshot: every commit
- * before the last one it sees is in it, none can appear below it later),
- * and in one commit writes their events into the feed at the positions after
- * the head, deletes them from staging and moves the head, checked against
- * the head it read. So:
+ * (`Deno.Kv.commitVersionstamp()`), so staged keys sort in commit order; the
+ * block stays where it is. The head names the last staged block in the
+ * feed. A move lists the staged blocks after it in one read (one snapshot:
+ * every commit before the last one it sees is in it, none can appear below
+ * it later), and in one commit writes a feed index naming them at the
+ * positions after the head and moves the head to the last of them, checked
+ * against the head it read. So:
  *
  * - events enter the feed in commit order: a move takes the oldest staged
  *   blocks, and an intent's change is staged by a commit made after the one
@@ -62,9 +63,8 @@ export interface SequencerOptions {
   onMoved?: (waitsMs: number[]) => void;
 }
 
-/** A staged block as listed. */
+/** A staged block as listed: what a feed index says of it, its header and its bytes. */
 interface Listed {
-  versionstamp: string;
   ref: StagedRef;
   block: StagedBlock;
   value: Uint8Array;
@@ -282,8 +282,8 @@ export class Sequencer {
    */
   #stale(first: Listed): boolean {
     const now = this.#now().getTime();
-    if (this.#firstSeen?.versionstamp !== first.versionstamp) {
-      this.#firstSeen = { versionstamp: first.versionstamp, at: now };
+    if (this.#firstSeen?.versionstamp !== first.ref.versionstamp) {
+      this.#firstSeen = { versionstamp: first.ref.versionstamp, at: now };
     }
     return first.block.atMs <= now - STALE_MS || this.#firstSeen.at <= now - STALE_MS;
   }
@@ -317,7 +317,7 @@ export class Sequencer {
     }
     const count = listed.reduce((sum, m) => sum + m.block.count, 0);
     const position = head.position + count;
-    const through = listed[listed.length - 1].versionstamp;
+    const through = listed[listed.length - 1].ref.versionstamp;
     const until = this.#now().getTime() + LEASE_MS;
     const op = this.#kv.atomic()
       .check({ key: keys.feedHead, versionstamp: head.versionstamp })
@@ -361,7 +361,7 @@ export class Sequencer {
   /** The events of moved blocks, for this process's listeners: remembered, or decoded. */
   #eventsOf(moving: readonly Listed[]): StoredEvent[] {
     if (!this.#feed.hasOwnEventListeners) return [];
-    return moving.flatMap((m) => this.#own.get(m.versionstamp) ?? decodeStaged(m.value));
+    return moving.flatMap((m) => this.#own.get(m.ref.versionstamp) ?? decodeStaged(m.value));
   }
 
   /** Lets the lease go, if this process holds it, so that another may take it at once. */
@@ -403,5 +403,5 @@ function toListed(entry: Deno.KvEntry<unknown>): Listed {
     throw new TypeError("a staged entry has an unknown layout");
   }
   const block = readStaged(entry.value);
-  return { versionstamp, ref: { versionstamp, count: block.count }, block, value: entry.value };
+  return { ref: { versionstamp, count: block.count }, block, value: entry.value };
 }
