@@ -25,6 +25,7 @@ import {
   encodeConfig,
   encodeDocument,
 } from "../../src/storage/values_codec.ts";
+import { throughKv } from "../support/store_kit.ts";
 
 const utf8 = new TextEncoder();
 
@@ -40,17 +41,6 @@ function record(id: string, body: string, extra: Partial<StoredIntent> = {}): St
     state: "accepted",
     ...extra,
   };
-}
-
-/** Writes `value` to a fresh in-memory KV and reads it back. */
-async function throughKv(value: unknown): Promise<unknown> {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    await kv.set(["v"], value);
-    return (await kv.get(["v"])).value;
-  } finally {
-    kv.close();
-  }
 }
 
 Deno.test("a block of events reads back whole, from any index, with exact bodies", async () => {

@@ -16,16 +16,7 @@ import {
   encodeStagedPointer,
   nextVersionstamp,
 } from "../../src/storage/index_codec.ts";
-
-async function throughKv(value: Uint8Array | Deno.KvU64): Promise<unknown> {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    await kv.set(["v"], value);
-    return (await kv.get(["v"])).value;
-  } finally {
-    kv.close();
-  }
-}
+import { throughKv } from "../support/store_kit.ts";
 
 Deno.test("a feed index names its staged blocks in order, with their counts", async () => {
   const refs = [

@@ -62,3 +62,14 @@ export async function withKvFile(
     await Deno.remove(dir, { recursive: true });
   }
 }
+
+/** Writes `value` to a fresh in-memory KV and reads it back, as any reader of the store would. */
+export async function throughKv(value: unknown): Promise<unknown> {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    await kv.set(["v"], value);
+    return (await kv.get(["v"])).value;
+  } finally {
+    kv.close();
+  }
+}
