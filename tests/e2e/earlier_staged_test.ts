@@ -12,12 +12,11 @@
 
 import assert from "node:assert/strict";
 import type { Payload } from "../../client/mod.ts";
-import { spawnServer } from "../../testing/spawn_server.ts";
 import { auditIntents } from "../support/audit.ts";
-import { needsKvConnect, newTestStore } from "../support/stores.ts";
-import { checkOut, hasCommit, STAGED_COPY_COMMIT, submit } from "../support/earlier_version.ts";
+import { needsKvConnect } from "../support/stores.ts";
+import { hasCommit, STAGED_COPY_COMMIT, startEarlier, submit } from "../support/earlier_version.ts";
 import { bodyOf, ed25519Signer, newSigned, readFeed } from "../support/governed.ts";
-import { startServer, TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "../support/server.ts";
+import { startServer, TEST_ADMIN_TOKEN } from "../support/server.ts";
 import { sleep } from "../support/time.ts";
 
 const available = await hasCommit(STAGED_COPY_COMMIT);
@@ -32,23 +31,15 @@ Deno.test({
   name: "an earlier staged version beside this one: every 201 of either in the feed once",
   ignore: !available || needsKvConnect().ignore,
   fn: async () => {
-    const earlier = await checkOut(STAGED_COPY_COMMIT);
-    const store = await newTestStore("kv_connect");
-    const kvPath = store.kvPath;
-    const env = { KV_PATH: kvPath, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...TEST_LIMITS_OFF };
     // The earlier version begins the store (staged, on a networked KV) and moves its own events.
-    const old = await spawnServer({ root: earlier.dir, env });
+    const old = await startEarlier(STAGED_COPY_COMMIT, "kv_connect");
+    const { store } = old;
     const auth = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
     let current: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
-      const policy = await (await fetch(`${old.url}/policies`, {
-        method: "POST",
-        headers: { ...auth, "content-type": "text/plain" },
-        body: "earlier staged version policy",
-      })).json();
       const signer = ed25519Signer();
       const sign = async () => {
-        const signed = newSigned("policy", policy.id) as Payload;
+        const signed = newSigned("policy", old.policyId) as Payload;
         const id = (signed as unknown as { id: string }).id;
         return { id, body: bodyOf(signed, await signer.sign(signed)) };
       };
@@ -64,7 +55,7 @@ Deno.test({
         assert.ok(performance.now() < deadline, "the earlier version did not move its events");
         await sleep(20);
       }
-      current = await startServer({ kvPath });
+      current = await startServer({ kvPath: store.kvPath });
       // Both at once, each intent sent to one of them.
       const sent = await Promise.all(Array.from({ length: 60 }, async (_, i) => {
         const { id, body } = await sign();
@@ -102,8 +93,6 @@ Deno.test({
     } finally {
       await current?.stop();
       await old.stop();
-      await earlier.remove();
-      await store.close();
     }
   },
 });

@@ -13,12 +13,12 @@
 
 import assert from "node:assert/strict";
 import type { Payload } from "../../client/mod.ts";
-import { projectRoot, spawnServer } from "../../testing/spawn_server.ts";
+import { projectRoot } from "../../testing/spawn_server.ts";
 import { auditIntents } from "../support/audit.ts";
-import { needsKvConnect, newTestStore } from "../support/stores.ts";
-import { checkOut, hasCommit, HEAD_LAYOUT_COMMIT, submit } from "../support/earlier_version.ts";
+import { needsKvConnect } from "../support/stores.ts";
+import { hasCommit, HEAD_LAYOUT_COMMIT, startEarlier, submit } from "../support/earlier_version.ts";
 import { bodyOf, ed25519Signer, newSigned, readFeed } from "../support/governed.ts";
-import { startServer, TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "../support/server.ts";
+import { startServer, TEST_ADMIN_TOKEN } from "../support/server.ts";
 import { sleep } from "../support/time.ts";
 
 const available = await hasCommit(HEAD_LAYOUT_COMMIT);
@@ -44,31 +44,23 @@ Deno.test({
   name: "an earlier version beside this one: ids taken once before and after the switch",
   ignore: !available || needsKvConnect().ignore,
   fn: async () => {
-    const earlier = await checkOut(HEAD_LAYOUT_COMMIT);
     // Over KV Connect, as Deno Deploy's KV is reached: a networked store, where this version
     // begins empty stores in the staged layout and says so of one it finds in the head layout.
-    const store = await newTestStore("kv_connect");
-    const kvPath = store.kvPath;
-    const env = { KV_PATH: kvPath, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...TEST_LIMITS_OFF };
     // The store of the earlier version, which began the head layout with its first intent.
-    const old = await spawnServer({ root: earlier.dir, env });
-    const auth = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+    const old = await startEarlier(HEAD_LAYOUT_COMMIT, "kv_connect");
+    const { store } = old;
+    const kvPath = store.kvPath;
     let current: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
-      const policy = await (await fetch(`${old.url}/policies`, {
-        method: "POST",
-        headers: { ...auth, "content-type": "text/plain" },
-        body: "upgrade test policy",
-      })).json();
       const signer = ed25519Signer();
-      const first = newSigned("policy", policy.id) as Payload;
+      const first = newSigned("policy", old.policyId) as Payload;
       assert.equal(await submit(old.url, bodyOf(first, await signer.sign(first))), 201);
       current = await startServer({ kvPath });
       assert.match(current.stderr(), /the store is in the head layout/);
       assert.deepEqual((await storeLayout(kvPath)).code, 1);
       const race = async (urls: string[], count: number) => {
         const bodies = await Promise.all(Array.from({ length: count }, async () => {
-          const signed = newSigned("policy", policy.id) as Payload;
+          const signed = newSigned("policy", old.policyId) as Payload;
           return {
             id: (signed as unknown as { id: string }).id,
             body: bodyOf(signed, await signer.sign(signed)),
@@ -124,8 +116,6 @@ Deno.test({
     } finally {
       await current?.stop();
       await old.stop();
-      await earlier.remove();
-      await store.close();
     }
   },
 });

@@ -4,7 +4,9 @@
  * @module
  */
 
-import { projectRoot } from "../../testing/spawn_server.ts";
+import { projectRoot, spawnServer } from "../../testing/spawn_server.ts";
+import { TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "./server.ts";
+import { newTestStore, type StoreKind, type TestStore } from "./stores.ts";
 
 /**
  * The last commit whose version writes only the head layout
@@ -64,4 +66,52 @@ export async function submit(url: string, body: unknown): Promise<number> {
   });
   await response.body?.cancel();
   return response.status;
+}
+
+/** An earlier version serving a store of its own, and the policy it stored there. */
+export interface Earlier {
+  /** The earlier server's base URL. */
+  url: string;
+  /** The store it serves, for this version to share. */
+  store: TestStore;
+  /** A plain policy the earlier version stored, to submit under. */
+  policyId: string;
+  /** Stops the earlier server, removes its files and the store. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Checks out `commit`, starts it on a new store of `kind` (it begins the
+ * store as that version does) and stores a plain policy through it.
+ */
+export async function startEarlier(commit: string, kind: StoreKind): Promise<Earlier> {
+  const earlier = await checkOut(commit);
+  const store = await newTestStore(kind);
+  const env = { KV_PATH: store.kvPath, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...TEST_LIMITS_OFF };
+  let old: Awaited<ReturnType<typeof spawnServer>> | undefined;
+  try {
+    old = await spawnServer({ root: earlier.dir, env });
+    const response = await fetch(`${old.url}/policies`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "text/plain" },
+      body: `a policy stored by ${commit}`,
+    });
+    const { id } = await response.json();
+    const server = old;
+    return {
+      url: server.url,
+      store,
+      policyId: id,
+      stop: async () => {
+        await server.stop();
+        await earlier.remove();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await old?.stop();
+    await earlier.remove();
+    await store.close();
+    throw error;
+  }
 }
