@@ -15,7 +15,7 @@ import {
 } from "../../src/storage/codec.ts";
 import { decodeFeedHead, decodeIndex, decodeStagedPointer } from "../../src/storage/index_codec.ts";
 import { keys } from "../../src/storage/keys.ts";
-import { storedIntentCountKeys } from "../../src/storage/pending_counts.ts";
+import { countedDocument, storedIntentCountedKeys } from "../../src/storage/document_counts.ts";
 import { sleep } from "./time.ts";
 
 /**
@@ -174,7 +174,9 @@ async function auditOnce(
   const expected = new Map<string, number>();
   for (const intent of current.values()) {
     if (intent.state !== "pending" || !intent.counted) continue;
-    for (const key of storedIntentCountKeys(intent)) {
+    const doc = countedDocument(intent);
+    for (const signer of storedIntentCountedKeys(intent)) {
+      const key = keys.pendingBySigner(doc.kind, doc.id, signer);
       const id = JSON.stringify(key);
       expected.set(id, (expected.get(id) ?? 0) + 1);
     }
