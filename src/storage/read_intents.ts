@@ -135,8 +135,9 @@ interface Listed {
 }
 
 /**
- * True for the event that stored its intent: the staged layout marks it;
- * in the head layout, the record says the position of the event that stored it.
+ * True for the event that stored its intent: a staged commit marks it; in
+ * earlier versions' head-moving commits, the record says the position of the
+ * event that stored it.
  */
 function isFirst(event: StoredEvent, position: number): boolean {
   return event.first === true || event.intent.position === position;

@@ -1,5 +1,5 @@
 /**
- * The sequencer of the staged layout (`write_layout.ts`): moves staged
+ * The sequencer: moves staged
  * events into the feed, in the order their commits were made.
  *
  * A request's commit stages its events under `["feed_staged",
