@@ -33,8 +33,7 @@ Deno.test({
     "an earlier head-layout version beside this one: fenced at this one's start, ids taken once",
   ignore: !available || needsKvConnect().ignore,
   fn: async () => {
-    // Over KV Connect, as Deno Deploy's KV is reached: a networked store, where this version
-    // begins empty stores in the staged layout and says so of one it finds in the head layout.
+    // Over KV Connect, as Deno Deploy's KV is reached.
     // The store of the earlier version, which began the head layout with its first intent.
     const old = await startEarlier(HEAD_LAYOUT_COMMIT, "kv_connect");
     const { store } = old;
