@@ -153,8 +153,8 @@ export class KvStore implements Store {
    * feed's bound holds even when the process that staged them is gone.
    */
   async settleFeed(): Promise<void> {
-    await this.#takeIn();
-    await this.#sequencer.moveStale();
+    const all = await this.#takeIn() > 0;
+    await this.#sequencer.moveStale({ all });
   }
 
   /**
@@ -283,10 +283,9 @@ export class KvStore implements Store {
     // At the end of the feed, events staged too long ago are moved first (their mover may be
     // gone), and intents a version before the feed stored are taken in.
     if (events.length < options.limit) {
-      const taken = await this.#takeIn();
-      if (await this.#sequencer.moveStale() || taken > 0) {
-        return await this.#feed.readEvents(options);
-      }
+      // What was just taken in is moved at once, as its reader waits for it.
+      const all = await this.#takeIn() > 0;
+      if (await this.#sequencer.moveStale({ all })) return await this.#feed.readEvents(options);
     }
     return events;
   }

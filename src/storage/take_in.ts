@@ -14,7 +14,7 @@
  * @module
  */
 
-import type { Authorship, NewIntent, Variant } from "../domain/intent.ts";
+import type { Authorship, NewIntent, StoredIntent, Variant } from "../domain/intent.ts";
 import { encodeStaged, type StoredEvent } from "./codec.ts";
 import { encodeStagedPointer } from "./index_codec.ts";
 import { keys } from "./keys.ts";
@@ -59,6 +59,34 @@ function isEarlierPointer(value: unknown): boolean {
 }
 
 /**
+ * Where an id's entry of the earlier version points: the block's key and the
+ * index in it; null for an entry of another form.
+ */
+export function earlierPointer(value: unknown): { key: Deno.KvKey; index: number } | null {
+  if (!isEarlierPointer(value)) return null;
+  const [ms, seq, writer, index] = value as [number, number, string, number];
+  return { key: [...keys.earlierBlocksPrefix, ms, seq, writer], index };
+}
+
+/** The record of the intent at `index` of an earlier version's block, as this version keeps it. */
+export function earlierRecord(block: unknown, index: number): StoredIntent | undefined {
+  if (!Array.isArray(block)) return undefined;
+  const intent = block[index] as EarlierIntent | undefined;
+  return intent && { ...newIntentOf(intent), receivedAt: intent.receivedAt };
+}
+
+function newIntentOf(intent: EarlierIntent): NewIntent & { state: "accepted" } {
+  return {
+    id: intent.id,
+    variant: intent.variant,
+    refId: intent.refId,
+    authorship: intent.authorship,
+    body: normalBody(intent.body),
+    state: "accepted",
+  };
+}
+
+/**
  * Takes in the first block of the earlier version, if there is one.
  *
  * @returns how many intents this call took in; 0 when there was no block
@@ -79,14 +107,7 @@ export async function takeInEarlier(ctx: StagedContext): Promise<number> {
     await ctx.commit(() => ctx.kv.atomic().check(block).delete(block.key).commit());
     return 0;
   }
-  const news: NewIntent[] = open.map((k) => ({
-    id: intents[k].id,
-    variant: intents[k].variant,
-    refId: intents[k].refId,
-    authorship: intents[k].authorship,
-    body: normalBody(intents[k].body),
-    state: "accepted",
-  }));
+  const news: NewIntent[] = open.map((k) => newIntentOf(intents[k]));
   while (taken < open.length) {
     const rest = news.slice(taken);
     const count = planStagedCommit(rest.map((intent) => ({ intent })), SLICE_LIMITS);
