@@ -22,14 +22,25 @@ Deno.test("an empty store gets this version's head before its first write, once"
     try {
       assert.equal((await kv.get(keys.feedHead)).versionstamp, null);
       const store = new KvStore(kv);
+      // As a start makes it, before anything is stored.
+      assert.equal(await store.prepare(), "empty");
       const ref = await plainTemplate(store);
       await store.insertIntents([{ intent: smallIntent("a", ref), ref }]);
       // Bytes no earlier version reads (a KvU64, a number or the earlier staged head).
       const head = (await kv.get(keys.feedHead)).value;
       assert.ok(head instanceof Uint8Array);
       assert.equal(decodeFeedHead(head).indexed, true);
-      // A new store holds only values of this version.
+      // A new store holds only values of this version; one with values but no head may not.
       assert.equal(await store.earlierValues(), false);
+      const other = await Deno.openKv(`${path}-other`);
+      try {
+        await other.set(["policies", "p"], { contentType: "text/plain", bytes: new Uint8Array(1) });
+        const earlier = new KvStore(other);
+        assert.equal(await earlier.prepare(), "empty");
+        assert.equal(await earlier.earlierValues(), true);
+      } finally {
+        other.close();
+      }
       assert.equal(await new KvStore(kv).prepare(), "current");
     } finally {
       kv.close();
