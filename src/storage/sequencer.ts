@@ -42,6 +42,13 @@ export const STALE_MS = 500;
 const LEASE_MS = 1_000;
 /** How often a holder with nothing to move looks again, and how many looks before it lets go. */
 const IDLE_LOOK_MS = 10;
+/**
+ * The least time between the starts of two moves of one process: under load
+ * a move then carries what many commits staged, rather than one commit's
+ * events each (a move costs a commit, whatever it carries). An event waits
+ * for it at most that much longer.
+ */
+const MOVE_GAP_MS = 10;
 const IDLE_LOOKS = 20;
 /** How often, at most, readers of one process look for events waiting too long. */
 const STALE_LOOK_MS = 100;
@@ -94,6 +101,8 @@ export class Sequencer {
   #again = false;
   #wake: (() => void) | undefined;
   #stopped = false;
+  /** When this process's mover last started a move (`performance.now()`). */
+  #lastMove = -Infinity;
   /** When a reader last looked for events waiting too long (Unix ms). */
   #lookedForStale = 0;
   /** Waiting for blocks up to a versionstamp to be moved. */
@@ -238,6 +247,9 @@ export class Sequencer {
         }
         // They waited too long: move them, whoever holds the lease.
       }
+      const gap = this.#lastMove + MOVE_GAP_MS - performance.now();
+      if (gap > 0) await delay(gap);
+      this.#lastMove = performance.now();
       const moved = await this.#moveOnce();
       if (moved !== 0) {
         idle = 0;
