@@ -42,13 +42,6 @@ export const STALE_MS = 500;
 const LEASE_MS = 1_000;
 /** How often a holder with nothing to move looks again, and how many looks before it lets go. */
 const IDLE_LOOK_MS = 10;
-/**
- * The least time between the starts of two moves of one process: under load
- * a move then carries what many commits staged, rather than one commit's
- * events each (a move costs a commit, whatever it carries). An event waits
- * for it at most that much longer.
- */
-const MOVE_GAP_MS = 10;
 const IDLE_LOOKS = 20;
 /** How often, at most, readers of one process look for events waiting too long. */
 const STALE_LOOK_MS = 100;
@@ -101,8 +94,6 @@ export class Sequencer {
   #again = false;
   #wake: (() => void) | undefined;
   #stopped = false;
-  /** When this process's mover last started a move (`performance.now()`). */
-  #lastMove = -Infinity;
   /** When a reader last looked for events waiting too long (Unix ms). */
   #lookedForStale = 0;
   /** Waiting for blocks up to a versionstamp to be moved. */
@@ -242,14 +233,12 @@ export class Sequencer {
         if (!this.#ownWaiting || await this.#confirmOwn()) return;
         const since = this.#ownSince ?? this.#now().getTime();
         if (this.#now().getTime() - since < STALE_MS) {
-          await this.#sleep(CONFIRM_MS);
+          // Not woken by this process's next commits: they are the holder's to move too.
+          await delay(CONFIRM_MS);
           continue;
         }
         // They waited too long: move them, whoever holds the lease.
       }
-      const gap = this.#lastMove + MOVE_GAP_MS - performance.now();
-      if (gap > 0) await delay(gap);
-      this.#lastMove = performance.now();
       const moved = await this.#moveOnce();
       if (moved !== 0) {
         idle = 0;
@@ -275,7 +264,8 @@ export class Sequencer {
 
   /** Reads whether this process's staged events were moved (by anyone); true when they were. */
   async #confirmOwn(): Promise<boolean> {
-    await this.#first();
+    const head = await this.#feed.freshHead();
+    this.#movedUpTo(head.through ?? "");
     return !this.#ownWaiting;
   }
 
