@@ -89,7 +89,9 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
   try {
     // The fence, before this process writes: an earlier process still running fails its writes.
     if (await service.store.prepare() === "earlier") {
-      console.error("intents: took over a store of an earlier version (docs/deployment.md#upgrading)");
+      console.error(
+        "intents: took over a store of an earlier version (docs/deployment.md#upgrading)",
+      );
     }
     if (await service.store.earlierValues()) {
       console.error(

@@ -26,7 +26,12 @@ import {
   isCurrentLayout,
   NO_DATA,
 } from "../../src/storage/codec.ts";
-import { decodeConfig, decodeDocument, encodeConfig, encodeDocument } from "../../src/storage/values_codec.ts";
+import {
+  decodeConfig,
+  decodeDocument,
+  encodeConfig,
+  encodeDocument,
+} from "../../src/storage/values_codec.ts";
 import type { Feed } from "../../src/storage/feed.ts";
 import { STORE_LAYOUT } from "../../src/storage/fence.ts";
 import { keys } from "../../src/storage/keys.ts";
@@ -39,7 +44,6 @@ import {
   SMALL_VALUE_BYTES,
   within,
 } from "../../src/storage/layout.ts";
-
 
 /** Keys looked at per listing while looking for values to rewrite. */
 const PAGE = 500;
