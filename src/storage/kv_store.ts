@@ -73,6 +73,8 @@ export class KvStore implements Store {
   #fenced: Promise<FencedFrom> | undefined;
   /** When this process last looked for intents of a version before the feed (Unix ms). */
   #lookedForEarlier = 0;
+  /** The latest pass taking them in (`takeInEarlier`). */
+  #takingIn: Promise<number> = Promise.resolve(0);
   /** Webhook endpoints, leases and attempts on the same KV, written through the same commit log. */
   readonly webhooks: KvWebhookStore;
 
@@ -345,14 +347,20 @@ export class KvStore implements Store {
    *
    * @returns how many this call took in.
    */
-  async takeInEarlier(): Promise<number> {
-    await this.prepare();
-    let taken = 0;
-    for (;;) {
-      const more = await takeInEarlier(this.#staged);
-      if (more === 0) return taken;
-      taken += more;
-    }
+  takeInEarlier(): Promise<number> {
+    // One pass at a time in a process, each after the one before: two at once would race for
+    // the same block, and one would return with the block half taken in.
+    const pass = this.#takingIn.then(async () => {
+      await this.prepare();
+      let taken = 0;
+      for (;;) {
+        const more = await takeInEarlier(this.#staged);
+        if (more === 0) return taken;
+        taken += more;
+      }
+    });
+    this.#takingIn = pass.catch(() => 0);
+    return pass;
   }
 
   /** Runs one write through the commit log (bound, so it can be handed on). */
