@@ -16,7 +16,6 @@ import { readSettings } from "./src/settings.ts";
 import { SettingsError } from "./src/errors.ts";
 import { createBatchedLog } from "./src/http/request_log.ts";
 import { InFlightRequests } from "./src/http/shutdown.ts";
-import { layoutFor } from "./src/storage/write_layout.ts";
 import type { DueWorkScheduler } from "./src/scheduler/due_work.ts";
 import { composeService } from "./src/service.ts";
 
@@ -41,16 +40,6 @@ async function openKv(path: string | undefined): Promise<Deno.Kv> {
   if (path === undefined) return await Deno.openKv();
   if (isFilePath(path)) await Deno.mkdir(dirname(path), { recursive: true });
   return await Deno.openKv(path);
-}
-
-/** Prints how a long conversion goes, at most every two seconds. */
-function conversionProgress(): (rewritten: number) => void {
-  let told = performance.now();
-  return (rewritten) => {
-    if (performance.now() - told < 2_000) return;
-    told = performance.now();
-    console.error(`intents: rewriting stored values in this version's layout: ${rewritten} so far`);
-  };
 }
 
 /**
@@ -95,24 +84,24 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
       `intents: ADMIN_TOKEN is not set; this run's admin token is ${settings.adminToken}\n`,
     );
   }
-  // On a local file a second handle reads ids ahead of their commits, beside the writer.
-  const readKv = isFilePath(kvPath) ? await Deno.openKv(kvPath) : undefined;
-  const beginLayout = layoutFor(kvPath, settings.denoDeploy);
   const requestLog = createBatchedLog();
-  const service = composeService({ kv, readKv, settings, beginLayout, log: requestLog.log });
+  const service = composeService({ kv, settings, log: requestLog.log });
   try {
-    const { rewritten, moved, layout } = await service.store.upgrade(conversionProgress());
-    if (rewritten > 0) console.error(`intents: rewrote ${rewritten} stored values as bytes`);
-    if (moved > 0) console.error(`intents: moved ${moved} earlier intents into the feed`);
-    if (layout === "head" && beginLayout === "staged") {
+    // The fence, before this process writes: an earlier process still running fails its writes.
+    if (await service.store.prepare() === "earlier") {
       console.error(
-        "intents: the store is in the head layout: every commit takes turns on the feed head; " +
-          "once no earlier version runs, switch it (docs/deployment.md#upgrading)",
+        "intents: took over a store of an earlier version (docs/deployment.md#upgrading)",
+      );
+    }
+    if (await service.store.earlierValues()) {
+      console.error(
+        "intents: the store may hold values an earlier version wrote as JavaScript values; " +
+          "rewrite them with deno task store-upgrade (docs/deployment.md#upgrading)",
       );
     }
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
-    console.error(`intents: cannot bring stored data to this version's layout: ${reason}`);
+    console.error(`intents: cannot read the store: ${reason}`);
     Deno.exit(1);
   }
   service.start();
@@ -139,7 +128,6 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
     // A commit still waiting on another process's lock would hold close() until
     // SQLite gives up (seconds). Every commit is atomic, so the file needs no close.
     if (drained) {
-      readKv?.close();
       kv.close();
     }
     console.error(

@@ -31,11 +31,7 @@ import { flushSpans } from "./telemetry/tracing.ts";
 export interface ServiceOptions {
   /** The open KV the store keeps its data in; its opener closes it. */
   kv: Deno.Kv;
-  /** On a local file, a second handle on it that reads ids ahead of their commits. */
-  readKv?: Deno.Kv;
   settings: Settings;
-  /** The write layout an empty store begins in (`layoutFor`). */
-  beginLayout: "head" | "staged";
   /** Defaults to the system clock. */
   now?: () => Date;
   /** The rate limits' monotonic clock in milliseconds; defaults to `performance.now`. */
@@ -107,7 +103,7 @@ function within(promise: Promise<unknown>, ms: number): Promise<unknown> {
 
 /**
  * Builds the service on an open KV. Nothing runs until {@link Service.start};
- * bring stored data to this version's layout first (`service.store.upgrade()`).
+ * the store's fence is made before its first write, or first by `service.store.prepare()`.
  *
  * @example
  * ```ts
@@ -117,10 +113,9 @@ function within(promise: Promise<unknown>, ms: number): Promise<unknown> {
  * const service = composeService({
  *   kv,
  *   settings: readSettings({}),
- *   beginLayout: "staged",
  *   log: () => {},
  * });
- * await service.store.upgrade();
+ * await service.store.prepare();
  * service.start();
  * const response = await service.app.handler(new Request("http://localhost/healthz"));
  * response.status; // 200
@@ -136,8 +131,6 @@ export function composeService(options: ServiceOptions): Service {
   const feedMetrics = new FeedMetrics();
   const store = new KvStore(options.kv, {
     now,
-    readKv: options.readKv,
-    beginLayout: options.beginLayout,
     metrics: feedMetrics,
   });
   const writer = createWriter(store, {

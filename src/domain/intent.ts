@@ -111,9 +111,9 @@ export interface StoredIntent extends Omit<NewIntent, "state" | "quorum" | "appr
   receivedAt: string;
   /**
    * The place in the feed of the event that stored it (1 for the first event
-   * ever stored), for intents stored in the head layout, whose commits placed
-   * their events in the feed; the staged layout's records do not know it when
-   * committed (`src/storage/write_layout.ts`).
+   * ever stored), for intents stored by earlier versions whose commits placed
+   * their events in the feed; a record staged now does not know it when
+   * committed (`src/storage/sequencer.ts` places it).
    */
   position?: number;
   /** As of its latest event; a pending intent past its `expiresAt` reads as expired. */

@@ -1,8 +1,7 @@
 /**
  * The pending limit of a governed document (docs/interface.md §12,
- * `MAX_PENDING_PER_SIGNER`) applied to the members of one commit, the same in
- * both write layouts: each reads its counts its own way (`pending_counts.ts`,
- * `document_counts.ts`) and hands them here.
+ * `MAX_PENDING_PER_SIGNER`) applied to the members of one commit, over the
+ * counts `document_counts.ts` read.
  * @module
  */
 

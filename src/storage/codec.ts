@@ -8,7 +8,7 @@
  * Each layout is documented beside its key in `keys.ts`. The decoders also
  * take the values an earlier version of the service wrote (plain JavaScript
  * values, readable by the Deno that wrote them or a newer one), so a store is
- * served while `convert.ts` rewrites them.
+ * served until `deno task store-upgrade` rewrites them.
  * @module
  */
 
@@ -89,7 +89,7 @@ export function encodeStagedHead(position: number): Uint8Array {
 }
 
 /**
- * The write layouts (`write_layout.ts`): "head", where every commit that adds
+ * The forms of the feed head of earlier versions: "head", where every commit that adds
  * events checks and moves the head; "staged", where requests stage their
  * events and a mover puts them into the feed; "empty", no head yet.
  */

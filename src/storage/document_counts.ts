@@ -1,7 +1,6 @@
 /**
  * How many intents each key has pending under one governed document
- * (docs/interface.md §12, `MAX_PENDING_PER_SIGNER`), in the staged layout:
- * one value per document, `["pending_counts", kind, documentId]` → UTF-8
+ * (docs/interface.md §12, `MAX_PENDING_PER_SIGNER`): one value per document, `["pending_counts", kind, documentId]` → UTF-8
  * JSON `{key: count}` (see `keys.ts`), so a commit that changes the counts of
  * all the keys of one submission checks one key's version, within denokv's
  * ten checks a commit.
@@ -12,10 +11,10 @@
  * never written from a stale read and the limit holds exactly across any
  * number of processes.
  *
- * The head layout kept a count per key (`["pending_by_signer", …]`, see
- * `pending_counts.ts`), written only by head-moving commits, which no longer
- * happen once the store is staged: those counts are read once per document,
- * taken into its value, and removed in the commit that first writes it.
+ * Earlier versions whose commits checked and moved the feed head kept a
+ * count per key (`["pending_by_signer", …]`): those counts are read once per
+ * document, taken into its value, and removed in the commit that first
+ * writes it.
  * @module
  */
 
@@ -79,7 +78,7 @@ export class DocumentCounts {
   readonly #now: Map<string, number>;
   /** The version read (null: absent), which the commit checks. */
   readonly version: string | null;
-  /** Keys of the head layout taken in, which the commit removes. */
+  /** Per-key counts of earlier versions taken in, which the commit removes. */
   readonly #earlier: Deno.KvKey[];
 
   private constructor(
@@ -96,8 +95,8 @@ export class DocumentCounts {
   }
 
   /**
-   * Reads a document's counts; where it has none yet, the head layout's
-   * counts of its keys are taken in.
+   * Reads a document's counts; where it has none yet, the per-key counts of
+   * earlier versions are taken in.
    */
   static async read(kv: Deno.Kv, doc: CountedDocument): Promise<DocumentCounts> {
     const entry = await kv.get<unknown>(keys.pendingCounts(doc.kind, doc.id));

@@ -1,10 +1,10 @@
 /**
  * The feed: its head, reading events in order, and waiting for new ones.
  *
- * Every commit that adds events checks the version of the head key and moves
- * it (see `append.ts`), so positions are handed out by the store in commit
- * order: once position p is readable, so is every position below it, and a
- * reader that has read up to p has missed nothing.
+ * Every move of staged events into the feed checks the version of the head
+ * key and moves it (`sequencer.ts`), so positions are handed out once, in
+ * commit order: once position p is readable, so is every position below it,
+ * and a reader that has read up to p has missed nothing.
  *
  * Waiting readers share, per store (per process), what watches the head
  * while anyone waits: commits of this process wake them at once; a
@@ -30,7 +30,7 @@ export interface Head {
   position: number;
   /** null while the head key was never written (an empty feed). */
   versionstamp: string | null;
-  /** The write layout the head's value says (`write_layout.ts`); "head" when not said. */
+  /** The form of the head's value (`index_codec.ts`); "head" when not said. */
   layout?: WriteLayout;
   /** The versionstamp of the last staged block indexed into the feed ("" before any). */
   through?: string;
@@ -74,7 +74,7 @@ export class Feed {
   /** This process's latest commits that moved the head, oldest first. */
   #own: OwnCommit[] = [];
   readonly #ownEventListeners = new Set<(events: IntentEvent[]) => void>();
-  /** Run at each poll while anyone waits (the staged layout moves what waits too long). */
+  /** Run at each poll while anyone waits (the sequencer moves what waits too long). */
   #onPoll: (() => Promise<void>) | undefined;
 
   /** @param kv an open KV handle; the caller closes it. */

@@ -1,5 +1,5 @@
 /**
- * What the staged layout's feed costs its readers, as metrics
+ * What the feed costs its readers, as metrics
  * (docs/operations.md): how long staged events waited before a move put them
  * into the feed, and how many writes gave up after losing to other writers
  * of the same data. Rendered at `GET /metrics` and reported as

@@ -51,11 +51,6 @@ export interface GroupCommitOptions {
   shape?: () => { inFlight: number; batchMax: number };
   /** Commits one batch, e.g. `(b) => store.insertIntents(b)`. */
   commit: CommitBatch;
-  /**
-   * Told of each insert as it arrives, with how many inserts wait before it,
-   * e.g. to read its id while the commit before it is in flight.
-   */
-  arrived?: (pending: PendingIntent, waiting: number) => void;
   /** Told of each wait and each commit (telemetry); none by default. */
   observer?: CommitObserver;
 }
@@ -98,7 +93,7 @@ interface Batch {
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  */
 export function createGroupCommitWriter(options: GroupCommitOptions): IntentWriter {
-  const { commit, arrived, observer } = options;
+  const { commit, observer } = options;
   if (!Number.isInteger(options.batchMax) || options.batchMax < 1) {
     throw new RangeError("batchMax must be a whole number of at least 1");
   }
@@ -218,7 +213,6 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
 
   return {
     insert(pending: PendingIntent): Promise<InsertResult> {
-      arrived?.(pending, queue.length);
       const wait = observer?.waiting(pending);
       return new Promise<InsertResult>((resolve, reject) => {
         queue.push({ pending, wait, resolve, reject });

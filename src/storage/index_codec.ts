@@ -136,7 +136,7 @@ export function nextVersionstamp(versionstamp: string): string {
 }
 
 /**
- * A stored feed head of any layout: its position, the write layout it says,
+ * A stored feed head of any form: its position, the form it has,
  * how far staged commits were indexed ("" for a head of an earlier layout,
  * whose moves deleted what they moved: everything staged is waiting), and
  * whether it is this version's (`indexed`), which earlier versions cannot read.

@@ -12,17 +12,16 @@
  *   events (byte 0 = 1; per event a 32-bit big-endian length and the UTF-8
  *   JSON `{"type","intent"}` of the record without its body, then a 32-bit
  *   big-endian length and the body, the request as UTF-8 JSON).
- * - `["feed_head"]` → the position of the newest event, and the write layout
- *   (`write_layout.ts`). In the staged layout: bytes, byte 0 = 5, the
- *   position as a 64-bit big-endian integer and the versionstamp of the last
- *   staged block in the feed (10 bytes, zeros before the first); only moves
- *   check and move it (`sequencer.ts`). Earlier versions' staged head, byte
- *   0 = 2 and the position, whose moves deleted what they moved, is read as
- *   naming none (everything staged still waits); a version that knows only
- *   it cannot read this one, so it neither moves nor reads beside it. In the
- *   earlier head layout: a KvU64 that every commit adding events checks and
- *   moves (`append.ts`); a version that knows only that layout cannot read
- *   the bytes, so it cannot write beside this one.
+ * - `["feed_head"]` → bytes: byte 0 = 5, the position of the newest event
+ *   as a 64-bit big-endian integer and the versionstamp of the last staged
+ *   block in the feed (10 bytes, zeros before the first); only moves check
+ *   and move it (`sequencer.ts`). Written in this form before this version
+ *   writes anything (`fence.ts`). Earlier forms, read and rewritten by the
+ *   fence: a KvU64 (or a number) that every commit of earlier versions
+ *   checked and moved, and bytes with byte 0 = 2 and the position, whose
+ *   moves deleted what they moved (so everything staged still waits). A
+ *   version that knows only those forms cannot read this one, so it writes
+ *   nothing and moves nothing beside this one.
  * - `["feed_staged", versionstamp]` → a staged block: the events of one
  *   request's commit, keyed by that commit's versionstamp
  *   (`Deno.Kv.commitVersionstamp()`), so their key order is their commit
@@ -34,15 +33,15 @@
  *   moves staged events into the feed, until `until` (Unix ms) unless its
  *   next move renews it. Advisory: it saves duplicate work; correctness
  *   comes from the head's check.
- * - `["intents", id]` → in the staged layout, where the intent's current
- *   record is: byte 0 = 2 and a 16-bit big-endian index, the event at that
- *   index in the staged block of the commit that wrote this entry
- *   (`["feed_staged", v]`, `v` this entry's versionstamp); every commit that
- *   stores or changes the intent checks this key's version (null for a new
- *   id). Earlier versions' staged layout wrote the record itself (the frame
- *   of its event, byte 0 = 0). In the head layout, UTF-8 JSON
- *   `[blockKey,index]`: where the intent's latest event is, written only by
- *   commits that check and move the feed head. All are read.
+ * - `["intents", id]` → where the intent's current record is: byte 0 = 2
+ *   and a 16-bit big-endian index, the event at that index in the staged
+ *   block of the commit that wrote this entry (`["feed_staged", v]`, `v` this
+ *   entry's versionstamp); every commit that stores or changes the intent
+ *   checks this key's version (null for a new id). Earlier forms, still
+ *   read: the record itself (the frame of its event, byte 0 = 0), and UTF-8
+ *   JSON `[blockKey,index]`, where the intent's latest event is in a feed
+ *   block; a version from before the feed wrote `[ms, seq, writer, index]`
+ *   into its block, until `take_in.ts` takes it in.
  * - `["templates", id]`, `["policies", id]` → byte 0 = 1, a 16-bit big-endian
  *   length and the content type (UTF-8), then the document's bytes.
  * - `["config", "runtime"]` → UTF-8 JSON `{"evidence_extractor_url","updated_at"}`.
@@ -54,18 +53,19 @@
  * - `["pending_counts", kind, documentId]` → UTF-8 JSON `{key: count}`: how
  *   many intents each key (as the governed template or policy writes it)
  *   signed at submission are pending under that document (`kind` is
- *   `template` or `policy`), in the staged layout; absent when none is.
- *   Every commit that changes it checks its version (`document_counts.ts`).
+ *   `template` or `policy`); absent when none is. Every commit that changes
+ *   it checks its version (`document_counts.ts`).
  * - `["pending_by_signer", kind, documentId, key]` → KvU64: the same count,
- *   one key per signer, in the head layout, changed only by commits that
- *   check and move the feed head (see `pending_counts.ts`). In the staged
- *   layout they are read once per document, taken into its
- *   `["pending_counts", …]` and removed, in the commit that first writes it.
- * - `["store_layout"]` → KvU64: the layout of the values, once every value
- *   was written in it (`convert.ts`).
+ *   one key per signer, as earlier versions kept it; read once per document,
+ *   taken into its `["pending_counts", …]` and removed, in the commit that
+ *   first writes it.
+ * - `["store_layout"]` → KvU64: the layout of the values (2: bytes and KvU64
+ *   only), once every value is in it: written with the first head of a new
+ *   store (`fence.ts`) and by `deno task store-upgrade`.
  * - `["health"]`: never written; readiness reads it.
- * - `["intent_batches", ms, seq, writer]`: blocks of the layout before the
- *   feed, moved into the feed when a server starts (`upgrade.ts`).
+ * - `["intent_batches", ms, seq, writer]`: blocks of a version from before
+ *   the feed (JavaScript values), taken into the feed and removed by
+ *   `take_in.ts`, also while such a version runs beside this one.
  * - `["webhooks", id]` → UTF-8 JSON of a webhook endpoint
  *   `{"id","url","events","description","status","disabledReason","createdAt",
  *   "secrets":[{"secret","expiresAt"}],"position","retrying","failures",

@@ -27,27 +27,19 @@ import type {
 import { documentQuorum } from "../domain/governance.ts";
 import { isJsonMediaType } from "../media_type.ts";
 import { DocumentCache } from "./document_cache.ts";
-import { appendChange, insertIntents, WriteLayoutChanged } from "./append.ts";
 import { Lanes } from "./contention.ts";
 import { Sequencer } from "./sequencer.ts";
 import type { FeedMetrics } from "./feed_metrics.ts";
 import { insertStaged, type StagedInsertContext } from "./staged_insert.ts";
 import { changeStaged } from "./staged_change.ts";
-import {
-  beginLayout,
-  fenceEarlierStaged,
-  switchToStaged,
-  type WriteLayout,
-} from "./write_layout.ts";
+import { type FencedFrom, fenceHead, STORE_LAYOUT } from "./fence.ts";
 import { Feed } from "./feed.ts";
 import { NO_DATA } from "./codec.ts";
 import { decodeConfig, decodeDocument, encodeConfig, encodeDocument } from "./values_codec.ts";
-import { convertValues } from "./convert.ts";
 import { keys } from "./keys.ts";
 import { getIntentEntry, listIntents } from "./read_intents.ts";
 import { CommitLog } from "./commits.ts";
-import { ReadAhead } from "./read_ahead.ts";
-import { moveEarlierBlocks } from "./upgrade.ts";
+import { takeInEarlier } from "./take_in.ts";
 import { KvWebhookStore } from "./webhooks.ts";
 
 /** Ids one staged commit checks when its intents share one document: denokv's ten checks less its. */
@@ -55,23 +47,13 @@ const STAGED_IDS_PER_COMMIT = 9;
 
 /** Moves a flush makes at most (each of up to 64 staged commits). */
 const FLUSH_ROUNDS = 64;
+/** How often, at most, a process looks for intents of a version before the feed to take in. */
+const TAKE_IN_MS = 1_000;
 
 /** Options of {@link KvStore}. */
 export interface KvStoreOptions {
   /** The clock that stamps acceptance times; defaults to the system clock. */
   now?: () => Date;
-  /**
-   * A second handle on the same local KV file, for reads made ahead of
-   * commits: on a file, a handle's reads wait behind its commits, and a second
-   * one reads beside them. Default: the store's own handle (on a networked KV
-   * reads and commits go out side by side anyway). The caller closes it.
-   */
-  readKv?: Deno.Kv;
-  /**
-   * The write layout an empty store begins (`write_layout.ts`, `layoutFor`);
-   * default "staged". A store that has a head keeps its own.
-   */
-  beginLayout?: "head" | "staged";
   /** Where the feed's moves and contended writes are counted (`GET /metrics`); none by default. */
   metrics?: FeedMetrics;
 }
@@ -85,12 +67,14 @@ export class KvStore implements Store {
   readonly #documents = new DocumentCache();
   /** Every write goes through it: retries, storage failures, the latest outcome. */
   readonly #commits: CommitLog;
-  readonly #ahead: ReadAhead;
   readonly #sequencer: Sequencer;
   readonly #staged: StagedInsertContext;
-  readonly #beginLayout: "head" | "staged";
-  /** The write layout as last seen: "staged" never changes back. */
-  #layout: WriteLayout | undefined;
+  /** The fence, once this process made sure of it (`fence.ts`): every write waits for it. */
+  #fenced: Promise<FencedFrom> | undefined;
+  /** When this process last looked for intents of a version before the feed (Unix ms). */
+  #lookedForEarlier = 0;
+  /** The latest pass taking them in (`takeInEarlier`). */
+  #takingIn: Promise<number> = Promise.resolve(0);
   /** Webhook endpoints, leases and attempts on the same KV, written through the same commit log. */
   readonly webhooks: KvWebhookStore;
 
@@ -100,8 +84,6 @@ export class KvStore implements Store {
     this.#now = options.now ?? (() => new Date());
     this.#feed = new Feed(kv);
     this.#commits = new CommitLog(this.#now);
-    this.#ahead = new ReadAhead(options.readKv ?? kv);
-    this.#beginLayout = options.beginLayout ?? "staged";
     this.#sequencer = new Sequencer({
       kv,
       feed: this.#feed,
@@ -110,7 +92,7 @@ export class KvStore implements Store {
       onMoved: options.metrics?.moved,
     });
     this.#feed.onPoll = async () => {
-      if (this.#staged_()) await this.#sequencer.moveStale();
+      await this.#sequencer.moveStale();
     };
     this.#staged = {
       kv,
@@ -127,58 +109,44 @@ export class KvStore implements Store {
       commit: this.#commit,
       now: this.#now,
       settleFeed: () => this.flushStaged(),
-      settled: async () => this.#staged_() ? await this.#sequencer.settled() : undefined,
+      settled: () => this.#sequencer.settled(),
     });
   }
 
   /**
-   * Starts reading an intent's id ahead of the commit that will store it
-   * (see `read_ahead.ts`): the group commit asks as each insert arrives.
-   */
-  readAhead(id: string): void {
-    // The staged layout checks every id in its commit: nothing to read ahead.
-    if (!this.#staged_()) this.#ahead.ask(id);
-  }
-
-  /**
-   * How the writer best feeds this store's commits (`writer.ts`): in the
-   * head layout, one commit at a time of up to `batchMax`; in the staged
-   * layout, commits of as many ids as denokv's ten checks allow beside one
-   * document's, several at once, `batchMax` inserts in all.
+   * How the writer best feeds this store's commits (`writer.ts`): commits of
+   * as many ids as denokv's ten checks allow beside one document's, several
+   * at once, `batchMax` inserts in all.
    */
   commitShape(batchMax: number): { inFlight: number; batchMax: number } {
-    if (!this.#staged_()) return { inFlight: 1, batchMax };
     const perCommit = Math.min(batchMax, STAGED_IDS_PER_COMMIT);
     return { inFlight: Math.max(1, Math.ceil(batchMax / perCommit)), batchMax: perCommit };
   }
 
-  /** The store's write layout (`write_layout.ts`); an empty store begins the one it was given. */
-  async writeLayout(): Promise<WriteLayout> {
-    if (this.#staged_()) return "staged";
-    // A head-layout commit finds a switch by its failed head check.
-    if (this.#layout === "head") return "head";
-    const head = await this.#feed.freshHead();
-    const layout = (head.layout ?? "head") === "empty"
-      ? await beginLayout(this.#kv, this.#beginLayout)
-      : head.layout ?? "head";
-    // Before this process stages anything: no earlier process moves (and deletes) its blocks.
-    if (layout === "staged" && !head.indexed) {
-      await fenceEarlierStaged(this.#kv);
+  /**
+   * Makes sure of the fence before this process writes (`fence.ts`): what
+   * the feed head was, once per process. Every write waits for it; `main.ts`
+   * calls it at start to say what it found.
+   */
+  prepare(): Promise<FencedFrom> {
+    return this.#fenced ??= fenceHead(this.#kv).then(async (from) => {
       await this.#feed.freshHead();
-    }
-    this.#layout = layout;
-    return layout;
+      return from;
+    }).catch((error) => {
+      this.#fenced = undefined;
+      throw error;
+    });
   }
 
   /**
-   * Switches the store to the staged layout: the operator's step once no
-   * process of a version that writes the head layout runs (see `write_layout.ts`).
+   * True when the store may hold values an earlier version wrote as
+   * JavaScript values (`["store_layout"]` does not say otherwise): readable
+   * here only by the Deno that wrote them or a newer one, until `deno task
+   * store-upgrade` rewrites them.
    */
-  async switchWriteLayout(): Promise<{ before: WriteLayout; after: WriteLayout }> {
-    const switched = await switchToStaged(this.#kv);
-    this.#layout = switched.after;
-    await this.#feed.freshHead();
-    return switched;
+  async earlierValues(): Promise<boolean> {
+    const layout = (await this.#kv.get<unknown>(keys.storeLayout)).value;
+    return !(layout instanceof Deno.KvU64 && layout.value >= STORE_LAYOUT);
   }
 
   /**
@@ -187,7 +155,8 @@ export class KvStore implements Store {
    * feed's bound holds even when the process that staged them is gone.
    */
   async settleFeed(): Promise<void> {
-    if (await this.writeLayout() === "staged") await this.#sequencer.moveStale();
+    const all = await this.#takeIn() > 0;
+    await this.#sequencer.moveStale({ all });
   }
 
   /**
@@ -196,9 +165,8 @@ export class KvStore implements Store {
    * answered before them in it.
    */
   async flushStaged(): Promise<void> {
-    if (await this.#readLayout() === "staged") {
-      await this.#sequencer.moveStale({ all: true, rounds: FLUSH_ROUNDS });
-    }
+    await this.#takeIn(true);
+    await this.#sequencer.moveStale({ all: true, rounds: FLUSH_ROUNDS });
   }
 
   /**
@@ -206,25 +174,7 @@ export class KvStore implements Store {
    * nothing of its own staged), until `deadlineMs` (`performance.now()` time).
    */
   async drain(deadlineMs: number): Promise<void> {
-    if (this.#staged_()) await this.#sequencer.drain(deadlineMs);
-  }
-
-  /**
-   * Brings data of earlier versions to this version's layout at start, in
-   * bounded commits (`convert.ts`, then `upgrade.ts`); a start resumes them.
-   *
-   * @param progress told after each commit of the conversion.
-   * @returns how many values were rewritten and how many intents were moved.
-   */
-  upgrade(
-    progress?: (rewritten: number) => void,
-  ): Promise<{ rewritten: number; moved: number; layout: WriteLayout }> {
-    return this.#appending(async () => {
-      const ctx = { kv: this.#kv, feed: this.#feed, commit: this.#commit };
-      const rewritten = await convertValues(ctx, progress);
-      const moved = await moveEarlierBlocks(ctx);
-      return { rewritten, moved, layout: await this.writeLayout() };
-    });
+    await this.#sequencer.drain(deadlineMs);
   }
 
   async findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null> {
@@ -271,25 +221,7 @@ export class KvStore implements Store {
   }
 
   async insertIntents(batch: readonly PendingIntent[]): Promise<BatchResult[]> {
-    if (!this.#staged_() && await this.writeLayout() !== "staged") {
-      const results: (BatchResult | undefined)[] = await this.#appending(() =>
-        insertIntents({
-          kv: this.#kv,
-          feed: this.#feed,
-          now: this.#now,
-          staleRef: (ref) => this.#documents.stale(ref),
-          commit: this.#commit,
-          ahead: this.#ahead,
-        }, batch)
-      );
-      const left = batch.flatMap((_, i) => results[i] === undefined ? [i] : []);
-      if (left.length === 0) return results as BatchResult[];
-      // The store was switched to the staged layout meanwhile: the rest are stored there.
-      await this.#switchedMeanwhile();
-      const rest = await insertStaged(this.#staged, left.map((i) => batch[i]));
-      left.forEach((i, k) => results[i] = rest[k]);
-      return results as BatchResult[];
-    }
+    await this.prepare();
     return await insertStaged(this.#staged, batch);
   }
 
@@ -298,18 +230,7 @@ export class KvStore implements Store {
   }
 
   async changeIntent(id: string, decide: DecideChange): Promise<StoredIntent | null> {
-    if (!this.#staged_() && await this.writeLayout() !== "staged") {
-      try {
-        // In this store's turn: no other change of this process can come between
-        // the read and the commit, so only other processes make it try again.
-        return await this.#appending(() =>
-          appendChange({ kv: this.#kv, feed: this.#feed, commit: this.#commit }, id, decide)
-        );
-      } catch (error) {
-        if (!(error instanceof WriteLayoutChanged)) throw error;
-        await this.#switchedMeanwhile();
-      }
-    }
+    await this.prepare();
     return await changeStaged(this.#staged, id, decide);
   }
 
@@ -351,20 +272,22 @@ export class KvStore implements Store {
 
   async isPosition(position: number): Promise<boolean> {
     // A position this process handed out is one its own moves made.
-    if (this.#staged_()) await this.#sequencer.settled();
+    await this.#sequencer.settled();
     return await this.#feed.isPosition(position);
   }
 
   async readEvents(
     options: { after: number; limit: number; maxBytes?: number },
   ): Promise<IntentEvent[]> {
-    if (await this.#readLayout() !== "staged") return await this.#feed.readEvents(options);
     // A reader in the process that staged events sees them once its own moves land.
     await this.#sequencer.settled();
     const events = await this.#feed.readEvents(options);
-    // At the end of the feed, events staged too long ago are moved first (their mover may be gone).
-    if (events.length < options.limit && await this.#sequencer.moveStale()) {
-      return await this.#feed.readEvents(options);
+    // At the end of the feed, events staged too long ago are moved first (their mover may be
+    // gone), and intents a version before the feed stored are taken in.
+    if (events.length < options.limit) {
+      // What was just taken in is moved at once, as its reader waits for it.
+      const all = await this.#takeIn() > 0;
+      if (await this.#sequencer.moveStale({ all })) return await this.#feed.readEvents(options);
     }
     return events;
   }
@@ -410,39 +333,34 @@ export class KvStore implements Store {
     return this.#commits.last();
   }
 
+  /** {@link takeInEarlier}, at most every {@link TAKE_IN_MS} unless `now`. */
+  #takeIn(now = false): Promise<number> {
+    const at = this.#now().getTime();
+    if (!now && at - this.#lookedForEarlier < TAKE_IN_MS) return Promise.resolve(0);
+    this.#lookedForEarlier = at;
+    return this.takeInEarlier();
+  }
+
   /**
-   * Runs work that moves the feed head after the work of this store before
-   * it. Commits that move the head cannot both succeed from the same head, so
-   * within one process they take turns rather than fail and retry against
-   * each other; processes sharing the KV still race, and the loser retries.
+   * Takes in every intent a version before the feed stored (`take_in.ts`),
+   * also while such a version runs beside this one.
+   *
+   * @returns how many this call took in.
    */
-  #appending<T>(work: () => Promise<T>): Promise<T> {
-    const turn = this.#lane.then(work, work);
-    this.#lane = turn.catch(() => {});
-    return turn;
-  }
-  #lane: Promise<unknown> = Promise.resolve();
-
-  /** True once the store is known to be in the staged layout (by this process's reads or writes). */
-  /** Learns a switch to the staged layout a head-layout commit found (fenced as at start). */
-  async #switchedMeanwhile(): Promise<void> {
-    this.#layout = undefined;
-    await this.writeLayout();
-  }
-
-  #staged_(): boolean {
-    // A head of this version: no earlier process moves staged blocks (`fenceEarlierStaged`).
-    const known = this.#feed.known;
-    if (this.#layout !== "staged" && known?.layout === "staged" && known.indexed) {
-      this.#layout = "staged";
-    }
-    return this.#layout === "staged";
-  }
-
-  /** The layout as a reader needs it: known, or learned once. */
-  async #readLayout(): Promise<WriteLayout> {
-    if (this.#staged_()) return "staged";
-    return this.#layout ?? await this.writeLayout();
+  takeInEarlier(): Promise<number> {
+    // One pass at a time in a process, each after the one before: two at once would race for
+    // the same block, and one would return with the block half taken in.
+    const pass = this.#takingIn.then(async () => {
+      await this.prepare();
+      let taken = 0;
+      for (;;) {
+        const more = await takeInEarlier(this.#staged);
+        if (more === 0) return taken;
+        taken += more;
+      }
+    });
+    this.#takingIn = pass.catch(() => 0);
+    return pass;
   }
 
   /** Runs one write through the commit log (bound, so it can be handed on). */

@@ -16,9 +16,7 @@
  */
 
 import type { DocumentRef, NewIntent } from "../domain/intent.ts";
-import { EXPIRY_WORK } from "../domain/store.ts";
-import { BLOCK_HEADER_BYTES, EVENT_FRAME_BYTES } from "./codec.ts";
-import { keys } from "./keys.ts";
+import { EVENT_FRAME_BYTES } from "./codec.ts";
 
 /**
  * The limits of one atomic commit, as denokv enforces them (denoland/denokv
@@ -108,14 +106,6 @@ function approvalBytes(quorum: NewIntent["quorum"]): number {
   return bytes;
 }
 
-/**
- * Whether an event of `size` estimated bytes starts a new block after a block
- * filled to `fill` (0: nothing open yet). The one rule for where blocks break.
- */
-function startsBlock(fill: number, size: number): boolean {
-  return fill === 0 || fill + size > BLOCK_BYTES;
-}
-
 /** Bytes of one string part in an encoded KV key: tag, UTF-8 with NUL escaped, terminator. */
 function keyStringBytes(s: string): number {
   let n = 2;
@@ -140,8 +130,6 @@ export function keyBytes(key: Deno.KvKey): number {
 
 /** A pointer's or the head's value, from above. */
 export const SMALL_VALUE_BYTES = 40;
-const BLOCK_KEY_BYTES = keyBytes(keys.events(Number.MAX_SAFE_INTEGER));
-const HEAD_KEY_BYTES = keyBytes(keys.feedHead);
 
 /** What a part of a commit costs against each of {@link KV_COMMIT_LIMITS}. */
 export type CommitCost = { -readonly [K in keyof typeof KV_COMMIT_LIMITS]: number };
@@ -192,26 +180,6 @@ export function within(total: CommitCost, limits: CommitLimits = KV_COMMIT_LIMIT
     total.mutationBytes <= limits.mutationBytes && total.keyBytes <= limits.keyBytes;
 }
 
-/** What a commit that adds events costs before any event: the head's check and new value. */
-const COMMIT_BASE = plus(cost.check(HEAD_KEY_BYTES), cost.set(HEAD_KEY_BYTES, SMALL_VALUE_BYTES));
-
-/** What the due-work entry of a pending intent's expiry costs (its value is empty). */
-function dueCost(id: string): CommitCost {
-  return cost.set(keyBytes(keys.due(EXPIRY_WORK, 0, id)), 0);
-}
-
-/**
- * What a pending intent's counts cost (`pending_counts.ts`): a KvU64 set for
- * each key that signed its submission, counted apart even where intents of
- * one commit share a key (from above).
- */
-function countsCost(intent: NewIntent): CommitCost[] {
-  const kind = intent.variant === "A" ? "template" : "policy";
-  return (intent.approvals ?? []).map((a) =>
-    cost.set(keyBytes(keys.pendingBySigner(kind, intent.refId, a.key)), SMALL_VALUE_BYTES)
-  );
-}
-
 /** One intent to place in a commit, and the document read its commit checks, if any. */
 export interface Placement {
   intent: NewIntent;
@@ -221,60 +189,4 @@ export interface Placement {
 /** The identity of a document read: a commit checks each distinct one once. */
 export function refIdentity(ref: DocumentRef): string {
   return `${ref.kind}/${ref.id}@${ref.version}`;
-}
-
-/** The leading part of a list of placements that one commit carries, and its blocks. */
-export interface CommitPlan {
-  /** How many of the leading placements the commit carries (at least one). */
-  count: number;
-  /** For each of them, its block in the commit (numbered from 0). */
-  blockOf: number[];
-}
-
-/**
- * Plans the next commit: the longest prefix of `placements` that stays within
- * `limits` — each intent's pointer (and room for a check of its id), event
- * and (pending) due work and counts, each distinct document's check once, each block's
- * key, and the feed head's check and value, counted as {@link cost} says —
- * and the blocks its events go in. How many ids the commit checks is decided
- * later, from the checks left (see `taken_ids.ts`). The first placement is
- * always taken: alone, any intent the service accepts fits.
- */
-export function planCommit(
-  placements: readonly Placement[],
-  limits: CommitLimits = KV_COMMIT_LIMITS,
-): CommitPlan {
-  let total = COMMIT_BASE;
-  const refs = new Set<string>();
-  const blockOf: number[] = [];
-  let block = -1;
-  let fill = 0;
-  for (const { intent, ref } of placements) {
-    const size = eventBytes(intent);
-    const newBlock = startsBlock(fill, size);
-    const identity = ref ? refIdentity(ref) : undefined;
-    const newRef = identity !== undefined && !refs.has(identity);
-    const idKey = keyBytes(keys.intent(intent.id));
-    const parts = [
-      // The pointer, and room for a check of the id: the commit may check it itself.
-      cost.set(idKey, SMALL_VALUE_BYTES),
-      { ...cost.check(idKey), checks: 0 },
-      // The event's bytes in its block; the block's key when it starts one.
-      { ...cost.none(), mutationBytes: size },
-    ];
-    if (newBlock) parts.push(cost.set(BLOCK_KEY_BYTES, BLOCK_HEADER_BYTES));
-    if (newRef) parts.push(cost.check(keyBytes(keys.document(ref!.kind, ref!.id))));
-    if (intent.state === "pending") parts.push(dueCost(intent.id), ...countsCost(intent));
-    const next = plus(total, ...parts);
-    if (blockOf.length > 0 && !within(next, limits)) break;
-    total = next;
-    if (newRef) refs.add(identity);
-    if (newBlock) {
-      block++;
-      fill = BLOCK_HEADER_BYTES;
-    }
-    fill += size;
-    blockOf.push(block);
-  }
-  return { count: blockOf.length, blockOf };
 }

@@ -12,6 +12,7 @@ import { decodeEventAt, decodeIntentValue, decodeStaged, type StoredEvent } from
 import { feedValueEvents } from "./feed_blocks.ts";
 import { decodeStagedPointer } from "./index_codec.ts";
 import { keys } from "./keys.ts";
+import { earlierPointer, earlierRecord } from "./take_in.ts";
 
 /**
  * Where the record of a read `["intents", id]` entry is: in the staged block
@@ -19,27 +20,32 @@ import { keys } from "./keys.ts";
  * staged layout of earlier versions), or in a feed block (the head layout).
  */
 type RecordAt =
-  | { key: Deno.KvKey; index: number; staged: boolean }
+  | { key: Deno.KvKey; index: number; form: "staged" | "feed" | "earlier" }
   | { intent: StoredIntent }
   | null;
 
 function recordAt(entry: Deno.KvEntryMaybe<unknown>): RecordAt {
   if (entry.versionstamp === null) return null;
   const index = decodeStagedPointer(entry.value);
-  if (index !== null) return { key: keys.staged(entry.versionstamp), index, staged: true };
+  if (index !== null) return { key: keys.staged(entry.versionstamp), index, form: "staged" };
+  // A version from before the feed, until its block is taken in (`take_in.ts`).
+  const earlier = earlierPointer(entry.value);
+  if (earlier) return { ...earlier, form: "earlier" };
   const value = decodeIntentValue(entry.value);
   if (!value) return null;
   if (value.record) return { intent: value.record.intent };
-  return { key: keys.events(value.pointer[0]), index: value.pointer[1], staged: false };
+  return { key: keys.events(value.pointer[0]), index: value.pointer[1], form: "feed" };
 }
 
 /** The record a block read for {@link recordAt} holds, if any. */
 function recordIn(
-  at: { index: number; staged: boolean },
+  at: { index: number; form: "staged" | "feed" | "earlier" },
   block: unknown,
 ): StoredIntent | undefined {
   if (block === null || block === undefined) return undefined;
-  return at.staged ? decodeStaged(block)[at.index]?.intent : decodeEventAt(block, at.index)?.intent;
+  if (at.form === "earlier") return earlierRecord(block, at.index);
+  if (at.form === "staged") return decodeStaged(block)[at.index]?.intent;
+  return decodeEventAt(block, at.index)?.intent;
 }
 
 /**
@@ -135,8 +141,9 @@ interface Listed {
 }
 
 /**
- * True for the event that stored its intent: the staged layout marks it;
- * in the head layout, the record says the position of the event that stored it.
+ * True for the event that stored its intent: a staged commit marks it; in
+ * earlier versions' head-moving commits, the record says the position of the
+ * event that stored it.
  */
 function isFirst(event: StoredEvent, position: number): boolean {
   return event.first === true || event.intent.position === position;

@@ -1,5 +1,5 @@
 /**
- * The sequencer of the staged layout (`write_layout.ts`): moves staged
+ * The sequencer: moves staged
  * events into the feed, in the order their commits were made.
  *
  * A request's commit stages its events under `["feed_staged",
@@ -233,7 +233,8 @@ export class Sequencer {
         if (!this.#ownWaiting || await this.#confirmOwn()) return;
         const since = this.#ownSince ?? this.#now().getTime();
         if (this.#now().getTime() - since < STALE_MS) {
-          await this.#sleep(CONFIRM_MS);
+          // Not woken by this process's next commits: they are the holder's to move too.
+          await delay(CONFIRM_MS);
           continue;
         }
         // They waited too long: move them, whoever holds the lease.
@@ -263,7 +264,8 @@ export class Sequencer {
 
   /** Reads whether this process's staged events were moved (by anyone); true when they were. */
   async #confirmOwn(): Promise<boolean> {
-    await this.#first();
+    const head = await this.#feed.freshHead();
+    this.#movedUpTo(head.through ?? "");
     return !this.#ownWaiting;
   }
 

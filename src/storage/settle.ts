@@ -1,7 +1,6 @@
 /**
  * Settling the inserts of a batch that cannot be stored: their document
- * changed since it was found, or their id is taken. Both write layouts use it
- * (`append.ts`, `staged_insert.ts`).
+ * changed since it was found, or their id is taken (`staged_insert.ts`).
  * @module
  */
 

@@ -1,5 +1,5 @@
 /**
- * Changing a stored intent in the staged layout (an approval, a rejection,
+ * Changing a stored intent (an approval, a rejection,
  * its acceptance, its expiry): one commit checked against the intent as it
  * was read, which writes its new record and stages the event that records
  * the change (`staged_insert.ts` says why nothing else is checked).

@@ -1,5 +1,5 @@
 /**
- * Storing new intents in the staged layout (`write_layout.ts`): each commit
+ * Storing new intents: each commit
  * checks only what its intents touch — each id free, each document read
  * unchanged, the pending counts of its document as read — writes each record
  * under its id and stages the events under a key of their own, which the
@@ -70,7 +70,7 @@ function newRecord(intent: NewIntent, receivedAt: string): StoredIntent {
 }
 
 /**
- * Inserts intents with distinct ids in the staged layout, as few commits as
+ * Inserts intents with distinct ids, in as few commits as
  * denokv's limits allow, the commits side by side. An intent whose id is
  * taken is "exists" (or "reference_changed" when its document changed too);
  * one to be stored pending whose keys have `maxPending` pending under its

@@ -1,5 +1,5 @@
 /**
- * What one request commit of the staged layout carries (`staged_insert.ts`),
+ * What one request commit carries (`staged_insert.ts`),
  * within denokv's limits ({@link KV_COMMIT_LIMITS}): each intent's id check
  * and record, its document's check once, for a pending intent its due
  * expiry and its document's counts (one check and one value; the pending

@@ -2,7 +2,7 @@
  * How the store writes its templates, policies and runtime configuration:
  * bytes only, as `codec.ts` says why. Each layout is documented beside its
  * key in `keys.ts`; the decoders also take what an earlier version wrote
- * (plain JavaScript values), which `convert.ts` rewrites.
+ * (plain JavaScript values), which `deno task store-upgrade` rewrites.
  * @module
  */
 

@@ -71,11 +71,11 @@ export interface KvWebhookStoreOptions {
   /** The clock of due work written for now. */
   now: () => Date;
   /**
-   * Puts into the feed every event answered so far (the staged layout), so
+   * Puts into the feed every event answered so far, so
    * that a new endpoint starts after each of them.
    */
   settleFeed?: () => Promise<void>;
-  /** Resolves once this process's own answered events are in the feed (the staged layout). */
+  /** Resolves once this process's own answered events are in the feed. */
   settled?: () => Promise<void>;
 }
 

@@ -8,17 +8,9 @@
 
 import type { BatchResult, IntentWriter, Store } from "../domain/store.ts";
 import { type CommitObserver, createGroupCommitWriter } from "./group_commit.ts";
-import { KV_COMMIT_LIMITS } from "./layout.ts";
 
-/**
- * Ids a commit checks itself when its intents share one template or policy:
- * its checks less the head's and the document's.
- */
-const CHECKED_IN_COMMIT = KV_COMMIT_LIMITS.checks - 2;
-
-/** What the writer needs of the store: inserts, and reads of ids ahead of them when it has them. */
+/** What the writer needs of the store: inserts, and how its commits are best fed. */
 export type WriterStore = Pick<Store, "insertIntents"> & {
-  readAhead?: (id: string) => void;
   /**
    * How its commits are best fed: how many inserts one commit carries at
    * most, and how many commits may go at once (see `KvStore.commitShape`).
@@ -58,9 +50,8 @@ export function singleCommitWriter(
  * Builds the writer for the settings.
  *
  * @param options.batchMax the most inserts in commits at once
- *   (`COMMIT_BATCH_MAX`): in the head layout, one commit carries them; in the
- *   staged layout, several commits side by side do; 1 means one commit per
- *   insert.
+ *   (`COMMIT_BATCH_MAX`), carried by several commits side by side (each
+ *   checks its ids, nine at most); 1 means one commit per insert.
  * @param options.observer told of each wait and commit (telemetry); none by default.
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  * @example
@@ -83,11 +74,5 @@ export function createWriter(
     observer: options.observer,
     shape: commitShape && (() => commitShape.call(store, options.batchMax)),
     commit: (batch) => store.insertIntents(batch),
-    // Its id is read while the commit before it is in flight, unless it is
-    // among the first of its batch, whose ids the commit checks itself.
-    arrived: store.readAhead &&
-      ((pending, waiting) => {
-        if (waiting >= CHECKED_IN_COMMIT) store.readAhead!(pending.intent.id);
-      }),
   });
 }

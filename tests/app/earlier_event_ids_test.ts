@@ -2,14 +2,14 @@
  * Event ids handed out by the earlier head layout (docs/interface.md §9,
  * docs/deployment.md, upgrading): ids have always been the feed's positions in
  * decimal, so an id a store whose `["feed_head"]` is a KvU64 handed out resumes
- * a stream as `Last-Event-ID` and as `?after=`, and a page as `after`, before
- * the operator's switch to the staged layout and after it.
+ * a stream as `Last-Event-ID` and as `?after=`, and a page as `after`, once
+ * this version took the store over, and with its own events after them.
  */
 
 import assert from "node:assert/strict";
 import { generateEd25519Key } from "../../client/mod.ts";
 import { keys } from "../../src/storage/keys.ts";
-import { switchToStaged } from "../../src/storage/write_layout.ts";
+import { rewriteAsHeadLayout } from "../support/layouts.ts";
 import { openSse, type SseItem } from "../../testing/sse.ts";
 import { submitIntents } from "../support/fixtures.ts";
 import { type AppHarness, withApp } from "../support/in_process.ts";
@@ -57,25 +57,27 @@ async function expectResumed(h: AppHarness, after: string, expected: [string, st
   assert.deepEqual(await paged(h, after), expected, "after, pulled");
 }
 
-Deno.test("an event id of a head-layout store resumes a stream (Last-Event-ID, ?after=) and a page, before and after the switch", async () => {
+Deno.test("an event id of a head-layout store resumes a stream (Last-Event-ID, ?after=) and a page, once taken over", async () => {
   const store = await newTestStore("file");
   try {
-    // On a KV file an empty store begins the head layout, as the earlier versions wrote it.
+    let policyId = "";
+    let earlier: string[] = [];
     await withApp({ store: store.kvPath }, async (h) => {
-      const policyId = await h.newPolicy();
-      const earlier = await submitIntents(h.client, { policyId, n: 3, key });
-      assert.ok((await h.kv.get(keys.feedHead)).value instanceof Deno.KvU64, "a KvU64 head");
+      policyId = await h.newPolicy();
+      earlier = await submitIntents(h.client, { policyId, n: 3, key });
+    });
+    // The store as an earlier version of the head layout kept it, then served by this version.
+    const kv = await Deno.openKv(store.kvPath);
+    await rewriteAsHeadLayout(kv);
+    assert.ok((await kv.get(keys.feedHead)).value instanceof Deno.KvU64, "a KvU64 head");
+    kv.close();
+    await withApp({ store: store.kvPath }, async (h) => {
+      assert.ok(!((await h.kv.get(keys.feedHead)).value instanceof Deno.KvU64), "fenced");
       const handedOut = (await paged(h, "1")).map(([id]) => id);
       assert.deepEqual(handedOut, ["2", "3"], "decimal positions");
-
       await expectResumed(h, "2", [["3", earlier[2]]]);
 
-      // The operator's step (`deno task store-layout --switch`), then intents of the staged
-      // layout after those of the head layout.
-      assert.deepEqual(await switchToStaged(h.kv), { before: "head", after: "staged" });
       const later = await submitIntents(h.client, { policyId, n: 2, key });
-      assert.ok(!((await h.kv.get(keys.feedHead)).value instanceof Deno.KvU64), "a staged head");
-
       await expectResumed(h, "2", [["3", earlier[2]], ["4", later[0]], ["5", later[1]]]);
       await expectResumed(h, "1", [
         ["2", earlier[1]],

@@ -124,7 +124,7 @@ Deno.test("two boots without ADMIN_TOKEN get different tokens", async () => {
   assert.notEqual(tokens[0], tokens[1]);
 });
 
-Deno.test("moves intents stored before the feed into it at start, in their order, and serves them", async () => {
+Deno.test("serves intents stored before the feed, and takes them into it in their order", async () => {
   const kvPath = await tempKvPath();
   // The layout before the feed: blocks keyed by time, counter and writer id; pointers to them.
   const earlier = Array.from({ length: 45 }, (_, i) => {

@@ -17,12 +17,10 @@ import assert from "node:assert/strict";
 import { expireIntent } from "../../src/domain/approve.ts";
 import { MAX_STORED_BODY_BYTES, type StoredIntent } from "../../src/domain/intent.ts";
 import type { IntentChange, PendingIntent } from "../../src/domain/store.ts";
-import { planCommit } from "../../src/storage/layout.ts";
 import { planStagedCommit } from "../../src/storage/staged_plan.ts";
 import type { KvStore } from "../../src/storage/kv_store.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { auditIntents } from "../support/audit.ts";
-import type { Layout } from "../support/layouts.ts";
 import {
   addDocument,
   bigIntent,
@@ -32,7 +30,7 @@ import {
   SIGNER_KEYS,
   withKvStore,
 } from "../support/big_intents.ts";
-import { layoutStoreTest, storeTest } from "../support/stores.ts";
+import { storeTest } from "../support/stores.ts";
 
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 /** The largest body of a governed intent: `src/domain/submit.ts` keeps 8 KiB for its approvals. */
@@ -47,14 +45,6 @@ function created(results: readonly { outcome: string }[]): void {
 async function audit(kvStore: KvStore, kv: Deno.Kv) {
   await kvStore.flushStaged();
   return await auditIntents(kv);
-}
-
-/**
- * The ids in feed order, as a set where the layout stores one call's intents in commits side
- * by side (the staged layout), in order where one commit carries them (the head layout).
- */
-function inOrder(layout: Layout, ids: readonly string[]): unknown {
-  return layout === "head" ? [...ids] : new Set(ids);
 }
 
 /** How many commits stored these intents: the distinct versionstamps of their `["intents", id]`. */
@@ -87,9 +77,9 @@ storeTest(
   },
 );
 
-layoutStoreTest(
+storeTest(
   "a group commit of maximum-size intents with ids of 128 four-byte characters",
-  async (store, layout) => {
+  async (store) => {
     await withKvStore(store, { ms: T0 }, async (kvStore, kv) => {
       const ref = await addDocument(kvStore, "template", "t");
       // Accepted ones with the largest body; every third pending, with the largest governed body.
@@ -104,17 +94,18 @@ layoutStoreTest(
       }));
       created(await kvStore.insertIntents(batch));
       const stored = await audit(kvStore, kv);
-      // About 2.4 MB: at least three commits of 800 KiB wrote the feed's blocks.
-      assert.ok(await blockCommits(kv) >= 3, `${await blockCommits(kv)} commits`);
+      // About 2.4 MB: each commit stages one block of at most 64 KiB, so many commits.
+      const commits = await intentCommits(kv, batch.map((p) => p.intent.id));
+      assert.ok(commits >= 2_400_000 / 65_536, `${commits} commits`);
       assert.deepEqual(
-        inOrder(layout, stored.map((i) => i.id)),
-        inOrder(layout, batch.map((p) => p.intent.id)),
+        new Set(stored.map((i) => i.id)),
+        new Set(batch.map((p) => p.intent.id)),
       );
       const bodies = new Map(batch.map((p) => [p.intent.id, p.intent.body]));
       stored.forEach((intent) => assert.deepEqual(intent.body, bodies.get(intent.id)));
       const due = await kvStore.listDueWork({ kind: "expire", limit: 100 });
       assert.equal(due.length, batch.filter((p) => p.intent.state === "pending").length);
-    }, layout);
+    });
   },
 );
 
@@ -140,21 +131,12 @@ function tightBodyBytes(
   return low;
 }
 
-// A plan full to the byte, with ids whose every character is one, three or four UTF-8 bytes.
-// Ignored for one- and three-byte characters until planCommit counts the key of every set
-// twice, as Deno's client does on any store (ext/kv counts every key once, then a set's key
-// again with its value): 14 intents of about 57.9 KB are refused, "Total mutation size too
-// large (max 819200 bytes)". Four-byte characters pass only because the planner estimates
-// each of them at 12 bytes of JSON where they take 4, which leaves room.
-// The staged layout's request commit is bounded by its staged block (one KV value of events).
-const PLANS: Record<Layout, (batch: PendingIntent[]) => number> = {
-  head: (batch) => planCommit(batch).count,
-  staged: (batch) => planStagedCommit(batch),
-};
+// A plan full to the byte, with ids whose every character is one, three or four UTF-8 bytes:
+// a request's commit is bounded by its staged block (one KV value of events).
 for (const [name, char] of [["one", "x"], ["three", "\u754C"], ["four", FOUR_BYTE_CHAR]]) {
-  layoutStoreTest(
+  storeTest(
     `a group commit planned full to the byte, ids of 128 ${name}-byte characters`,
-    async (store, layout) => {
+    async (store) => {
       await withKvStore(store, { ms: T0 }, async (kvStore, kv) => {
         const ref = await addDocument(kvStore, "template", "t");
         const make = (bodyBytes: number) =>
@@ -162,18 +144,18 @@ for (const [name, char] of [["one", "x"], ["three", "\u754C"], ["four", FOUR_BYT
             { length: 30 },
             (_, i) => ({ intent: bigIntent(longId(i, char), { bodyBytes }), ref }),
           );
-        const batch = make(tightBodyBytes(make, PLANS[layout]));
+        const batch = make(tightBodyBytes(make, (b: PendingIntent[]) => planStagedCommit(b)));
         created(await kvStore.insertIntents(batch));
         assert.ok(await intentCommits(kv, batch.map((p) => p.intent.id)) >= 2);
         assert.equal((await audit(kvStore, kv)).length, batch.length);
-      }, layout);
+      });
     },
   );
 }
 
-layoutStoreTest(
+storeTest(
   "group commits of thousands of small intents: by mutations and by key bytes",
-  async (store, layout) => {
+  async (store) => {
     await withKvStore(store, { ms: T0 }, async (kvStore, kv) => {
       const ref = await addDocument(kvStore, "template", "t");
       // 2,500 small accepted intents: about one mutation each, so at least three commits.
@@ -184,12 +166,9 @@ layoutStoreTest(
       created(await kvStore.insertIntents(small));
       await kvStore.flushStaged();
       const afterSmall = await blockCommits(kv);
-      // Three by mutations in the head layout; in the staged layout, nine ids a commit, and
-      // the moves of 64 staged commits at a time.
+      // Nine ids a commit, and the moves of 64 staged commits at a time.
       assert.ok(afterSmall >= 3, `${afterSmall} commits`);
-      if (layout === "staged") {
-        assert.ok(await intentCommits(kv, small.map((p) => p.intent.id)) >= 2_500 / 9);
-      }
+      assert.ok(await intentCommits(kv, small.map((p) => p.intent.id)) >= 2_500 / 9);
       // 700 small pending intents with the longest ids: a pointer and a due expiry of
       // about 500 bytes of key each, so 80 KiB of keys fill a commit long before 800 KiB.
       const longKeys = Array.from({ length: 700 }, (_, i) => ({
@@ -198,21 +177,17 @@ layoutStoreTest(
       }));
       created(await kvStore.insertIntents(longKeys));
       const stored = await audit(kvStore, kv);
-      if (layout === "head") {
-        assert.ok(await blockCommits(kv) - afterSmall >= 8, `${await blockCommits(kv)} commits`);
-      } else {
-        // Eight ids a commit beside the document's check and its counts'.
-        const commits = await intentCommits(kv, longKeys.map((p) => p.intent.id));
-        assert.ok(commits >= 700 / 8, `${commits} commits`);
-      }
+      // Eight ids a commit beside the document's check and its counts'.
+      const commits = await intentCommits(kv, longKeys.map((p) => p.intent.id));
+      assert.ok(commits >= 700 / 8, `${commits} commits`);
       assert.equal(stored.length, small.length + longKeys.length);
-    }, layout);
+    });
   },
 );
 
-layoutStoreTest(
+storeTest(
   "a group commit of intents under 30 documents, some of their ids taken",
-  async (store, layout) => {
+  async (store) => {
     await withKvStore(store, { ms: T0 }, async (kvStore, kv) => {
       // Each distinct document costs a check, and the head one: nine documents a commit.
       const refs = [];
@@ -231,19 +206,17 @@ layoutStoreTest(
       // Twelve of the ids stored before: settled on reading, more than one read of ten keys.
       created(await kvStore.insertIntents(batch.filter((_, d) => d % 5 < 2)));
       await kvStore.flushStaged();
-      const before = await blockCommits(kv);
       const results = await kvStore.insertIntents(batch);
       assert.deepEqual(
         results.map((r) => r.outcome),
         batch.map((_, d) => d % 5 < 2 ? "exists" : "created"),
       );
       const fresh = batch.filter((_, d) => d % 5 >= 2).map((p) => p.intent.id);
-      if (layout === "head") assert.ok(await blockCommits(kv) - before >= Math.ceil(18 / 9));
       // A document's check and an id's a staged intent: at most five a commit.
-      else assert.ok(await intentCommits(kv, fresh) >= Math.ceil(18 / 5));
+      assert.ok(await intentCommits(kv, fresh) >= Math.ceil(18 / 5));
       const stored = await audit(kvStore, kv);
       assert.deepEqual(new Set(stored.map((i) => i.id)), new Set(batch.map((p) => p.intent.id)));
-    }, layout);
+    });
   },
 );
 
@@ -264,9 +237,9 @@ function approvalBy(key: string, at: string) {
   };
 }
 
-layoutStoreTest(
+storeTest(
   "approvals up to acceptance, and an expiry, of maximum-size governed intents",
-  async (store, layout) => {
+  async (store) => {
     const clock = { ms: T0 };
     await withKvStore(store, clock, async (kvStore, kv) => {
       const ref = await addDocument(kvStore, "template", "t");
@@ -305,10 +278,10 @@ layoutStoreTest(
         ],
       );
       assert.deepEqual(
-        inOrder(layout, (await audit(kvStore, kv)).map((i) => i.id)),
-        inOrder(layout, ids),
+        new Set((await audit(kvStore, kv)).map((i) => i.id)),
+        new Set(ids),
       );
-    }, layout);
+    });
   },
 );
 
@@ -324,9 +297,9 @@ function rejectionBy(key: string, at: string) {
   };
 }
 
-layoutStoreTest(
+storeTest(
   "pending intents signed by fifteen keys each, their counts, and the commits that end them",
-  async (store, layout) => {
+  async (store) => {
     const clock = { ms: T0 };
     await withKvStore(store, clock, async (kvStore, kv) => {
       const ref = await addDocument(kvStore, "template", "t");
@@ -342,7 +315,7 @@ layoutStoreTest(
       });
       // Fifteen count keys an intent: the planner splits the batch into several commits.
       const batch = Array.from({ length: 60 }, (_, i) => pending(i));
-      assert.ok(PLANS[layout](batch) < batch.length);
+      assert.ok(planStagedCommit(batch) < batch.length);
       created(await kvStore.insertIntents(batch));
       assert.ok(await intentCommits(kv, batch.map((p) => p.intent.id)) >= 2);
       await audit(kvStore, kv);
@@ -359,21 +332,17 @@ layoutStoreTest(
       const expire = { store: kvStore, now: () => new Date(clock.ms) };
       assert.equal(await expireIntent(expire, longId(102)), "expired");
       await audit(kvStore, kv);
-      assert.equal(await pendingCount(kv, layout, SIGNER_KEYS[3]), 57);
+      assert.equal(await pendingCount(kv, SIGNER_KEYS[3]), 57);
       // Room again for the one refused.
       clock.ms = T0;
       created(await kvStore.insertIntents([pending(60, 60)]));
       await audit(kvStore, kv);
-    }, layout);
+    });
   },
 );
 
-/** A key's pending count under template "t", as the layout keeps it. */
-async function pendingCount(kv: Deno.Kv, layout: Layout, key: string): Promise<number> {
-  if (layout === "head") {
-    const count = await kv.get<Deno.KvU64>(["pending_by_signer", "template", "t", key]);
-    return Number(count.value?.value ?? 0n);
-  }
+/** A key's pending count under template "t", as the store keeps it. */
+async function pendingCount(kv: Deno.Kv, key: string): Promise<number> {
   const counts = await kv.get<Uint8Array>(["pending_counts", "template", "t"]);
   return JSON.parse(new TextDecoder().decode(counts.value!))[key] ?? 0;
 }

@@ -9,7 +9,6 @@ import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { createWriter } from "../../src/storage/writer.ts";
 import { auditIntents } from "../support/audit.ts";
-import { type Layout, LAYOUTS, useLayout } from "../support/layouts.ts";
 
 async function tempKvPath(): Promise<{ path: string; remove: () => Promise<void> }> {
   const dir = await Deno.makeTempDir({ prefix: "feed-test-" });
@@ -37,12 +36,10 @@ async function template(store: KvStore): Promise<DocumentRef> {
 /** Two stores on two handles of one KV file, as two processes share it. */
 async function withTwoHandles(
   fn: (a: KvStore, b: KvStore, kvA: Deno.Kv, kvB: Deno.Kv) => Promise<void>,
-  layout: Layout = "staged",
 ): Promise<void> {
   const { path, remove } = await tempKvPath();
   const kvA = await Deno.openKv(path);
   const kvB = await Deno.openKv(path);
-  await useLayout(kvA, layout);
   try {
     await fn(new KvStore(kvA), new KvStore(kvB), kvA, kvB);
   } finally {
@@ -52,45 +49,43 @@ async function withTwoHandles(
   }
 }
 
-for (const layout of LAYOUTS) {
-  Deno.test(`two store handles on one file, committing interleaved, make one dense order (${layout} layout)`, async () => {
-    await withTwoHandles(async (a, b, kvA) => {
-      const ref = await template(a);
-      const writers = [createWriter(a, { batchMax: 8 }), createWriter(b, { batchMax: 8 })];
-      // Each handle commits while the other does; some ids go to both.
-      const created = new Set<string>();
-      const sends: Promise<void>[] = [];
-      for (let i = 0; i < 400; i++) {
-        const id = i % 25 === 0 ? `both-${i}` : `id-${i}`;
-        const targets = id.startsWith("both") ? writers : [writers[i % 2]];
-        for (const writer of targets) {
-          sends.push(
-            writer.insert({ intent: intent(id, ref), ref }).then((result) => {
-              if (result.outcome === "created") {
-                assert.ok(!created.has(id), `${id} created twice`);
-                created.add(id);
-              }
-            }),
-          );
-        }
-        if (i % 16 === 15) await Promise.all(sends.splice(0));
+Deno.test("two store handles on one file, committing interleaved, make one dense order", async () => {
+  await withTwoHandles(async (a, b, kvA) => {
+    const ref = await template(a);
+    const writers = [createWriter(a, { batchMax: 8 }), createWriter(b, { batchMax: 8 })];
+    // Each handle commits while the other does; some ids go to both.
+    const created = new Set<string>();
+    const sends: Promise<void>[] = [];
+    for (let i = 0; i < 400; i++) {
+      const id = i % 25 === 0 ? `both-${i}` : `id-${i}`;
+      const targets = id.startsWith("both") ? writers : [writers[i % 2]];
+      for (const writer of targets) {
+        sends.push(
+          writer.insert({ intent: intent(id, ref), ref }).then((result) => {
+            if (result.outcome === "created") {
+              assert.ok(!created.has(id), `${id} created twice`);
+              created.add(id);
+            }
+          }),
+        );
       }
-      await Promise.all(sends);
-      assert.equal(created.size, 400);
-      await a.flushStaged();
-      const audited = await auditIntents(kvA);
-      assert.deepEqual(new Set(audited.map((r) => r.id)), created);
-      // Both handles read the same order, whole and in pages after any position.
-      const all = await a.readEvents({ after: 0, limit: 1000 });
-      assert.deepEqual(all.map((e) => e.position), Array.from({ length: 400 }, (_, i) => i + 1));
-      assert.deepEqual(await b.readEvents({ after: 0, limit: 1000 }), all);
-      for (const after of [0, 1, 7, 199, 398, 399, 400]) {
-        const page = await b.readEvents({ after, limit: 25 });
-        assert.deepEqual(page, all.slice(after, after + 25), `after ${after}`);
-      }
-    }, layout);
+      if (i % 16 === 15) await Promise.all(sends.splice(0));
+    }
+    await Promise.all(sends);
+    assert.equal(created.size, 400);
+    await a.flushStaged();
+    const audited = await auditIntents(kvA);
+    assert.deepEqual(new Set(audited.map((r) => r.id)), created);
+    // Both handles read the same order, whole and in pages after any position.
+    const all = await a.readEvents({ after: 0, limit: 1000 });
+    assert.deepEqual(all.map((e) => e.position), Array.from({ length: 400 }, (_, i) => i + 1));
+    assert.deepEqual(await b.readEvents({ after: 0, limit: 1000 }), all);
+    for (const after of [0, 1, 7, 199, 398, 399, 400]) {
+      const page = await b.readEvents({ after, limit: 25 });
+      assert.deepEqual(page, all.slice(after, after + 25), `after ${after}`);
+    }
   });
-}
+});
 
 Deno.test("staged commits of two handles enter the feed in the order they were made", async () => {
   await withTwoHandles(async (a, b, _kvA, kvB) => {
@@ -100,7 +95,7 @@ Deno.test("staged commits of two handles enter the feed in the order they were m
       const store = id.startsWith("a") ? a : b;
       const [result] = await store.insertIntents([{ intent: intent(id, ref), ref }]);
       assert.equal(result.outcome, "created");
-      // The record of the staged layout does not know its feed position.
+      // A record does not know its feed position: the move that puts it into the feed does.
       assert.equal(result.outcome === "created" && result.intent.position, undefined);
     }
     await b.flushStaged();
@@ -109,72 +104,5 @@ Deno.test("staged commits of two handles enter the feed in the order they were m
     assert.deepEqual(events.map((e) => e.position), [1, 2, 3, 4, 5, 6]);
     assert.deepEqual(await a.readEvents({ after: 0, limit: 10 }), events);
     assert.equal((await auditIntents(kvB)).length, 6);
-  });
-});
-
-Deno.test("a commit made with a stale head fails and is made again after the new head (head layout)", async () => {
-  await withTwoHandles(async (a, b, _kvA, kvB) => {
-    const ref = await template(a);
-    // Both learn the head (0), then B commits: A's next commit must not reuse position 1.
-    await a.insertIntents([{ intent: intent("a-0", ref), ref }]);
-    await b.insertIntents([{ intent: intent("b-0", ref), ref }]);
-    await b.insertIntents([{ intent: intent("b-1", ref), ref }]);
-    const [late] = await a.insertIntents([{ intent: intent("a-1", ref), ref }]);
-    assert.equal(late.outcome, "created");
-    assert.equal(late.outcome === "created" && late.intent.position, 4);
-    const order = (await b.readEvents({ after: 0, limit: 10 })).map((e) => e.intent.id);
-    assert.deepEqual(order, ["a-0", "b-0", "b-1", "a-1"]);
-    assert.equal((await auditIntents(kvB)).length, 4);
-  }, "head");
-});
-
-Deno.test("readEvents stops early past maxBytes, always with at least one event", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    const store = new KvStore(kv);
-    const ref = await template(store);
-    await store.insertIntents(
-      Array.from({ length: 10 }, (_, i) => ({ intent: intent(`big-${i}`, ref, 20_000), ref })),
-    );
-    assert.equal((await store.readEvents({ after: 0, limit: 100, maxBytes: 50_000 })).length, 3);
-    assert.equal((await store.readEvents({ after: 0, limit: 100, maxBytes: 1 })).length, 1);
-    assert.equal((await store.readEvents({ after: 8, limit: 100, maxBytes: 1 }))[0].position, 9);
-    assert.deepEqual(await store.readEvents({ after: 10, limit: 100 }), []);
-  } finally {
-    kv.close();
-  }
-});
-
-Deno.test("waitForEvents wakes on this store's commit at once, and times out or aborts otherwise", async () => {
-  const kv = await Deno.openKv(":memory:");
-  try {
-    const store = new KvStore(kv);
-    const ref = await template(store);
-    const started = performance.now();
-    assert.equal(await store.waitForEvents(0, { timeoutMs: 100 }), false);
-    assert.ok(performance.now() - started >= 90);
-    const abort = new AbortController();
-    const aborted = store.waitForEvents(0, { timeoutMs: 10_000, signal: abort.signal });
-    abort.abort();
-    assert.equal(await aborted, false);
-    const woken = store.waitForEvents(0, { timeoutMs: 10_000 });
-    await store.insertIntents([{ intent: intent("x", ref), ref }]);
-    assert.equal(await woken, true);
-    // Already past: resolves without waiting.
-    assert.equal(await store.waitForEvents(0, { timeoutMs: 10_000 }), true);
-  } finally {
-    kv.close();
-  }
-});
-
-Deno.test("waitForEvents sees a commit of another handle on the same file within 2 s", async () => {
-  await withTwoHandles(async (a, b) => {
-    const ref = await template(b);
-    const started = performance.now();
-    const woken = a.waitForEvents(0, { timeoutMs: 5_000 });
-    setTimeout(() => b.insertIntents([{ intent: intent("elsewhere", ref), ref }]), 50);
-    assert.equal(await woken, true);
-    assert.ok(performance.now() - started < 2_000, `${performance.now() - started} ms`);
-    assert.equal((await a.readEvents({ after: 0, limit: 1 }))[0].intent.id, "elsewhere");
   });
 });

@@ -12,7 +12,6 @@ import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import type { InsertResult, PendingIntent } from "../../src/domain/store.ts";
 import { MAX_BODY_BYTES_LIMIT } from "../../src/settings.ts";
 import { auditIntents } from "../support/audit.ts";
-import { LAYOUTS, useLayout } from "../support/layouts.ts";
 import { sleep } from "../support/time.ts";
 
 const KINDS = ["memory", "file"] as const;
@@ -245,40 +244,36 @@ Deno.test("bounds a batch by count; the store splits it by checks", async () => 
   }
 });
 
-for (const layout of LAYOUTS) {
-  Deno.test(`rejects every waiter of a failing commit and writes none of it (${layout} layout)`, async () => {
-    const { kv, close } = await openKv("memory");
-    await useLayout(kv, layout);
-    try {
-      const store = new KvStore(kv);
-      const ref = await addTemplate(store, "tpl");
-      const writer = createGroupCommitWriter({
-        batchMax: 32,
-        commit: countingCommit(store).commit,
-      });
-      // A value past Deno KV's 64 KiB limit makes the real commit throw.
-      const inserts = [
-        pendingInsert("a", ref),
-        pendingInsert("too-big", ref, { bodyBytes: 70_000 }),
-        pendingInsert("b", ref),
-      ];
-      const settled = await Promise.allSettled(inserts.map((p) => writer.insert(p)));
-      // The head layout puts all three in one commit; the staged layout the big one in a
-      // commit of its own, beside the others'.
-      const failing = layout === "head" ? ["a", "too-big", "b"] : ["too-big"];
-      assert.deepEqual(
-        settled.map((s) => s.status),
-        inserts.map((p) => failing.includes(p.intent.id) ? "rejected" : "fulfilled"),
-      );
-      assert.equal(await assertConsistent(store, kv), 3 - failing.length);
-      assert.equal(await store.getIntent("too-big"), null);
-      // The writer keeps working afterwards.
-      assert.equal((await writer.insert(pendingInsert("c", ref))).outcome, "created");
-    } finally {
-      await close();
-    }
-  });
-}
+Deno.test("rejects every waiter of a failing commit and writes none of it", async () => {
+  const { kv, close } = await openKv("memory");
+  try {
+    const store = new KvStore(kv);
+    const ref = await addTemplate(store, "tpl");
+    const writer = createGroupCommitWriter({
+      batchMax: 32,
+      commit: countingCommit(store).commit,
+    });
+    // A value past Deno KV's 64 KiB limit makes the real commit throw.
+    const inserts = [
+      pendingInsert("a", ref),
+      pendingInsert("too-big", ref, { bodyBytes: 70_000 }),
+      pendingInsert("b", ref),
+    ];
+    const settled = await Promise.allSettled(inserts.map((p) => writer.insert(p)));
+    // The big one goes in a commit of its own, beside the others'.
+    const failing = ["too-big"];
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      inserts.map((p) => failing.includes(p.intent.id) ? "rejected" : "fulfilled"),
+    );
+    assert.equal(await assertConsistent(store, kv), 3 - failing.length);
+    assert.equal(await store.getIntent("too-big"), null);
+    // The writer keeps working afterwards.
+    assert.equal((await writer.insert(pendingInsert("c", ref))).outcome, "created");
+  } finally {
+    await close();
+  }
+});
 
 Deno.test("retries a duplicate on its own when the first insert of its id failed", async () => {
   const { kv, close } = await openKv("memory");
@@ -338,42 +333,36 @@ Deno.test("createWriter commits one insert per commit at batchMax 1 and groups a
   }
 });
 
-for (const layout of LAYOUTS) {
-  Deno.test(`two stores on one KV file, each with its own clock, list in commit order (${layout} layout)`, async () => {
-    const { kv, close } = await openKv("file");
-    await useLayout(kv, layout);
-    try {
-      // Two stores on one KV, as two processes sharing a file, each with its own clock.
-      let aTime = Date.UTC(2026, 0, 1, 0, 0, 3);
-      const a = new KvStore(kv, { now: () => new Date(aTime) });
-      const b = new KvStore(kv, { now: () => new Date(Date.UTC(2026, 0, 1, 0, 0, 2)) });
-      const ref = await addTemplate(a, "tpl");
-      const writerA = createGroupCommitWriter({ batchMax: 8, commit: (x) => a.insertIntents(x) });
-      const writerB = createGroupCommitWriter({ batchMax: 8, commit: (x) => b.insertIntents(x) });
-      // A's clock is ahead of B's, but B commits first: the feed follows the commits.
-      const bInsert = pendingInsert("b0", ref);
-      assert.equal((await writerB.insert(bInsert)).outcome, "created");
-      const aInserts = ["a0", "a1", "a2", "a3"].map((id) => pendingInsert(id, ref));
-      const aResults = await Promise.all(aInserts.map((p) => writerA.insert(p)));
-      assert.deepEqual(outcomes(aResults), ["created", "created", "created", "created"]);
-      aTime += 1000;
-      assert.equal((await writerA.insert(pendingInsert("a4", ref))).outcome, "created");
-      for (const p of aInserts) {
-        assert.equal((await a.getIntent(p.intent.id))?.receivedAt, "2026-01-01T00:00:03.000Z");
-      }
-      const page = await a.listIntents({ limit: 10 });
-      assert.deepEqual(page.items.map((r) => r.id), ["a4", "a3", "a2", "a1", "a0", "b0"]);
-      const events = await b.readEvents({ after: 0, limit: 10 });
-      assert.deepEqual(events.map((e) => e.intent.id), ["b0", "a0", "a1", "a2", "a3", "a4"]);
-      if (layout === "head") {
-        assert.deepEqual(page.items.map((r) => r.position), [6, 5, 4, 3, 2, 1]);
-      }
-      assert.equal(await assertConsistent(a, kv), 6);
-    } finally {
-      await close();
+Deno.test("two stores on one KV file, each with its own clock, list in commit order", async () => {
+  const { kv, close } = await openKv("file");
+  try {
+    // Two stores on one KV, as two processes sharing a file, each with its own clock.
+    let aTime = Date.UTC(2026, 0, 1, 0, 0, 3);
+    const a = new KvStore(kv, { now: () => new Date(aTime) });
+    const b = new KvStore(kv, { now: () => new Date(Date.UTC(2026, 0, 1, 0, 0, 2)) });
+    const ref = await addTemplate(a, "tpl");
+    const writerA = createGroupCommitWriter({ batchMax: 8, commit: (x) => a.insertIntents(x) });
+    const writerB = createGroupCommitWriter({ batchMax: 8, commit: (x) => b.insertIntents(x) });
+    // A's clock is ahead of B's, but B commits first: the feed follows the commits.
+    const bInsert = pendingInsert("b0", ref);
+    assert.equal((await writerB.insert(bInsert)).outcome, "created");
+    const aInserts = ["a0", "a1", "a2", "a3"].map((id) => pendingInsert(id, ref));
+    const aResults = await Promise.all(aInserts.map((p) => writerA.insert(p)));
+    assert.deepEqual(outcomes(aResults), ["created", "created", "created", "created"]);
+    aTime += 1000;
+    assert.equal((await writerA.insert(pendingInsert("a4", ref))).outcome, "created");
+    for (const p of aInserts) {
+      assert.equal((await a.getIntent(p.intent.id))?.receivedAt, "2026-01-01T00:00:03.000Z");
     }
-  });
-}
+    const page = await a.listIntents({ limit: 10 });
+    assert.deepEqual(page.items.map((r) => r.id), ["a4", "a3", "a2", "a1", "a0", "b0"]);
+    const events = await b.readEvents({ after: 0, limit: 10 });
+    assert.deepEqual(events.map((e) => e.intent.id), ["b0", "a0", "a1", "a2", "a3", "a4"]);
+    assert.equal(await assertConsistent(a, kv), 6);
+  } finally {
+    await close();
+  }
+});
 
 Deno.test("starts the next commit before the last commit's inserts are answered", async () => {
   const { kv, close } = await openKv("memory");

@@ -13,7 +13,7 @@ import { encodeStaged, type StoredEvent } from "../../src/storage/codec.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { decodeFeedHead } from "../../src/storage/index_codec.ts";
 import { encodeLease } from "../../src/storage/move_plan.ts";
-import { beginStaged } from "../../src/storage/write_layout.ts";
+import { fenceHead } from "../../src/storage/fence.ts";
 import { retryWhileLocked } from "../../src/storage/retry.ts";
 import { auditIntents } from "../support/audit.ts";
 import { plainTemplate, smallIntent, withKvFile } from "../support/store_kit.ts";
@@ -57,7 +57,7 @@ Deno.test("staged commits enter the feed in the order they were made, with dense
   await withFile(async (path) => {
     const kv = await Deno.openKv(path);
     try {
-      await beginStaged(kv);
+      await fenceHead(kv);
       const ids: string[] = [];
       for (let c = 0; c < 30; c++) {
         const events = Array.from({ length: 1 + (c % 4) }, (_, k) => staged(`c${c}-${k}`));
@@ -93,7 +93,7 @@ Deno.test("movers on two handles at once move each staged event once, none skipp
       await Deno.openKv(path),
     ];
     try {
-      await beginStaged(kvW);
+      await fenceHead(kvW);
       const movers = [kvA, kvB].map((kv) =>
         new Sequencer({ kv, feed: new Feed(kv), commit: retryWhileLocked, now: () => new Date() })
       );
@@ -154,7 +154,7 @@ Deno.test("events staged by a process whose clock runs ahead are moved all the s
     const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
     try {
       const reader = new KvStore(kvReader);
-      await reader.writeLayout();
+      await reader.prepare();
       await kvGone.set(
         keys.feedMover,
         new TextEncoder().encode(JSON.stringify({ holder: "gone", until: Date.now() + 60_000 })),
@@ -177,7 +177,7 @@ Deno.test("a waiting reader sees events staged by a process that is gone", async
     const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
     try {
       const reader = new KvStore(kvReader);
-      await reader.writeLayout();
+      await reader.prepare();
       await kvGone.set(
         keys.feedMover,
         new TextEncoder().encode(JSON.stringify({ holder: "gone", until: Date.now() + 60_000 })),
@@ -200,7 +200,7 @@ Deno.test("a stopping store moves what it staged, whoever holds the lease", asyn
     try {
       const a = new KvStore(kvA);
       const ref = await plainTemplate(a);
-      await a.writeLayout();
+      await a.prepare();
       // Another process holds the lease and moves nothing.
       await kvB.set(
         keys.feedMover,
@@ -292,7 +292,7 @@ Deno.test("a commit that lands while a listing runs is not taken for moved: its 
   await withFile(async (path) => {
     const kv = await Deno.openKv(path);
     try {
-      await beginStaged(kv);
+      await fenceHead(kv);
       const { kv: slow, listing } = heldListings(kv, 2);
       const sequencer = new Sequencer({
         kv: slow,
@@ -327,7 +327,7 @@ Deno.test("a commit that lands while a listing runs is not taken for moved: its 
 Deno.test("a commit told to the sequencer after its move does not make this process's next one look stale", async () => {
   const kv = await Deno.openKv(":memory:");
   try {
-    await beginStaged(kv);
+    await fenceHead(kv);
     const sequencer = new Sequencer({
       kv,
       feed: new Feed(kv),

@@ -15,16 +15,17 @@ import {
 } from "../../src/storage/codec.ts";
 import { decodeFeedHead, decodeIndex, decodeStagedPointer } from "../../src/storage/index_codec.ts";
 import { keys } from "../../src/storage/keys.ts";
-import { storedIntentCountKeys } from "../../src/storage/pending_counts.ts";
+import { countedDocument, storedIntentCountedKeys } from "../../src/storage/document_counts.ts";
 import { sleep } from "./time.ts";
 
 /**
- * Checks the layout, in either write layout: the feed's blocks hold
- * positions 1 to the head with no gap and no repeat, the head key names the
- * last one, what is staged follows in commit order, each intent is stored by
- * one event (the first of its id) and changed only by later events, every
- * intent's `["intents", id]` leads to (head layout) or holds (staged layout)
- * its latest event's record, nothing of the layout before the feed is left,
+ * Checks the layout: the feed's indexes and blocks (of earlier versions too)
+ * hold positions 1 to the head with no gap and no repeat, naming each staged
+ * block up to the head's once and in commit order, the head key names the
+ * last one, what is staged after it follows in commit order, each intent is
+ * stored by one event (the first of its id) and changed only by later events,
+ * every intent's `["intents", id]` leads to (or, as earlier versions wrote it,
+ * holds) its latest event's record, nothing of the layout before the feed is left,
  * each pending intent has its due expiry, and each key's pending count is
  * what is pending.
  *
@@ -174,7 +175,9 @@ async function auditOnce(
   const expected = new Map<string, number>();
   for (const intent of current.values()) {
     if (intent.state !== "pending" || !intent.counted) continue;
-    for (const key of storedIntentCountKeys(intent)) {
+    const doc = countedDocument(intent);
+    for (const signer of storedIntentCountedKeys(intent)) {
+      const key = keys.pendingBySigner(doc.kind, doc.id, signer);
       const id = JSON.stringify(key);
       expected.set(id, (expected.get(id) ?? 0) + 1);
     }
@@ -187,7 +190,7 @@ async function auditOnce(
     }
     expected.delete(id);
   }
-  // The staged layout counts per document: each of its keys as the head layout would.
+  // Counts per document: each of its keys as the per-key counts of earlier versions would.
   for await (const entry of kv.list<unknown>({ prefix: ["pending_counts"] })) {
     const [, kind, documentId] = entry.key as [string, "template" | "policy", string];
     const counts = JSON.parse(new TextDecoder().decode(entry.value as Uint8Array));

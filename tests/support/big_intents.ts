@@ -8,7 +8,6 @@
 
 import type { DocumentKind, DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { type Layout, useLayout } from "./layouts.ts";
 import { keys } from "../../src/storage/keys.ts";
 import type { TestStore } from "./stores.ts";
 
@@ -116,17 +115,14 @@ export interface Clock {
 
 /**
  * Runs `fn` with a `KvStore` on a handle of `store` of its own, its clock
- * `clock`, in the write layout `layout` (the store must be empty), and
- * closes the handle afterwards.
+ * `clock`, and closes the handle afterwards.
  */
 export async function withKvStore(
   store: TestStore,
   clock: Clock,
   fn: (kvStore: KvStore, kv: Deno.Kv) => Promise<void>,
-  layout: Layout = "staged",
 ): Promise<void> {
   const kv = await store.open();
-  await useLayout(kv, layout);
   try {
     await fn(new KvStore(kv, { now: () => new Date(clock.ms) }), kv);
   } finally {

@@ -21,6 +21,9 @@ export const HEAD_LAYOUT_COMMIT = "1e75443";
  */
 export const STAGED_COPY_COMMIT = "3efe98b";
 
+/** The last commit before the feed existed: intents in blocks under `["intent_batches", …]`. */
+export const PRE_FEED_COMMIT = "9adcb92";
+
 /** True when git and `commit` are at hand in this checkout's history. */
 export async function hasCommit(commit: string): Promise<boolean> {
   try {
@@ -76,6 +79,10 @@ export interface Earlier {
   store: TestStore;
   /** A plain policy the earlier version stored, to submit under. */
   policyId: string;
+  /** What the earlier server wrote to stderr (its latest part). */
+  stderr(): string;
+  /** Stops the earlier server only (safe to call again). */
+  stopServer(): Promise<void>;
   /** Stops the earlier server, removes its files and the store. */
   stop(): Promise<void>;
 }
@@ -102,6 +109,10 @@ export async function startEarlier(commit: string, kind: StoreKind): Promise<Ear
       url: server.url,
       store,
       policyId: id,
+      stderr: () => server.stderr(),
+      stopServer: async () => {
+        await server.stop();
+      },
       stop: async () => {
         await server.stop();
         await earlier.remove();

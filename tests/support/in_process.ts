@@ -9,7 +9,6 @@
 
 import type { App } from "../../src/http/app.ts";
 import type { RequestLogLine } from "../../src/http/request_log.ts";
-import { layoutFor } from "../../src/storage/write_layout.ts";
 import { readSettings } from "../../src/settings.ts";
 import { composeService, type Service } from "../../src/service.ts";
 import {
@@ -55,11 +54,6 @@ export interface AppHarness extends Harness {
   fetchFrom(address: string, path: string, init?: RequestInit): Promise<Response>;
 }
 
-/** True for a KV path that names a local file (not `:memory:`, not a KV Connect URL). */
-function isFilePath(path: string): boolean {
-  return path !== ":memory:" && !/^https?:\/\//.test(path);
-}
-
 /** The byte length of a body whose length a client knows before sending it. */
 function knownLength(body: BodyInit | null | undefined): number | undefined {
   if (typeof body === "string") return new TextEncoder().encode(body).length;
@@ -81,14 +75,9 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
     ...options.env,
   });
   const kv = await Deno.openKv(kvPath);
-  // As main.ts: on a local file a second handle reads ids ahead of their commits.
-  const readKv = isFilePath(kvPath) ? await Deno.openKv(kvPath) : undefined;
   const service = composeService({
     kv,
-    readKv,
     settings,
-    // As main.ts begins an empty store: the head layout on a file, the staged one elsewhere.
-    beginLayout: layoutFor(kvPath, false),
     now: options.now,
     limitClock: options.limitClock,
     log: options.log ?? (() => {}),
@@ -96,7 +85,7 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
     verifyThreads: options.env?.VERIFY_WORKERS ? settings.verifyWorkers : 0,
     report: () => {},
   });
-  await service.store.upgrade();
+  await service.store.prepare();
   if (options.background ?? true) service.start();
   const { app } = service;
   const handleFrom = (peer: string, input: RequestInfo | URL, init?: RequestInit) => {
@@ -116,7 +105,6 @@ export async function startApp(options: AppOptions = {}): Promise<AppHarness> {
     fetch: handle,
     close: async () => {
       await service.stop();
-      readKv?.close();
       kv.close();
     },
   });

@@ -1,18 +1,14 @@
 /**
- * The two write layouts of a store (`src/storage/write_layout.ts`), for tests
- * of each: an empty store begins the staged layout; a store an earlier
- * version began is in the head layout until switched.
+ * Stores as earlier versions left them, for tests of what this version makes
+ * of them: the head layout, whose commits checked and moved a KvU64 feed head
+ * (`src/storage/fence.ts` takes such a store over), and its pending counts.
  * @module
  */
 
-import { encodeHead } from "../../src/storage/codec.ts";
+import { encodeBlock, encodeHead, encodePointer } from "../../src/storage/codec.ts";
+import { Feed } from "../../src/storage/feed.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { retryWhileLocked } from "../../src/storage/retry.ts";
-
-/** The write layouts. */
-export const LAYOUTS = ["staged", "head"] as const;
-/** A write layout. */
-export type Layout = typeof LAYOUTS[number];
 
 /**
  * Makes an empty store one of the head layout, as an earlier version's first
@@ -27,11 +23,6 @@ export async function useHeadLayout(kv: Deno.Kv): Promise<void> {
       .commit()
   );
   if (!result.ok) throw new Error("the store is not empty");
-}
-
-/** Makes an empty store one of `layout` (the staged layout needs nothing: it is the default). */
-export async function useLayout(kv: Deno.Kv, layout: Layout): Promise<void> {
-  if (layout === "head") await useHeadLayout(kv);
 }
 
 /**
@@ -51,4 +42,41 @@ export async function pendingCountOf(
   }
   const entry = await kv.get<Deno.KvU64>(keys.pendingBySigner(kind, documentId, key));
   return entry.value === null ? null : Number(entry.value.value);
+}
+
+/**
+ * Rewrites a store's feed as an earlier version of the head layout kept it:
+ * every event in one block `["events", head]` with the positions in its
+ * records, each id's entry a pointer `[head, index]` to its latest event,
+ * the head a KvU64, nothing staged. For a store no process serves.
+ */
+export async function rewriteAsHeadLayout(kv: Deno.Kv): Promise<void> {
+  const events = await new Feed(kv).readEvents({ after: 0, limit: 1_000 });
+  const head = events.length;
+  const first = new Map<string, number>();
+  const latest = new Map<string, number>();
+  events.forEach((event, i) => {
+    if (!first.has(event.intent.id)) first.set(event.intent.id, event.position);
+    latest.set(event.intent.id, i);
+  });
+  for await (const entry of kv.list({ prefix: keys.stagedPrefix })) await kv.delete(entry.key);
+  for await (const entry of kv.list({ prefix: keys.eventsPrefix })) await kv.delete(entry.key);
+  await kv.set(
+    keys.events(head),
+    encodeBlock(events.map(({ type, intent }) => ({
+      type,
+      intent: { ...intent, position: first.get(intent.id) },
+    }))),
+  );
+  for (const [id, index] of latest) await kv.set(keys.intent(id), encodePointer([head, index]));
+  // Its pending counts, one KvU64 per key.
+  for await (const entry of kv.list<Uint8Array>({ prefix: ["pending_counts"] })) {
+    const [, kind, documentId] = entry.key as [string, "template" | "policy", string];
+    const counts: Record<string, number> = JSON.parse(new TextDecoder().decode(entry.value));
+    for (const [signer, count] of Object.entries(counts)) {
+      await kv.set(keys.pendingBySigner(kind, documentId, signer), new Deno.KvU64(BigInt(count)));
+    }
+    await kv.delete(entry.key);
+  }
+  await kv.set(keys.feedHead, encodeHead(head));
 }

@@ -16,7 +16,6 @@ import { BACKEND_PLATFORM, locateBackend, thisPlatform } from "../../testing/kv_
 import { startKvConnectServer } from "../../testing/kv_connect/start.ts";
 import { startDelayProxy } from "../../testing/delay_proxy.ts";
 import { tempKvPath } from "./server.ts";
-import { type Layout, LAYOUTS } from "./layouts.ts";
 
 /** Which store: a KV file, or a KV Connect URL. */
 export type StoreKind = "file" | "kv_connect";
@@ -150,19 +149,5 @@ export function storeTest(
         }
       },
     });
-  }
-}
-
-/**
- * Registers `fn` as one test per store kind and write layout
- * (`src/storage/write_layout.ts`), each named `name (… layout) [store]`.
- */
-export function layoutStoreTest(
-  name: string,
-  fn: (store: TestStore, layout: Layout, t: Deno.TestContext) => Promise<void>,
-  options: Omit<Deno.TestDefinition, "name" | "fn"> = {},
-): void {
-  for (const layout of LAYOUTS) {
-    storeTest(`${name} (${layout} layout)`, (store, t) => fn(store, layout, t), options);
   }
 }

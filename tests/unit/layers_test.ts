@@ -18,7 +18,6 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
   ["main.ts", [
     "src/service.ts",
     "src/http/",
-    "src/storage/",
     "src/scheduler/",
     "src/settings.ts",
     "src/errors.ts",

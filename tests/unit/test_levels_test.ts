@@ -28,7 +28,7 @@ const MARKERS: Readonly<Record<Trait, Readonly<Record<string, readonly string[] 
   },
   kv: {
     "src/storage/kv_store.ts": ["KvStore"],
-    "tests/support/stores.ts": ["storeTest", "layoutStoreTest", "newTestStore"],
+    "tests/support/stores.ts": ["storeTest", "newTestStore"],
     "tests/support/store_kit.ts": ["throughKv", "withKvFile"],
     "testing/kv_connect/start.ts": ["startKvConnectServer"],
   },

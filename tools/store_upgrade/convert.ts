@@ -1,22 +1,22 @@
 /**
  * Rewrites the values an earlier version kept as V8-serialized JavaScript
- * values into this version's layouts (bytes or KvU64, see `codec.ts`), when
- * a server starts.
+ * values into this version's layouts (bytes or KvU64, see
+ * `src/storage/codec.ts`): the offline step of `deno task store-upgrade`.
  *
  * Each commit is bounded by KV's limits and carries a check that keeps it
- * right while other processes serve: documents and the configuration are
+ * right while processes serve: documents and the configuration are
  * checked one by one; blocks and pointers, which only head-moving commits
- * write, are covered by a check of the feed head read before them. A start
+ * wrote, are covered by a check of the feed head read before them. A run
  * that is stopped halfway loses nothing; the next one finds what is left.
- * Once nothing is left, `["store_layout"]` says so, and later starts read
- * only that key.
+ * Once nothing is left, `["store_layout"]` says so, and later runs read only
+ * that key.
  *
  * The values must be readable to be rewritten: the conversion runs on the
  * Deno version that wrote them or a newer one.
  * @module
  */
 
-import { EXPIRY_WORK } from "../domain/store.ts";
+import { EXPIRY_WORK } from "../../src/domain/store.ts";
 import {
   decodeBlock,
   decodePointer,
@@ -25,10 +25,16 @@ import {
   encodePointer,
   isCurrentLayout,
   NO_DATA,
-} from "./codec.ts";
-import { decodeConfig, decodeDocument, encodeConfig, encodeDocument } from "./values_codec.ts";
-import type { InsertContext } from "./append.ts";
-import { keys } from "./keys.ts";
+} from "../../src/storage/codec.ts";
+import {
+  decodeConfig,
+  decodeDocument,
+  encodeConfig,
+  encodeDocument,
+} from "../../src/storage/values_codec.ts";
+import type { Feed } from "../../src/storage/feed.ts";
+import { STORE_LAYOUT } from "../../src/storage/fence.ts";
+import { keys } from "../../src/storage/keys.ts";
 import {
   type CommitCost,
   cost,
@@ -37,10 +43,7 @@ import {
   plus,
   SMALL_VALUE_BYTES,
   within,
-} from "./layout.ts";
-
-/** The layout this version writes, as `["store_layout"]` records it. */
-export const STORE_LAYOUT = 2n;
+} from "../../src/storage/layout.ts";
 
 /** Keys looked at per listing while looking for values to rewrite. */
 const PAGE = 500;
@@ -48,7 +51,12 @@ const PAGE = 500;
 /** What every conversion commit of blocks or pointers starts with: the head's check. */
 const HEAD_CHECK = cost.check(keyBytes(keys.feedHead));
 
-type Ctx = Pick<InsertContext, "kv" | "feed" | "commit">;
+/** What a conversion works with: the KV, its feed, and how a commit is run. */
+export interface Ctx {
+  kv: Deno.Kv;
+  feed: Feed;
+  commit: <T>(write: () => Promise<T>) => Promise<T>;
+}
 
 /**
  * Rewrites every value of an earlier layout.
