@@ -11,12 +11,11 @@
  */
 
 import assert from "node:assert/strict";
-import type { Payload } from "../../client/mod.ts";
 import { projectRoot } from "../../testing/spawn_server.ts";
 import { auditIntents } from "../support/audit.ts";
 import { needsKvConnect, type StoreKind } from "../support/stores.ts";
 import { hasCommit, PRE_FEED_COMMIT, startEarlier, submit } from "../support/earlier_version.ts";
-import { bodyOf, ed25519Signer, newSigned, readFeed } from "../support/governed.ts";
+import { readFeed } from "../support/governed.ts";
 import { startServer, TEST_ADMIN_TOKEN } from "../support/server.ts";
 import { sleep } from "../support/time.ts";
 
@@ -39,15 +38,9 @@ for (const kind of ["file", "kv_connect"] as const satisfies readonly StoreKind[
       const auth = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
       const servers: Awaited<ReturnType<typeof startServer>>[] = [];
       try {
-        const signer = ed25519Signer();
-        const sign = async () => {
-          const signed = newSigned("policy", old.policyId) as Payload;
-          const id = (signed as unknown as { id: string }).id;
-          return { id, body: bodyOf(signed, await signer.sign(signed)) };
-        };
         const accepted = new Set<string>();
         const send = async (url: string) => {
-          const { id, body } = await sign();
+          const { id, body } = await old.sign();
           const status = await submit(url, body);
           assert.equal(status, 201, `${id} at ${url === old.url ? "the earlier version" : url}`);
           accepted.add(id);

@@ -11,11 +11,10 @@
  */
 
 import assert from "node:assert/strict";
-import type { Payload } from "../../client/mod.ts";
 import { auditIntents } from "../support/audit.ts";
 import { needsKvConnect } from "../support/stores.ts";
 import { hasCommit, STAGED_COPY_COMMIT, startEarlier, submit } from "../support/earlier_version.ts";
-import { bodyOf, ed25519Signer, newSigned, readFeed } from "../support/governed.ts";
+import { readFeed } from "../support/governed.ts";
 import { startServer, TEST_ADMIN_TOKEN } from "../support/server.ts";
 import { sleep } from "../support/time.ts";
 
@@ -37,15 +36,9 @@ Deno.test({
     const auth = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
     let current: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
-      const signer = ed25519Signer();
-      const sign = async () => {
-        const signed = newSigned("policy", old.policyId) as Payload;
-        const id = (signed as unknown as { id: string }).id;
-        return { id, body: bodyOf(signed, await signer.sign(signed)) };
-      };
       const accepted = new Set<string>();
       for (let i = 0; i < 10; i++) {
-        const { id, body } = await sign();
+        const { id, body } = await old.sign();
         assert.equal(await submit(old.url, body), 201);
         accepted.add(id);
       }
@@ -58,7 +51,7 @@ Deno.test({
       current = await startServer({ kvPath: store.kvPath });
       // Both at once, each intent sent to one of them.
       const sent = await Promise.all(Array.from({ length: 60 }, async (_, i) => {
-        const { id, body } = await sign();
+        const { id, body } = await old.sign();
         return { id, status: await submit(i % 2 === 0 ? old.url : current!.url, body) };
       }));
       for (const { id, status } of sent) {

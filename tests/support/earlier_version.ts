@@ -7,6 +7,8 @@
 import { projectRoot, spawnServer } from "../../testing/spawn_server.ts";
 import { TEST_ADMIN_TOKEN, TEST_LIMITS_OFF } from "./server.ts";
 import { newTestStore, type StoreKind, type TestStore } from "./stores.ts";
+import type { Payload } from "../../client/mod.ts";
+import { bodyOf, ed25519Signer, newSigned } from "./governed.ts";
 
 /**
  * The last commit whose version writes only the head layout
@@ -79,6 +81,8 @@ export interface Earlier {
   store: TestStore;
   /** A plain policy the earlier version stored, to submit under. */
   policyId: string;
+  /** A new intent under that policy, signed by one key: its id and its body. */
+  sign(): Promise<{ id: string; body: unknown }>;
   /** What the earlier server wrote to stderr (its latest part). */
   stderr(): string;
   /** Stops the earlier server only (safe to call again). */
@@ -105,10 +109,18 @@ export async function startEarlier(commit: string, kind: StoreKind): Promise<Ear
     });
     const { id } = await response.json();
     const server = old;
+    const signer = ed25519Signer();
     return {
       url: server.url,
       store,
       policyId: id,
+      sign: async () => {
+        const signed = newSigned("policy", id) as Payload;
+        return {
+          id: (signed as unknown as { id: string }).id,
+          body: bodyOf(signed, await signer.sign(signed)),
+        };
+      },
       stderr: () => server.stderr(),
       stopServer: async () => {
         await server.stop();
