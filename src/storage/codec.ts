@@ -93,23 +93,23 @@ export function encodeStagedHead(position: number): Uint8Array {
  * events checks and moves the head; "staged", where requests stage their
  * events and a mover puts them into the feed; "empty", no head yet.
  */
-export type WriteLayout = "head" | "staged" | "empty";
+export type HeadForm = "head" | "staged" | "empty";
 
-/** A stored feed head: its position (0 when absent) and the layout it says. */
-export function decodeHeadValue(value: unknown): { position: number; layout: WriteLayout } {
-  if (value === null || value === undefined) return { position: 0, layout: "empty" };
-  if (value instanceof Deno.KvU64) return { position: Number(value.value), layout: "head" };
+/** A stored feed head of earlier forms: its position (0 when absent) and its form. */
+export function decodeHeadValue(value: unknown): { position: number; form: HeadForm } {
+  if (value === null || value === undefined) return { position: 0, form: "empty" };
+  if (value instanceof Deno.KvU64) return { position: Number(value.value), form: "head" };
   if (
     value instanceof Uint8Array && value.byteLength === 9 && value[0] === STAGED_HEAD_LAYOUT
   ) {
     const position = new DataView(value.buffer, value.byteOffset, 9).getBigUint64(1);
     if (position <= BigInt(Number.MAX_SAFE_INTEGER)) {
-      return { position: Number(position), layout: "staged" };
+      return { position: Number(position), form: "staged" };
     }
   }
   // Written by an earlier version as a number.
   if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
-    return { position: value, layout: "head" };
+    return { position: value, form: "head" };
   }
   throw new LayoutError("the feed head has an unknown layout");
 }

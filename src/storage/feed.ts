@@ -20,7 +20,7 @@
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
-import type { StoredEvent, WriteLayout } from "./codec.ts";
+import type { HeadForm, StoredEvent } from "./codec.ts";
 import { feedValueEvents, feedValueLength } from "./feed_blocks.ts";
 import { decodeFeedHead } from "./index_codec.ts";
 import { keys } from "./keys.ts";
@@ -31,7 +31,7 @@ export interface Head {
   /** null while the head key was never written (an empty feed). */
   versionstamp: string | null;
   /** The form of the head's value (`index_codec.ts`); "head" when not said. */
-  layout?: WriteLayout;
+  form?: HeadForm;
   /** The versionstamp of the last staged block indexed into the feed ("" before any). */
   through?: string;
   /** True for a head of this version, which earlier versions cannot read (`index_codec.ts`). */
@@ -104,8 +104,8 @@ export class Feed {
   /** The head as KV has it now. */
   async freshHead(): Promise<Head> {
     const entry = await this.#kv.get<unknown>(keys.feedHead);
-    const { position, layout, through, indexed } = decodeFeedHead(entry.value);
-    const head = { position, versionstamp: entry.versionstamp, layout, through, indexed };
+    const { position, form, through, indexed } = decodeFeedHead(entry.value);
+    const head = { position, versionstamp: entry.versionstamp, form, through, indexed };
     this.#learn(head);
     return head;
   }
@@ -269,8 +269,8 @@ export class Feed {
           if (done) break;
           const [entry] = value;
           if (entry.versionstamp !== null) {
-            const { position, layout, through, indexed } = decodeFeedHead(entry.value);
-            this.#learn({ position, versionstamp: entry.versionstamp, layout, through, indexed });
+            const { position, form, through, indexed } = decodeFeedHead(entry.value);
+            this.#learn({ position, versionstamp: entry.versionstamp, form, through, indexed });
           }
         }
       } catch {

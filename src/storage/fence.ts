@@ -44,11 +44,11 @@ export async function fenceHead(kv: Deno.Kv): Promise<FencedFrom> {
       .set(keys.feedHead, encodeIndexedHead({ position: head.position, through: "" }));
     // A store with nothing in it will hold only values of this version (one without a head
     // may hold a version's from before the feed).
-    if (head.layout === "empty" && await isEmpty(kv)) {
+    if (head.form === "empty" && await isEmpty(kv)) {
       op.set(keys.storeLayout, new Deno.KvU64(STORE_LAYOUT));
     }
     const result = await retryWhileLocked(() => op.commit());
-    if (result.ok) return head.layout === "empty" ? "empty" : "earlier";
+    if (result.ok) return head.form === "empty" ? "empty" : "earlier";
   }
 }
 

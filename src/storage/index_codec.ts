@@ -8,7 +8,7 @@
  * @module
  */
 
-import { decodeHeadValue, LayoutError, type WriteLayout } from "./codec.ts";
+import { decodeHeadValue, type HeadForm, LayoutError } from "./codec.ts";
 
 /** The first byte of a feed index. */
 const INDEX_LAYOUT = 4;
@@ -145,8 +145,8 @@ export function nextVersionstamp(versionstamp: string): string {
  */
 export function decodeFeedHead(
   value: unknown,
-): { position: number; layout: WriteLayout; through: string; indexed: boolean } {
+): { position: number; form: HeadForm; through: string; indexed: boolean } {
   const indexed = decodeIndexedHead(value);
-  if (indexed) return { ...indexed, layout: "staged", indexed: true };
+  if (indexed) return { ...indexed, form: "staged", indexed: true };
   return { ...decodeHeadValue(value), through: "", indexed: false };
 }

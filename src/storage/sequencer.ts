@@ -272,7 +272,7 @@ export class Sequencer {
   /** The first staged block not yet in the feed, if any, as the head read now says. */
   async #first(): Promise<Listed | undefined> {
     const head = await this.#feed.freshHead();
-    if (head.layout !== "staged") return undefined;
+    if (head.form !== "staged") return undefined;
     this.#movedUpTo(head.through ?? "");
     return (await this.#waiting(head, 1))[0];
   }
@@ -310,8 +310,8 @@ export class Sequencer {
    */
   async #moveOnce(): Promise<number> {
     const known = this.#feed.known;
-    const head = known?.layout === "staged" ? known : await this.#feed.freshHead();
-    if (head.layout !== "staged") return 0;
+    const head = known?.form === "staged" ? known : await this.#feed.freshHead();
+    if (head.form !== "staged") return 0;
     const listed = await this.#waiting(head, LIST_LIMIT);
     if (listed.length === 0) {
       this.#movedUpTo(head.through ?? "");
@@ -340,7 +340,7 @@ export class Sequencer {
     const moved: Head = {
       position,
       versionstamp: result.versionstamp,
-      layout: "staged",
+      form: "staged",
       through,
       indexed: true,
     };

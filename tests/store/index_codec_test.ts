@@ -43,7 +43,7 @@ Deno.test("the feed head says its position and the last staged block in the feed
   ) {
     const stored = await throughKv(encodeIndexedHead(head));
     assert.deepEqual(decodeIndexedHead(stored), head);
-    assert.deepEqual(decodeFeedHead(stored), { ...head, layout: "staged", indexed: true });
+    assert.deepEqual(decodeFeedHead(stored), { ...head, form: "staged", indexed: true });
   }
   assert.throws(() => decodeIndexedHead(new Uint8Array([5, 0, 0])), LayoutError);
 });
@@ -51,19 +51,19 @@ Deno.test("the feed head says its position and the last staged block in the feed
 Deno.test("earlier heads read as naming no staged block: everything staged still waits", async () => {
   assert.deepEqual(decodeFeedHead(await throughKv(encodeStagedHead(42))), {
     position: 42,
-    layout: "staged",
+    form: "staged",
     through: "",
     indexed: false,
   });
   assert.deepEqual(decodeFeedHead(await throughKv(encodeHead(7))), {
     position: 7,
-    layout: "head",
+    form: "head",
     through: "",
     indexed: false,
   });
   assert.deepEqual(decodeFeedHead(null), {
     position: 0,
-    layout: "empty",
+    form: "empty",
     through: "",
     indexed: false,
   });

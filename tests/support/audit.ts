@@ -80,7 +80,7 @@ async function auditOnce(
     stagedBlocks.push({ versionstamp: entry.key[1] as string, value: entry.value });
   }
   const head = await kv.get<unknown>(keys.feedHead);
-  const { position: headAt, layout, through } = decodeFeedHead(head.value);
+  const { position: headAt, form, through } = decodeFeedHead(head.value);
   let indexed = 0;
   let last = 0;
   for await (const block of kv.list<unknown>({ prefix: keys.eventsPrefix })) {
@@ -116,7 +116,7 @@ async function auditOnce(
   }
   let staged = 0;
   for (const entry of stagedBlocks.slice(indexed)) {
-    if (layout !== "staged") throw new Error("events are staged in a store of the head layout");
+    if (form !== "staged") throw new Error("events are staged in a store whose head is a KvU64");
     if (options.staged === "none") throw new Error("events are still staged");
     decodeStaged(entry.value).forEach((event, i) =>
       take(event, ++staged + last, `${entry.versionstamp}/${i}`)
