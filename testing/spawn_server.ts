@@ -162,6 +162,21 @@ export async function spawnServer(options: SpawnOptions = {}): Promise<SpawnedSe
     return s;
   };
   let stopped = false;
+  /** Resolves true after `ms`, or false as soon as the server exits (no timer left behind). */
+  const stillRunningAfter = (ms: number) =>
+    new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(true), ms);
+      status.then(() => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
+  const resendUntilStopping = async () => {
+    for (let tries = 0; tries < 20; tries++) {
+      if (!(await stillRunningAfter(500)) || /: stopping/.test(err)) return;
+      kill(child, "SIGTERM");
+    }
+  };
   return {
     url,
     port: Number(new URL(url).port),
@@ -173,6 +188,9 @@ export async function spawnServer(options: SpawnOptions = {}): Promise<SpawnedSe
       if (!stopped) {
         stopped = true;
         kill(child, hard ? "SIGKILL" : "SIGTERM");
+        // A SIGTERM that comes while the server is still setting up its signal listeners is
+        // lost (it has already said it listens): sent again until the server says it stops.
+        if (!hard) void resendUntilStopping();
       }
       await exited();
     },
