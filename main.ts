@@ -48,17 +48,37 @@ async function openKv(path: string | undefined): Promise<Deno.Kv> {
  * before serving, and runs one where no instance runs: so an expiry falls
  * due even when the service was scaled to zero.
  */
-function registerDueWorkCron(scheduler: Promise<DueWorkScheduler>): void {
+function registerDueWorkCron(scheduler: Promise<DueWorkScheduler>, signal: AbortSignal): void {
   if (typeof Deno.cron !== "function") {
     console.error('intents: Deno.cron is unavailable (deno.json lists "cron" as unstable)');
     return;
   }
-  Deno.cron("intents-due-work", "* * * * *", async () => {
+  Deno.cron("intents-due-work", "* * * * *", { signal }, async () => {
     await (await scheduler).runDue();
   });
 }
 
-async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<void> {
+/**
+ * How long a stopped process waits for its last timers and handles to end
+ * before it exits regardless.
+ */
+const EXIT_FALLBACK_MS = 500;
+
+/**
+ * Ends a stopped process. With nothing left to run it ends by itself:
+ * `Deno.exit` while the runtime exports telemetry can hang for good (a fault
+ * of Deno's, seen when the exit meets a periodic metrics export), so it is
+ * only the fallback, for a commit still held by another process's lock.
+ */
+function exitWhenIdle(drained: boolean): void {
+  if (!drained) Deno.exit(0);
+  Deno.unrefTimer(setTimeout(() => Deno.exit(0), EXIT_FALLBACK_MS));
+}
+
+async function main(
+  scheduler: PromiseWithResolvers<DueWorkScheduler>,
+  cron: AbortController,
+): Promise<void> {
   let settings;
   try {
     settings = readSettings(Deno.env.toObject());
@@ -135,11 +155,16 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
         ? "intents: stopped; every request was answered"
         : `intents: stopped at the ${timeoutMs} ms bound; requests still unanswered: ${unanswered}`,
     );
-    Deno.exit(0);
+    cron.abort();
+    for (const [signal, listener] of listeners) Deno.removeSignalListener(signal, listener);
+    exitWhenIdle(drained);
   };
+  const listeners: [Deno.Signal, () => void][] = [];
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     try {
-      Deno.addSignalListener(signal, () => void shutdown(signal));
+      const listener = () => void shutdown(signal);
+      Deno.addSignalListener(signal, listener);
+      listeners.push([signal, listener]);
     } catch {
       // Platforms without signals (Deno Deploy, Windows for SIGTERM) manage the lifecycle.
     }
@@ -148,6 +173,7 @@ async function main(scheduler: PromiseWithResolvers<DueWorkScheduler>): Promise<
 
 if (import.meta.main) {
   const scheduler = Promise.withResolvers<DueWorkScheduler>();
-  registerDueWorkCron(scheduler.promise);
-  await main(scheduler);
+  const cron = new AbortController();
+  registerDueWorkCron(scheduler.promise, cron.signal);
+  await main(scheduler, cron);
 }

@@ -26,6 +26,7 @@ import { WEBHOOK_WORK } from "./webhooks/store.ts";
 import { inlineVerifier, type Verifier, VerifyPool } from "./workers/verify_pool.ts";
 import { MetricsRegistry } from "./telemetry/registry.ts";
 import { flushSpans } from "./telemetry/tracing.ts";
+import { within } from "./timing.ts";
 
 /** What {@link composeService} needs. */
 export interface ServiceOptions {
@@ -92,13 +93,6 @@ function startVerifier(
     options.report(`intents: VERIFY_WORKERS: no worker threads here (${reason}); verifying inline`);
     return inlineVerifier(ctx);
   }
-}
-
-/** Resolves when `promise` settles or `ms` have passed, whichever is first. */
-function within(promise: Promise<unknown>, ms: number): Promise<unknown> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const bound = new Promise((resolve) => timer = setTimeout(resolve, Math.max(0, ms)));
-  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -20,6 +20,9 @@ export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** What `main.ts` (and the reference server) print once they listen. */
 const SERVICE_LISTENING = /listening on (http:\/\/\S+:\d+)/;
 
+/** How long {@link SpawnedServer.stop} waits for the process to end before it kills it and throws. */
+const STOP_BOUND_MS = 30_000;
+
 /** The most of a process's stderr kept: its last half once this is passed. */
 const STDERR_KEPT = 1 << 20;
 
@@ -64,7 +67,11 @@ export interface SpawnedServer {
   stderr(): string;
   /** Its exit status, once it exits. */
   status: Promise<Deno.CommandStatus>;
-  /** Stops it (SIGTERM, or SIGKILL with `kill: true`) and waits until it exited. */
+  /**
+   * Stops it (SIGTERM, or SIGKILL with `kill: true`) and waits until it exited.
+   *
+   * @throws {Error} when it was still running 30 s later (it is killed then).
+   */
   stop(options?: { kill?: boolean }): Promise<void>;
   /**
    * Sends `signal` (default SIGTERM) and waits until it exited.
@@ -191,6 +198,12 @@ export async function spawnServer(options: SpawnOptions = {}): Promise<SpawnedSe
         // A SIGTERM that comes while the server is still setting up its signal listeners is
         // lost (it has already said it listens): sent again until the server says it stops.
         if (!hard) void resendUntilStopping();
+      }
+      // A server that never ends would hold its test (and a whole run) forever.
+      if (await stillRunningAfter(STOP_BOUND_MS)) {
+        kill(child, "SIGKILL");
+        await exited();
+        throw new Error(`the server did not exit within ${STOP_BOUND_MS} ms: ${err.trim()}`);
       }
       await exited();
     },

@@ -30,6 +30,7 @@ import { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
 import { RecentEvents } from "./recent_events.ts";
 import { Deliverer } from "./deliverer.ts";
+import { within } from "../timing.ts";
 
 /** How long a lease lasts without renewal. */
 export const LEASE_MS = 15_000;
@@ -169,8 +170,7 @@ export class WebhookDeliveries {
     const deliverers = [...this.#deliverers.values()];
     for (const deliverer of deliverers) deliverer.stop();
     const ended = Promise.all(deliverers.map((w) => w.done));
-    const grace = new Promise((resolve) => setTimeout(resolve, options.graceMs ?? 1_000));
-    await Promise.race([ended, grace]);
+    await within(ended, options.graceMs ?? 1_000);
     for (const deliverer of deliverers) deliverer.abort();
     await ended;
     await Promise.all(deliverers.map((w) => w.lease.held ? w.lease.release(true) : undefined));

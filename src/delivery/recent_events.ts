@@ -24,6 +24,7 @@
 
 import type { IntentEvent } from "../domain/intent.ts";
 import type { Store } from "../domain/store.ts";
+import { delay } from "../timing.ts";
 
 /** A deliverer caught up: waits for an event after `checked` that it wants. */
 interface Interest {
@@ -40,8 +41,6 @@ const FAILURE_PAUSE_MS = 1_000;
 const FOLLOW_WAIT_MS = 5_000;
 /** After a read found nothing past a head seen to have moved, the follower waits this long. */
 const EMPTY_PAUSE_MS = 50;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The window's bounds. */
 export interface RecentEventsOptions {
@@ -180,11 +179,11 @@ export class RecentEvents {
         } catch {
           // The storage failed: the deliverers read for themselves, and report it.
           for (const interest of [...this.#interests]) interest.end();
-          await pause(FAILURE_PAUSE_MS);
+          await delay(FAILURE_PAUSE_MS);
           continue;
         }
         // The head was seen past `from` before its events can be read (a lagging replica).
-        if (events.length === 0) await pause(EMPTY_PAUSE_MS);
+        if (events.length === 0) await delay(EMPTY_PAUSE_MS);
         else this.#look(events);
       }
     } finally {

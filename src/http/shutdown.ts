@@ -14,6 +14,7 @@
  */
 
 import type { DeadlineSweeper } from "./deadlines.ts";
+import { delay } from "../timing.ts";
 
 /**
  * How long the count must stay at zero: a request read just before the
@@ -60,7 +61,7 @@ export class InFlightRequests {
   async settled(): Promise<void> {
     for (;;) {
       await this.idle();
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      await delay(SETTLE_MS);
       if (this.#count === 0) return;
     }
   }

@@ -7,6 +7,7 @@
  */
 
 import { StorageUnavailableError } from "../domain/store.ts";
+import { delay } from "../timing.ts";
 
 /** Attempts of one write that keeps losing to other writers. */
 export const CONTENDED_ATTEMPTS = 12;
@@ -43,7 +44,7 @@ export class Attempts {
       throw new StorageUnavailableError("contended");
     }
     const ceiling = Math.min(MAX_BACKOFF_MS, 2 ** this.#attempt);
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+    await delay(Math.random() * ceiling);
   }
 }
 

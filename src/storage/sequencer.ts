@@ -34,6 +34,7 @@ import { decodeStaged, readStaged, type StagedBlock, type StoredEvent } from "./
 import type { Feed, Head } from "./feed.ts";
 import { encodeIndex, encodeIndexedHead, nextVersionstamp, type StagedRef } from "./index_codec.ts";
 import { keys } from "./keys.ts";
+import { delay } from "../timing.ts";
 import { decodeLease, encodeLease } from "./move_plan.ts";
 
 /** Staged events older than this are moved by whoever finds them, whoever holds the lease. */
@@ -393,10 +394,6 @@ export class Sequencer {
       };
     });
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function toListed(entry: Deno.KvEntry<unknown>): Listed {

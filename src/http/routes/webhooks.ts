@@ -35,6 +35,7 @@ import { checkWebhookUrl } from "../../webhooks/url.ts";
 import { type AppContext, readJsonBody, readJsonBytes, type RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
+import { delay } from "../../timing.ts";
 import { readQuery, wholeNumber } from "./query.ts";
 
 /** The query parameters of `GET /webhooks/{id}/attempts`, and the bounds of `limit`. */
@@ -210,7 +211,7 @@ export async function rotateWebhookSecret(
   if (changed === null) throw notFound();
   if (overlapMs < SIGNING_VIEW_MS) {
     // Counted from the commit's end: a deliverer that read before it has read again by then.
-    await new Promise((resolve) => setTimeout(resolve, SIGNING_VIEW_MS));
+    await delay(SIGNING_VIEW_MS);
   }
   return json(200, { secret });
 }
