@@ -51,14 +51,6 @@ export interface VerifiedSubmission {
   attrs: unknown;
 }
 
-/**
- * What decides, between reading and verifying, whether the signature is
- * verified at all: it charges the request's work and finds its template or
- * policy, and throws a refusal (`rate_limited`, `template_not_found`, …) to
- * stop the request before any signature costs anything.
- */
-export type SubmissionGate = (summary: SubmissionSummary) => Promise<void> | void;
-
 const encoder = new TextEncoder();
 
 /**
@@ -117,21 +109,4 @@ export async function verifyRead(
     ? await verifySignature(signature, canonicalBytesOfParsed(signed), ctx)
     : null;
   return { submission: summary.submission, verified, body, attrs: signed.attrs };
-}
-
-/**
- * A `POST /intents` body's bytes, read, passed through `gate`, and verified:
- * the order of docs/interface.md §4 on one thread.
- *
- * @param gate called between reading and verifying; absent, nothing stands between them.
- * @throws {ServiceError} as {@link readSubmissionBody}, `gate` and {@link verifyRead}.
- */
-export async function verifySubmissionBody(
-  ctx: VerifyContext,
-  bytes: Uint8Array,
-  gate?: SubmissionGate,
-): Promise<VerifiedSubmission> {
-  const read = readSubmissionBody(ctx, bytes);
-  await gate?.(read.summary);
-  return await verifyRead(ctx, read);
 }

@@ -1,18 +1,17 @@
 /**
- * Where submission bodies are parsed and verified (`verifySubmissionBody`):
- * on the thread that serves HTTP, or on a pool of `VERIFY_WORKERS` worker
- * threads so that thread only reads, stores and answers. Parsing and
- * verifying are a large part of a submission's CPU; with workers beside it,
- * the serving thread does the rest.
+ * Where submission bodies are read and verified: on the thread that serves
+ * HTTP, or on a pool of `VERIFY_WORKERS` worker threads so that thread only
+ * reads, stores and answers. Parsing and verifying are a large part of a
+ * submission's CPU; with workers beside it, the serving thread does the rest.
  *
- * Between reading a body and verifying its signature, the caller's gate
- * charges the work the body asks for and finds its template or policy
- * (docs/interface.md §4: the cheap refusals first). A worker holds no store,
- * so it reads a body, answers what the gate needs, and verifies once the
- * serving thread tells it to: a hop back to the serving thread, rather than
- * a second parse there. A worker skips the hop when the gate cannot refuse
- * the body (its document is known to exist and its work need not be
- * charged): the gate then runs on the answer (see `verify_messages.ts`).
+ * A body is read first (`read`), and what it asks for (its work, its
+ * template or policy) is decided on by the caller before its signature is
+ * verified (`ReadBody.verify`), or it is dropped (docs/interface.md §4: the
+ * cheap refusals first). A worker holds no store, so it keeps what it read
+ * until the serving thread says verify or drop: no second parse there. A
+ * worker verifies at once when the caller cannot refuse the body (its
+ * document is known to exist and its work need not be charged): its read
+ * then comes with the verification (see `verify_messages.ts`).
  *
  * Bodies go to a worker in batches, one message per worker per turn of the
  * event loop (with the decisions on bodies read before), and come back one
@@ -22,9 +21,8 @@
  * Reading and verifying are pure functions of the bytes and the passkey
  * policy, so a worker that fails (it could not start, its thread died, or it
  * held bodies without answering for `stallMs`) costs nothing but time: what
- * it held is answered on the calling thread (past the gate when it had
- * passed it already, so nothing is charged twice), and a worker that had
- * been answering is replaced.
+ * it held is answered on the calling thread, and a worker that had been
+ * answering is replaced.
  * @module
  */
 
@@ -32,34 +30,63 @@ import { setImmediate } from "node:timers";
 import { ServiceError } from "../errors.ts";
 import {
   readSubmissionBody,
-  type SubmissionGate,
   type SubmissionSummary,
   type VerifiedSubmission,
   verifyRead,
-  verifySubmissionBody,
 } from "../domain/verify_submission.ts";
 import type { VerifyContext } from "../domain/authorship.ts";
 import type { InitMessage, Outcome, WorkMessage } from "./verify_messages.ts";
 import { activeSpan } from "../telemetry/tracing.ts";
 import { type TraceParent, traceParentOf, verifyInSpan } from "./verify_span.ts";
 
-/** Parses and verifies `POST /intents` bodies. */
+/** A body read and held for its verification: what the cheap refusals decide on comes first. */
+export interface ReadBody {
+  /** The work it asks for, the template or policy it names, whether it is signed. */
+  readonly summary: SubmissionSummary;
+  /**
+   * Verifies its authorship (once; a second call gets the same answer).
+   *
+   * @throws {ServiceError} as `verifyRead`.
+   */
+  verify(): Promise<VerifiedSubmission>;
+  /** Forgets it unverified: a refusal came first. */
+  drop(): void;
+}
+
+/** Reads and verifies `POST /intents` bodies. */
 export interface Verifier {
   /** Worker threads doing the work now; 0 when it runs on the calling thread. */
   readonly threads: number;
   /**
-   * Reads `bytes`, passes the summary through `gate` (absent: nothing stands
-   * between), and verifies the signature when the gate let it through.
+   * Reads `bytes`: the strict parse, the shape and encodings, the work asked for.
    *
-   * @throws {ServiceError} as `verifySubmissionBody`, and whatever `gate` throws.
+   * @throws {ServiceError} as `readSubmissionBody`; or as `verifyRead` when a
+   *   worker verified it at once (then no refusal of the caller's was possible).
    */
-  verify(bytes: Uint8Array, gate?: SubmissionGate): Promise<VerifiedSubmission>;
+  read(bytes: Uint8Array): Promise<ReadBody>;
   /** Stops the workers; what they still hold is verified on the calling thread. */
   close(): void;
 }
 
+/** A body read on the calling thread. */
+function readHere(ctx: VerifyContext, bytes: Uint8Array, parent?: TraceParent): ReadBody {
+  const read = readSubmissionBody(ctx, bytes);
+  let verified: Promise<VerifiedSubmission> | undefined;
+  return {
+    summary: read.summary,
+    verify: () =>
+      verified ??= verifyInSpan(() => verifyRead(ctx, read), { parent, thread: "serving" }),
+    drop() {},
+  };
+}
+
+/** A body verified already: nothing is left to do but answer. */
+function verifiedBody(summary: SubmissionSummary, verified: VerifiedSubmission): ReadBody {
+  return { summary, verify: () => Promise.resolve(verified), drop() {} };
+}
+
 /**
- * Verifies on the calling thread.
+ * Reads and verifies on the calling thread.
  *
  * @example
  * ```ts
@@ -70,28 +97,26 @@ export interface Verifier {
  *   origins: ["http://localhost:8000"],
  *   requireUserVerification: false,
  * }));
- * const refusal = await verifier.verify(new TextEncoder().encode("[")).catch((e) => e);
+ * const refusal = await verifier.read(new TextEncoder().encode("[")).catch((e) => e);
  * refusal.code; // "invalid_json"
  * ```
  */
 export function inlineVerifier(ctx: VerifyContext): Verifier {
   return {
     threads: 0,
-    verify: (bytes, gate) =>
-      verifyInSpan(() => verifySubmissionBody(ctx, bytes, gate), { thread: "serving" }),
+    read: async (bytes) => readHere(ctx, bytes),
     close() {},
   };
 }
 
 interface Job {
   bytes: Uint8Array;
-  gate?: SubmissionGate;
-  /** The gate has passed: answered on the calling thread, the body skips it. */
-  gated: boolean;
   /** The request's span, when tracing: the worker's span of this body is its child. */
   parent: TraceParent | undefined;
-  resolve: (verified: VerifiedSubmission) => void;
-  reject: (error: unknown) => void;
+  /** Answered when read: its summary, or a refusal. */
+  read: PromiseWithResolvers<ReadBody>;
+  /** Present once the caller asked for its verification. */
+  verified?: PromiseWithResolvers<VerifiedSubmission>;
 }
 
 /** One worker, what it was sent and has not answered, and what waits to be sent. */
@@ -179,18 +204,14 @@ export class VerifyPool implements Verifier {
     return this.#slots.length;
   }
 
-  verify(bytes: Uint8Array, gate?: SubmissionGate): Promise<VerifiedSubmission> {
-    const slot = this.#leastBusy();
-    if (slot === undefined) {
-      return verifyInSpan(() => verifySubmissionBody(this.#ctx, bytes, gate), {
-        thread: "serving",
-      });
-    }
+  read(bytes: Uint8Array): Promise<ReadBody> {
     const parent = traceParentOf(activeSpan());
-    return new Promise((resolve, reject) => {
-      slot.queue.set(this.#nextId++, { bytes, gate, gated: false, parent, resolve, reject });
-      this.#schedule(slot);
-    });
+    const slot = this.#leastBusy();
+    if (slot === undefined) return Promise.resolve().then(() => readHere(this.#ctx, bytes, parent));
+    const job: Job = { bytes, parent, read: Promise.withResolvers() };
+    slot.queue.set(this.#nextId++, job);
+    this.#schedule(slot);
+    return job.read.promise;
   }
 
   /** After this turn's I/O: every body read in it, and every decision, goes in one message. */
@@ -200,36 +221,35 @@ export class VerifyPool implements Verifier {
     setImmediate(() => this.#flush(slot));
   }
 
-  /** Answers a job on the calling thread: past its gate when it passed it already. */
+  /** Answers a job on the calling thread, from where it stands. */
   #inline(job: Job): void {
-    const answer = verifyInSpan(
-      () =>
-        job.gated
-          ? Promise.resolve().then(() =>
-            verifyRead(this.#ctx, readSubmissionBody(this.#ctx, job.bytes))
-          )
-          : verifySubmissionBody(this.#ctx, job.bytes, job.gate),
-      { parent: job.parent, thread: "serving" },
-    );
-    answer.then(job.resolve, job.reject);
+    const here = Promise.resolve().then(() => readHere(this.#ctx, job.bytes, job.parent));
+    if (job.verified === undefined) here.then(job.read.resolve, job.read.reject);
+    else here.then((body) => body.verify()).then(job.verified.resolve, job.verified.reject);
   }
 
-  /** Runs a read body's gate; then the worker verifies it, or forgets it. */
-  #gate(slot: Slot, id: number, job: Job, summary: SubmissionSummary): void {
-    Promise.resolve().then(() => job.gate?.(summary)).then(() => {
-      job.gated = true;
-      if (!this.#slots.includes(slot)) return this.#inline(job);
-      if (slot.sent.size === 0) slot.progressAt = performance.now();
-      slot.sent.set(id, job);
-      slot.go.push(id);
-      this.#schedule(slot);
-    }, (error) => {
-      if (this.#slots.includes(slot)) {
+  /** A body a worker read and holds: verified there, or forgotten, as the caller decides. */
+  #held(slot: Slot, id: number, job: Job, summary: SubmissionSummary): ReadBody {
+    return {
+      summary,
+      verify: () => {
+        if (job.verified) return job.verified.promise;
+        job.verified = Promise.withResolvers();
+        if (!this.#slots.includes(slot)) this.#inline(job);
+        else {
+          if (slot.sent.size === 0) slot.progressAt = performance.now();
+          slot.sent.set(id, job);
+          slot.go.push(id);
+          this.#schedule(slot);
+        }
+        return job.verified.promise;
+      },
+      drop: () => {
+        if (job.verified || !this.#slots.includes(slot)) return;
         slot.drop.push(id);
         this.#schedule(slot);
-      }
-      job.reject(error);
-    });
+      },
+    };
   }
 
   close(): void {
@@ -345,21 +365,16 @@ export class VerifyPool implements Verifier {
       const job = slot.sent.get(outcome.id);
       if (job === undefined) continue;
       slot.sent.delete(outcome.id);
-      if ("read" in outcome) this.#gate(slot, outcome.id, job, outcome.read);
+      const answer = job.verified ?? job.read;
+      if ("read" in outcome) job.read.resolve(this.#held(slot, outcome.id, job, outcome.read));
       else if ("verified" in outcome) {
         const { verified, summary } = outcome;
-        if (summary === undefined || job.gated) job.resolve(verified);
-        else {
-          // Verified early (its gate could not refuse it): the gate charges and finds it now.
-          job.gated = true;
-          Promise.resolve().then(() => job.gate?.(summary)).then(
-            () => job.resolve(verified),
-            job.reject,
-          );
-        }
+        // Verified at once (no refusal of the caller's was possible): its read comes with it.
+        if (summary !== undefined) job.read.resolve(verifiedBody(summary, verified));
+        else job.verified?.resolve(verified);
       } else if ("refused" in outcome) {
         const { code, message } = outcome.refused;
-        job.reject(new ServiceError(code, message));
+        answer.reject(new ServiceError(code, message));
       } else {
         // Not the request's fault: the calling thread answers as it would have.
         this.#onFault(outcome.fault);

@@ -36,8 +36,8 @@ export function traceParentOf(
 }
 
 /**
- * A verification (`verify`: `verifySubmissionBody`, or `verifyRead` of a
- * body read before) in a span `intents.verify`: the variant and the
+ * A verification (`verify`: `verifyRead` of a body read before) in a span
+ * `intents.verify`: the variant and the
  * signature kind when it verified (`intents.outcome` `verified`), the
  * refusal's code when it did not (`refused`). Without tracing, the call alone.
  *

@@ -18,9 +18,9 @@ import {
   variantBBody,
 } from "../../client/mod.ts";
 import { ServiceError } from "../../src/errors.ts";
-import {
-  type SubmissionSummary,
-  verifySubmissionBody,
+import type {
+  SubmissionSummary,
+  VerifiedSubmission,
 } from "../../src/domain/verify_submission.ts";
 import { verifyContext } from "../../src/domain/authorship.ts";
 import { inlineVerifier, type Verifier, VerifyPool } from "../../src/workers/verify_pool.ts";
@@ -73,10 +73,30 @@ async function bodies(): Promise<Uint8Array[]> {
   ];
 }
 
+/**
+ * Reads a body, passes its summary through `gate` (as `POST /intents` charges
+ * its work and finds its document), then verifies it, or drops it when the
+ * gate refuses.
+ */
+async function through(
+  verifier: Verifier,
+  bytes: Uint8Array,
+  gate?: (summary: SubmissionSummary) => void,
+): Promise<VerifiedSubmission> {
+  const body = await verifier.read(bytes);
+  try {
+    gate?.(body.summary);
+  } catch (error) {
+    body.drop();
+    throw error;
+  }
+  return await body.verify();
+}
+
 /** What verifying came to, in a form `deepEqual` compares. */
 async function outcome(verifier: Verifier, bytes: Uint8Array): Promise<unknown> {
   try {
-    return { verified: await verifier.verify(bytes) };
+    return { verified: await through(verifier, bytes) };
   } catch (error) {
     assert.ok(error instanceof ServiceError, `not a ServiceError: ${error}`);
     return { refused: [error.name, error.code, error.message] };
@@ -145,11 +165,11 @@ Deno.test("a worker that holds bodies without answering is stopped, and they are
   await answersWithout("self.onmessage = () => {};\n", 1, 200);
 });
 
-Deno.test("verifySubmissionBody: the stored body is the compact text, and attrs are the signed object's", async () => {
+Deno.test("a body read and verified: the stored body is the compact text, and attrs are the signed object's", async () => {
   const key = generateEd25519Key();
   const payload = newPayload("tpl", { attrs: { fields: { big: 1e21, small: 5e-7 } } });
   const spaced = encoder.encode(JSON.stringify(signVariantA(payload, key), null, 1));
-  const result = await verifySubmissionBody(ctx, spaced);
+  const result = await through(inlineVerifier(ctx), spaced);
   assert.equal(
     new TextDecoder().decode(result.body),
     JSON.stringify(JSON.parse(new TextDecoder().decode(spaced))),
@@ -210,7 +230,7 @@ Deno.test("the gate sees every read body once, before its signature is verified,
       // One after another: a worker learns "pol" exists from the first gate it passes.
       for (const bytes of cases) {
         try {
-          answers.push((await verifier.verify(bytes, gate)).verified?.authorship.kind ?? null);
+          answers.push((await through(verifier, bytes, gate)).verified?.authorship.kind ?? null);
         } catch (error) {
           answers.push((error as ServiceError).code);
         }
@@ -258,7 +278,7 @@ Deno.test("a worker that dies after its gate passed: answered on the calling thr
   try {
     const { seen, gate } = recordingGate();
     const body = encode(signVariantB(newIntent("pol"), generateEd25519Key()));
-    const verified = await pool.verify(body, gate);
+    const verified = await through(pool, body, gate);
     assert.equal(verified.verified?.authorship.kind, "Ed25519");
     assert.equal(seen.length, 1);
   } finally {

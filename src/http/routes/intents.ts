@@ -26,17 +26,21 @@ export const LIST_LIMIT = { min: 1, max: 100, fallback: 20 } as const;
  */
 export async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  const bytes = await readJsonBytes(request, app);
-  let ref: DocumentRef | undefined;
-  // Parsed and verified here or on a worker thread (settings: VERIFY_WORKERS); between the
-  // two, the cheap refusals of docs/interface.md §4: the work's tokens, then the document.
-  const verified = await app.verifier.verify(bytes, async (summary) => {
-    chargeWork(ctx, summary.work);
+  // Read here or on a worker thread (settings: VERIFY_WORKERS); then the cheap refusals of
+  // docs/interface.md §4, the work's tokens and the document, before any signature is verified.
+  const body = await app.verifier.read(await readJsonBytes(request, app));
+  let ref: DocumentRef;
+  try {
+    chargeWork(ctx, body.summary.work);
     ref = await findReference(
       { store: app.store, allowUnsigned: app.settings.allowUnsigned },
-      summary,
+      body.summary,
     );
-  });
+  } catch (error) {
+    body.drop();
+    throw error;
+  }
+  const verified = await body.verify();
   const keyIds = verified.verified?.signedBy.map((s) => s.keyId) ?? [];
   checkSigners(ctx, keyIds);
   let stored: Stored;
@@ -49,7 +53,7 @@ export async function postIntent(request: Request, ctx: RequestContext): Promise
         maxPendingPerSigner: app.limits.settings.maxPendingPerSigner,
       },
       verified,
-      ref!,
+      ref,
     );
   } catch (error) {
     if (error instanceof ServiceError && error.code === "too_many_pending") refusedPending(ctx);
