@@ -127,14 +127,8 @@ async function main(
   service.start();
   scheduler.resolve(service.dueWork);
   const inFlight = new InFlightRequests();
-  const server = Deno.serve({
-    port: settings.port,
-    hostname: settings.hostname,
-    onListen: ({ hostname, port }) => {
-      console.error(`intents: listening on http://${hostname}:${port}`);
-    },
-  }, inFlight.wrap(service.app.handler));
-
+  // The signals are heard before the server listens: one sent as it starts is not lost.
+  const serving: { server?: Deno.HttpServer } = {};
   let shuttingDown = false;
   const shutdown = async (signal: Deno.Signal) => {
     // A second signal changes nothing: the bound already holds.
@@ -143,7 +137,7 @@ async function main(
     const timeoutMs = settings.shutdownTimeoutMs;
     console.error(`intents: ${signal}: stopping; requests in flight get up to ${timeoutMs} ms`);
     // In the order of docs/architecture.md (Shutdown), within the bound.
-    const { drained, unanswered } = await service.stop({ server, inFlight });
+    const { drained, unanswered } = await service.stop({ server: serving.server!, inFlight });
     requestLog.flush();
     // A commit still waiting on another process's lock would hold close() until
     // SQLite gives up (seconds). Every commit is atomic, so the file needs no close.
@@ -169,6 +163,13 @@ async function main(
       // Platforms without signals (Deno Deploy, Windows for SIGTERM) manage the lifecycle.
     }
   }
+  serving.server = Deno.serve({
+    port: settings.port,
+    hostname: settings.hostname,
+    onListen: ({ hostname, port }) => {
+      console.error(`intents: listening on http://${hostname}:${port}`);
+    },
+  }, inFlight.wrap(service.app.handler));
 }
 
 if (import.meta.main) {
