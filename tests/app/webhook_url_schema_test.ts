@@ -35,7 +35,7 @@ function withSetting(allowHttp: boolean, fn: (h: AppHarness) => Promise<void>): 
 const accepts = (url: string, allowHttp: boolean) =>
   checkWebhookUrl(url, { allowHttp, allowPrivate: true }) === null;
 
-/** Each in its normal form (or with the `/` of an empty path left out), varied in what a pattern can see. */
+/** Mostly in their normal form (or with the `/` of an empty path left out), varied in what a pattern can see. */
 const EXAMPLES = [
   "https://hooks.example/in",
   "https://hooks.example",
@@ -59,6 +59,12 @@ const EXAMPLES = [
   "ftp://hooks.example/",
   "ws://hooks.example/",
   "hooks.example/in",
+  // Not in its normal form, in ways a pattern can see: refused by both.
+  "https://HOOKS.example/in",
+  "https://hooks%2Eexample/",
+  "https://hooks.example/{in}",
+  "https://hooks.example/?q=<a>",
+  "https://hooks.example:0443/",
   `https://hooks.example/${"a".repeat(2048 - 22)}`,
   `https://hooks.example/${"a".repeat(2049 - 22)}`,
 ];
