@@ -31,7 +31,7 @@ Deno.test("a worker's fault is reported and the body verified on the calling thr
     const body = new TextEncoder().encode(
       JSON.stringify(signVariantB({ id: newIntentId(), policy_id: "pol" }, key)),
     );
-    const verified = await pool.verify(body);
+    const verified = await (await pool.read(body)).verify();
     assert.equal(verified.verified?.authorship.kind, "Ed25519");
     assert.deepEqual(faults, ["TypeError: broken"]);
     // Verified on this thread: its key is in this thread's cache.
