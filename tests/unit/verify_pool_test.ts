@@ -18,10 +18,7 @@ import {
   variantBBody,
 } from "../../client/mod.ts";
 import { ServiceError } from "../../src/errors.ts";
-import type {
-  SubmissionSummary,
-  VerifiedSubmission,
-} from "../../src/domain/verify_submission.ts";
+import type { SubmissionSummary, VerifiedSubmission } from "../../src/domain/verify_submission.ts";
 import { verifyContext } from "../../src/domain/authorship.ts";
 import { inlineVerifier, type Verifier, VerifyPool } from "../../src/workers/verify_pool.ts";
 import {
