@@ -173,10 +173,11 @@ storeTest(
       // Past the deadline the intent reads expired, but its place comes back when the expiry is
       // recorded (as the scheduler does it, within seconds).
       await sleep(1_100);
-      assert.equal(
-        await expireIntent({ store: h.app.context.store, now: () => new Date() }, first.signed.id),
-        "expired",
-      );
+      const store = h.app.context.store;
+      const outcome = await expireIntent({ store, now: () => new Date() }, first.signed.id);
+      // The app's own scheduler may have recorded it first.
+      assert.ok(outcome === "expired" || outcome === "unchanged", outcome);
+      assert.equal((await store.getIntent(first.signed.id))?.state, "expired");
       assert.equal(await countOf(h, doc, a.key), null);
       const after = await submitBy(h, doc, a);
       assert.equal(after.response.status, 202);
