@@ -1,13 +1,15 @@
 /**
  * What an endpoint declares, once (`endpoints.ts` lists them): its method
  * and path template, who may call it, what it costs the client address,
- * and its handler. The router, the token and budget checks (`limits.ts`),
- * `http.route` and the OpenAPI operation's `security` all read it.
+ * its handler and its OpenAPI operation. The router, the token and budget
+ * checks (`limits.ts`), `http.route` and the OpenAPI document all read it.
  * @module
  */
 
 import type { Settings } from "../settings.ts";
 import type { Handler } from "./context.ts";
+import type { OpenApiExamples } from "./openapi/examples.ts";
+import type { Obj } from "./openapi/responses.ts";
 
 /** The methods the service answers (a GET endpoint also answers HEAD). */
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -41,6 +43,11 @@ export interface Endpoint {
   /** Default `"none"`. Only a public endpoint has a cost: a token endpoint has its own budget. */
   cost?: AddressCost;
   handler: Handler;
+  /**
+   * Its OpenAPI operation, made from the document's examples when the
+   * document is built; `openapi/document.ts` adds what `access` and `cost` say.
+   */
+  operation: (examples: OpenApiExamples) => Obj;
 }
 
 /** What an {@link Access} means: the tokens it takes, and the OpenAPI security requirement. */

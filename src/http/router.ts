@@ -55,9 +55,13 @@ export function templatePattern(path: string): RegExp | null {
  *
  * @example
  * ```ts
- * const router = new Router([
- *   { method: "GET", path: "/items/{id}", access: "public", handler: () => new Response() },
- * ]);
+ * const router = new Router([{
+ *   method: "GET",
+ *   path: "/items/{id}",
+ *   access: "public",
+ *   handler: () => new Response(),
+ *   operation: () => ({ summary: "An item" }),
+ * }]);
  * router.find("GET", "/items/7")?.params; // ["7"]
  * router.find("PUT", "/items/7")?.allow; // "GET, HEAD"
  * router.find("GET", "/other"); // null

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import * as v from "valibot";
-import type { Endpoint } from "../../src/http/endpoint.ts";
 import { endpoints } from "../../src/http/endpoints.ts";
 import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import { ERROR_CODES } from "../../src/errors.ts";
@@ -76,34 +75,10 @@ Deno.test("the validator does reject a broken document", async () => {
   assert.equal(result.valid, false);
 });
 
-/** `METHOD path` of every served endpoint the document does not describe. */
-function undescribed(endpoints: readonly Endpoint[], document: Json): string[] {
-  const missing: string[] = [];
-  for (const { method, path } of endpoints) {
-    if (!document.paths[path]?.[method.toLowerCase()]) missing.push(`${method} ${path}`);
-  }
-  return missing;
-}
-
 Deno.test("every endpoint of endpoints() is described", () => {
   assert.ok(served.length >= 10);
-  assert.deepEqual(undescribed(served, doc), []);
-});
-
-Deno.test("the coverage check notices a served endpoint the document lacks", () => {
-  const extra: Endpoint = {
-    method: "GET",
-    path: "/undocumented",
-    access: "public",
-    handler: () => new Response(),
-  };
-  const withExtra = [...served, extra];
-  assert.deepEqual(
-    undescribed(withExtra, buildOpenApiDocument(withExtra, { webhooksAllowHttp: false })),
-    [
-      "GET /undocumented",
-    ],
-  );
+  const missing = served.filter(({ method, path }) => !doc.paths[path]?.[method.toLowerCase()]);
+  assert.deepEqual(missing, []);
 });
 
 Deno.test("the document describes no route that is not served", () => {

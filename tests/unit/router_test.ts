@@ -9,7 +9,14 @@ import type { Endpoint, Method } from "../../src/http/endpoint.ts";
 import { Router, templatePattern } from "../../src/http/router.ts";
 
 function endpoint(method: Method, path: string, extra: Partial<Endpoint> = {}): Endpoint {
-  return { method, path, access: "public", handler: () => new Response(path), ...extra };
+  return {
+    method,
+    path,
+    access: "public",
+    handler: () => new Response(path),
+    operation: () => ({}),
+    ...extra,
+  };
 }
 
 Deno.test("templatePattern: literal segments match themselves, each {name} one whole segment", () => {
