@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document of the service, served at `GET /openapi.json`,
- * built from the endpoints it is served from (`../endpoints.ts`): each
- * declares its operation, and its access and cost give the operation's
+ * built from the routes it is served from (`routes()` in `../router.ts`):
+ * each declares its operation, and its access and cost give the operation's
  * `security`, its refusals of a token and its rate limits. Schemas come from
  * the valibot schemas that validate requests (`components.ts`); examples are
  * real signed requests (`examples.ts`).
@@ -9,7 +9,7 @@
  */
 
 import type { Settings } from "../../settings.ts";
-import { ACCESS, type Endpoint } from "../endpoint.ts";
+import { ACCESS, type Route } from "../route.ts";
 import { componentSchemas } from "./components.ts";
 import { openApiExamples } from "./examples.ts";
 import { type Obj, rateLimited, TOKEN_REFUSALS } from "./responses.ts";
@@ -22,44 +22,44 @@ import { webhookComponentSchemas, webhookDeliveries } from "./webhook_components
 export type DocumentSettings = Pick<Settings, "webhooksAllowHttp">;
 
 /**
- * An operation as its endpoint declares it: its `security` (after its
+ * An operation as its route declares it: its `security` (after its
  * tags), a token's refusals, and the rate limits of an address's budget.
  */
-function asDeclared(operation: Obj, endpoint: Endpoint): Obj {
+function asDeclared(operation: Obj, route: Route): Obj {
   const out: Obj = {};
-  const security = ACCESS[endpoint.access].security;
+  const security = ACCESS[route.access].security;
   for (const [key, value] of Object.entries(operation)) {
     out[key] = value;
     if (key === "tags") out.security = security;
   }
   out.security ??= security;
-  if (endpoint.access !== "public") {
+  if (route.access !== "public") {
     out.responses = { ...(operation.responses as Obj), ...TOKEN_REFUSALS };
   }
-  const cost = endpoint.cost ?? "none";
+  const cost = route.cost ?? "none";
   return cost === "none" ? out : rateLimited(out);
 }
 
 /**
  * Builds the OpenAPI 3.1 document.
  *
- * @param served the endpoints, each described by its operation; paths, methods and tags
+ * @param served the routes, each described by its operation; paths, methods and tags
  *   in their order.
  * @param settings the settings of the process that serves it.
  * @returns the document as a plain JSON value.
  */
 export function buildOpenApiDocument(
-  served: readonly Endpoint[],
+  served: readonly Route[],
   settings: DocumentSettings,
 ): Obj {
   const examples = openApiExamples();
   const paths: Record<string, Obj> = {};
   const tags = new Set<string>();
-  for (const endpoint of served) {
-    const operation = endpoint.operation(examples);
+  for (const route of served) {
+    const operation = route.operation(examples);
     for (const tag of operation.tags as string[]) tags.add(tag);
-    paths[endpoint.path] ??= {};
-    paths[endpoint.path][endpoint.method.toLowerCase()] = asDeclared(operation, endpoint);
+    paths[route.path] ??= {};
+    paths[route.path][route.method.toLowerCase()] = asDeclared(operation, route);
   }
 
   return {

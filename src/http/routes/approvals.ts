@@ -15,12 +15,12 @@ import { readJsonBody, type RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { checkSigners, spendSigners } from "../limits.ts";
 import { intentIdOf } from "./intents.ts";
-import type { Endpoint } from "../endpoint.ts";
+import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import { ERR, errorResponse, idParameter, jsonResponse } from "../openapi/responses.ts";
 
 /**
- * `GET /intents/{id}/approvals`: its endpoint costs an address token, so
+ * `GET /intents/{id}/approvals`: its route costs an address token, so
  * that ids cannot be probed at line rate.
  */
 async function getApprovals(_request: Request, ctx: RequestContext): Promise<Response> {
@@ -69,7 +69,7 @@ const TEXTS = {
  * `POST /intents/{id}/approvals` or `POST /intents/{id}/rejections`: 200 with
  * the view after the decision (or as it stands, for a repeat).
  */
-function decisionEndpoint(decision: Decision): Endpoint {
+function decisionRoute(decision: Decision): Route {
   const { operationId, summary, description, after } = TEXTS[decision];
   return {
     method: "POST",
@@ -133,8 +133,8 @@ function decisionEndpoint(decision: Decision): Endpoint {
   };
 }
 
-/** The endpoints of approvals and rejections (docs/interface.md §10): each costs a token. */
-export const APPROVAL_ENDPOINTS: Endpoint[] = [
+/** The routes of approvals and rejections (docs/interface.md §10): each costs a token. */
+export const APPROVAL_ROUTES: Route[] = [
   {
     method: "GET",
     path: "/intents/{id}/approvals",
@@ -159,6 +159,6 @@ export const APPROVAL_ENDPOINTS: Endpoint[] = [
       },
     }),
   },
-  decisionEndpoint("approval"),
-  decisionEndpoint("rejection"),
+  decisionRoute("approval"),
+  decisionRoute("rejection"),
 ];

@@ -10,7 +10,7 @@ import { validate } from "../../domain/validate.ts";
 import type { StoredConfig } from "../../domain/intent.ts";
 import { json } from "../respond.ts";
 import { type AppContext, readJsonBody, type RequestContext } from "../context.ts";
-import type { Endpoint } from "../endpoint.ts";
+import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import { ERR, errorResponse, jsonBody, jsonResponse } from "../openapi/responses.ts";
 
@@ -81,8 +81,8 @@ const CONFIG_EXAMPLE = {
 };
 const ETAG = { description: "Version of the configuration.", schema: { type: "string" } };
 
-/** The configuration's endpoints (docs/interface.md §6): the admin's. */
-export const CONFIG_ENDPOINTS: Endpoint[] = [
+/** The configuration's routes (docs/interface.md §6): the admin's. */
+export const CONFIG_ROUTES: Route[] = [
   {
     method: "GET",
     path: "/config",

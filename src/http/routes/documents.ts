@@ -13,7 +13,7 @@ import type { DocumentKind } from "../../domain/intent.ts";
 import { readBody } from "../read_body.ts";
 import { json } from "../respond.ts";
 import type { RequestContext } from "../context.ts";
-import type { Endpoint } from "../endpoint.ts";
+import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {
   ERR,
@@ -101,10 +101,10 @@ function getDocument(kind: DocumentKind) {
 }
 
 /**
- * The endpoints of one kind of document (docs/interface.md §5): written by the
+ * The routes of one kind of document (docs/interface.md §5): written by the
  * admin, read by anyone for a token (§12).
  */
-function documentEndpoints(kind: DocumentKind): Endpoint[] {
+function documentRoutes(kind: DocumentKind): Route[] {
   const plural = kind === "template" ? "templates" : "policies";
   return [
     {
@@ -184,8 +184,8 @@ function documentEndpoints(kind: DocumentKind): Endpoint[] {
   ];
 }
 
-/** The endpoints of templates and policies. */
-export const DOCUMENT_ENDPOINTS = [
-  ...documentEndpoints("template"),
-  ...documentEndpoints("policy"),
+/** The routes of templates and policies. */
+export const DOCUMENT_ROUTES = [
+  ...documentRoutes("template"),
+  ...documentRoutes("policy"),
 ];

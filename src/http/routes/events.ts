@@ -16,7 +16,7 @@ import type { AppContext, RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
 import { readQuery, wholeNumber } from "./query.ts";
-import type { Endpoint } from "../endpoint.ts";
+import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {
   ERR,
@@ -165,8 +165,8 @@ function eventStream(request: Request, app: AppContext, after: number): Response
   });
 }
 
-/** The feed's endpoint (docs/interface.md §9): the admin's, or the events token's. */
-export const EVENT_ENDPOINTS: Endpoint[] = [{
+/** The feed's route (docs/interface.md §9): the admin's, or the events token's. */
+export const EVENT_ROUTES: Route[] = [{
   method: "GET",
   path: "/events",
   access: "admin_or_events",

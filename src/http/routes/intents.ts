@@ -15,7 +15,7 @@ import { readJsonBytes, type RequestContext } from "../context.ts";
 import { readPosition } from "./positions.ts";
 import { chargeWork, checkSigners, refusedPending, spendSigners } from "../limits.ts";
 import { readQuery, wholeNumber } from "./query.ts";
-import type { Endpoint } from "../endpoint.ts";
+import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {
   ERR,
@@ -140,8 +140,8 @@ async function listIntents(request: Request, ctx: RequestContext): Promise<Respo
   return json(200, `{"items":[${items.join(",")}],"cursor":${JSON.stringify(next)}}`);
 }
 
-/** The endpoints of intents (docs/interface.md §4, §7): a submission costs its work. */
-export const INTENT_ENDPOINTS: Endpoint[] = [
+/** The routes of intents (docs/interface.md §4, §7): a submission costs its work. */
+export const INTENT_ROUTES: Route[] = [
   {
     method: "POST",
     path: "/intents",

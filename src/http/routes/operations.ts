@@ -1,5 +1,5 @@
 /**
- * Operations endpoints: `GET /healthz` (liveness: the storage answers),
+ * Operations routes: `GET /healthz` (liveness: the storage answers),
  * `GET /readyz` (readiness: the storage answers and takes writes),
  * `GET /metrics` and `GET /openapi.json`; and their OpenAPI operations.
  * @module
@@ -9,7 +9,7 @@ import type { Settings } from "../../settings.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { METRICS_CONTENT_TYPE } from "../../telemetry/instruments.ts";
 import { json } from "../respond.ts";
-import type { Endpoint } from "../endpoint.ts";
+import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import { buildOpenApiDocument } from "../openapi/document.ts";
 import { errorResponse, jsonResponse, REQUEST_ID_HEADER } from "../openapi/responses.ts";
@@ -116,7 +116,7 @@ function metrics(_request: Request, { app }: RequestContext): Response {
 }
 
 /** The probes and the metrics (docs/interface.md §7, §13). */
-export const OPERATION_ENDPOINTS: Endpoint[] = [
+export const OPERATION_ROUTES: Route[] = [
   {
     method: "GET",
     path: "/healthz",
@@ -183,7 +183,7 @@ export const OPERATION_ENDPOINTS: Endpoint[] = [
  * settings (what the process accepts); it is built on the first request for
  * those settings and kept: they do not change.
  */
-export function openApiEndpoint(served: readonly Endpoint[]): Endpoint {
+export function openApiRoute(served: readonly Route[]): Route {
   const texts = new WeakMap<Settings, string>();
   return {
     method: "GET",

@@ -9,7 +9,7 @@
 import { ServiceError } from "../../errors.ts";
 import type { RequestContext } from "../context.ts";
 import type { StaticFiles } from "../static_files.ts";
-import type { Endpoint } from "../endpoint.ts";
+import type { Route } from "../route.ts";
 import { ERR } from "../openapi/responses.ts";
 
 /**
@@ -87,8 +87,8 @@ function getStatic(
   return serve(request, app.staticFiles, name);
 }
 
-/** The passkey page's endpoints (docs/interface.md §7). */
-export const PAGE_ENDPOINTS: Endpoint[] = [
+/** The passkey page's routes (docs/interface.md §7). */
+export const PAGE_ROUTES: Route[] = [
   {
     method: "GET",
     path: "/",

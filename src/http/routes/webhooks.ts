@@ -35,7 +35,7 @@ import { readPosition } from "./positions.ts";
 import { delay } from "../../timing.ts";
 import { readQuery, wholeNumber } from "./query.ts";
 import { endpointId, notFound, renderWebhook } from "./webhook_view.ts";
-import type { Endpoint as HttpEndpoint } from "../endpoint.ts";
+import type { Route } from "../route.ts";
 import { ATTEMPT_EXAMPLE, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from "../openapi/examples.ts";
 import {
   ERR,
@@ -225,8 +225,8 @@ const WITH_BODY = { "408": ERR.timeout, "413": ERR.tooLarge, "415": ERR.mediaTyp
 
 const URL_REFUSAL = "the URL is refused by the rule of §11 (`invalid_webhook_url`)";
 
-/** The webhook admin API's endpoints (docs/interface.md §11): every one the admin's. */
-export const WEBHOOK_ENDPOINTS: HttpEndpoint[] = [
+/** The webhook admin API's routes (docs/interface.md §11): every one the admin's. */
+export const WEBHOOK_ROUTES: Route[] = [
   {
     method: "POST",
     path: "/webhooks",
