@@ -10,11 +10,10 @@ import { type IntentWriter, StorageUnavailableError, type Store } from "../domai
 import type { AppContext, RequestContext } from "./context.ts";
 import { errorResponse, HttpError, internalErrorResponse } from "./respond.ts";
 import type { RequestLogLine } from "./request_log.ts";
-import { endpoints } from "./endpoints.ts";
-import { type Found, Router } from "./router.ts";
+import { type Found, Router, routes } from "./router.ts";
 import { admit } from "./limits.ts";
 import { isKnownMethod, RequestMetrics, type RequestObserver } from "./metrics.ts";
-import type { Endpoint } from "./endpoint.ts";
+import type { Route } from "./route.ts";
 import { MetricsRegistry } from "../telemetry/registry.ts";
 import type { WebhookStore } from "../webhooks/store.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
@@ -92,11 +91,11 @@ export interface PeerInfo {
   remoteAddr: Deno.Addr;
 }
 
-/** The running app: a fetch handler and the endpoints it serves. */
+/** The running app: a fetch handler and the routes it serves. */
 export interface App {
   /** Answers a request; `info` gives its peer (without it, every request counts as one client). */
   handler: (request: Request, info?: PeerInfo) => Promise<Response>;
-  endpoints: readonly Endpoint[];
+  routes: readonly Route[];
   context: AppContext;
   /** The edge's own series (also in `context.registry`). */
   metrics: RequestMetrics;
@@ -154,12 +153,12 @@ export function createApp(deps: AppDeps): App {
     limits: new RequestLimits(deps.settings.limits, deps.limitClock),
   };
   metrics.verifyWorkersFrom(() => context.verifier.threads);
-  const served = endpoints();
+  const served = routes();
   const router = new Router(served);
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
   const observers = [metrics.observe, ...(deps.observers ?? [])];
 
-  /** The request's route: its endpoint, or a 404 when no path matches. */
+  /** What the request's path matches: its template and route, or a 404 when none does. */
   function resolve(request: Request, path: string): Found {
     const found = router.find(request.method, path);
     if (found === null) throw new ServiceError("not_found", "no such resource");
@@ -174,28 +173,28 @@ export function createApp(deps: AppDeps): App {
     // The request's server span (Deno.serve's, when telemetry is on): docs/interface.md §13.
     const span = activeSpan();
     let response: Response;
-    let route = "unmatched";
+    let template = "unmatched";
     let cause: unknown;
     let code: string | undefined;
     let ctx: RequestContext | undefined;
     try {
       const found = resolve(request, path);
-      route = found.path;
+      template = found.path;
       // The template, never the path: spans (and the runtime's metrics) group by it. A method
       // the client made up is not a span name: `HTTP`, as OpenTelemetry's conventions name it.
       const method = isKnownMethod(request.method) ? request.method : "HTTP";
-      span?.setAttribute("http.route", route).updateName(`${method} ${route}`);
+      span?.setAttribute("http.route", template).updateName(`${method} ${template}`);
       ctx = { app: context, params: found.params, peer: info?.remoteAddr, headers: {} };
-      const { endpoint } = found;
-      // Resolved to its route (for the log and metrics); answering is the 405.
-      if (endpoint === undefined) {
+      const { route } = found;
+      // Resolved to its template (for the log and metrics); answering is the 405.
+      if (route === undefined) {
         throw new HttpError("method_not_allowed", `${request.method} is not allowed here`, {
           allow: found.allow,
         });
       }
       // Who may call it, and what it costs, before anything else (docs/interface.md §7, §12).
-      admit(request, ctx, endpoint);
-      response = await endpoint.handler(request, ctx);
+      admit(request, ctx, route);
+      response = await route.handler(request, ctx);
     } catch (error) {
       if (error instanceof ServiceError) {
         response = errorResponse(error);
@@ -213,7 +212,7 @@ export function createApp(deps: AppDeps): App {
         response = internalErrorResponse();
       }
     }
-    // The rate limits' headers go on every answer of their endpoints, refusals included.
+    // The rate limits' headers go on every answer of their routes, refusals included.
     for (const [name, value] of Object.entries(ctx?.headers ?? {})) {
       response.headers.set(name, value);
     }
@@ -240,7 +239,7 @@ export function createApp(deps: AppDeps): App {
     }
     log(line);
     const event = {
-      route,
+      route: template,
       method: request.method,
       status: response.status,
       durationMs,
@@ -255,5 +254,5 @@ export function createApp(deps: AppDeps): App {
     return response;
   }
 
-  return { handler, endpoints: served, context, metrics };
+  return { handler, routes: served, context, metrics };
 }

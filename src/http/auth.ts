@@ -1,5 +1,5 @@
 /**
- * Bearer-token comparison for the endpoints that need a token, in constant
+ * Bearer-token comparison for the routes that need a token, in constant
  * time; `limits.ts`'s `requireToken` counts the wrong ones.
  * @module
  */

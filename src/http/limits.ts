@@ -1,14 +1,14 @@
 /**
- * Who may call an endpoint, and the abuse-control limits of
- * docs/interface.md §12 at the HTTP edge, per process, as each endpoint
- * declares them (`endpoints.ts`): a token bucket per client address on the
- * endpoints with a cost (`POST /intents`, the approval and rejection
- * endpoints, `GET /intents/{id}/approvals` and the reads of templates and
+ * Who may call a route, and the abuse-control limits of
+ * docs/interface.md §12 at the HTTP edge, per process, as each route
+ * declares them (`route.ts`): a token bucket per client address on the
+ * routes with a cost (`POST /intents`, the approval and rejection
+ * routes, `GET /intents/{id}/approvals` and the reads of templates and
  * policies), one token checked before
  * anything else and the further tokens of a request's work charged once its
  * body is read; a bucket per public key, checked once its signature has
  * verified and spent only by a request that stored something; the bearer
- * token of every endpoint that needs one, with a bucket of wrong tokens per
+ * token of every route that needs one, with a bucket of wrong tokens per
  * client address; and the headers that report them.
  * `rate_limit.ts` holds the buckets and the header syntax;
  * `client_address.ts` says who a request counts as.
@@ -19,7 +19,7 @@ import { ServiceError } from "../errors.ts";
 import { bearerMatches } from "./auth.ts";
 import { clientAddress } from "./client_address.ts";
 import type { RequestContext } from "./context.ts";
-import { ACCESS, type AddressCost, type Endpoint } from "./endpoint.ts";
+import { ACCESS, type AddressCost, type Route } from "./route.ts";
 import { type RateLimitDecision, rateLimitHeaders } from "./rate_limit.ts";
 import { HttpError } from "./respond.ts";
 
@@ -30,8 +30,8 @@ import { HttpError } from "./respond.ts";
 export const PENDING_RETRY_AFTER_S = 60;
 
 /**
- * The per-address decision a request of an endpoint with a cost was let in
- * with, its bucket, and its endpoint's cost.
+ * The per-address decision a request of a route with a cost was let in
+ * with, its bucket, and its route's cost.
  */
 const ADMITTED = new WeakMap<
   RequestContext,
@@ -73,18 +73,18 @@ function bucketOf(request: Request, ctx: RequestContext): string {
 }
 
 /**
- * Lets a request through to its endpoint's handler as the endpoint declares,
+ * Lets a request through to its route's handler as the route declares,
  * before anything else of it is looked at: its bearer token
  * ({@link requireToken}), or a token of its client address
  * ({@link admitAddress}).
  *
  * @throws {ServiceError} `rate_limited`; {@link HttpError} 401 `unauthorized`.
  */
-export function admit(request: Request, ctx: RequestContext, endpoint: Endpoint): void {
-  if (endpoint.access !== "public") {
-    requireToken(request, ctx, ACCESS[endpoint.access].tokens(ctx.app.settings));
-  } else if (endpoint.cost !== undefined && endpoint.cost !== "none") {
-    admitAddress(request, ctx, endpoint.cost);
+export function admit(request: Request, ctx: RequestContext, route: Route): void {
+  if (route.access !== "public") {
+    requireToken(request, ctx, ACCESS[route.access].tokens(ctx.app.settings));
+  } else if (route.cost !== undefined && route.cost !== "none") {
+    admitAddress(request, ctx, route.cost);
   }
 }
 
@@ -92,7 +92,7 @@ export function admit(request: Request, ctx: RequestContext, endpoint: Endpoint)
  * Spends a token of the request's client address, before anything else is
  * looked at; every answer then carries `RateLimit-Policy` and `RateLimit`.
  *
- * @param cost the endpoint's: with `"work"`, {@link chargeWork} charges the rest later.
+ * @param cost the route's: with `"work"`, {@link chargeWork} charges the rest later.
  * @throws {ServiceError} `rate_limited` (with `Retry-After`) when the
  *   address has no token left.
  */
@@ -114,7 +114,7 @@ function admitAddress(
 /**
  * Charges the tokens of a request's work beyond the one {@link admitAddress}
  * spent, once its body is read and before any signature is verified: all of
- * them, or none, and only on an endpoint whose cost is `"work"`. Work past
+ * them, or none, and only on a route whose cost is `"work"`. Work past
  * the bucket's capacity costs the whole bucket, so that every request an
  * address may send can be afforded.
  *

@@ -8,8 +8,8 @@
  * One limiter per policy (`RequestLimits`), used by `limits.ts`:
  *
  * 1. `address.take(bucket)` before anything else on the four address-limited
- *    endpoints: a request let in spends one token whatever answer it then
- *    gets; a refused one spends nothing. Every answer of these endpoints
+ *    routes: a request let in spends one token whatever answer it then
+ *    gets; a refused one spends nothing. Every answer of these routes
  *    carries `rateLimitHeaders([decision])`.
  * 2. Once the body is read: `address.take(bucket, work - 1)`, all or none.
  * 3. After the signature verified: `signer.checkAll(keys)` for the keys that
@@ -18,7 +18,7 @@
  *    `signer.spendAll(keys)`. A forged signature, a replay (200), a 409, a 429
  *    `too_many_pending` or a failed commit spends no key's budget: others
  *    replaying its bodies cannot starve it.
- * 4. On endpoints that need a token: `auth.check(bucket)` before the token is
+ * 4. On routes that need a token: `auth.check(bucket)` before the token is
  *    compared, `auth.spend(bucket)` for a wrong or missing one.
  *
  * ## Check, then spend

@@ -1,28 +1,59 @@
 /**
- * Finds a request's endpoint by its method and path, from the endpoints'
- * own path templates (`endpoint.ts`).
+ * The routes of the service, in one table, and the router that finds a
+ * request's route by its method and path, from the routes' own path
+ * templates (`route.ts`).
  * @module
  */
 
-import type { Endpoint } from "./endpoint.ts";
+import type { Route } from "./route.ts";
+import { INTENT_ROUTES } from "./routes/intents.ts";
+import { APPROVAL_ROUTES } from "./routes/approvals.ts";
+import { EVENT_ROUTES } from "./routes/events.ts";
+import { DOCUMENT_ROUTES } from "./routes/documents.ts";
+import { CONFIG_ROUTES } from "./routes/config.ts";
+import { openApiRoute, OPERATION_ROUTES } from "./routes/operations.ts";
+import { PAGE_ROUTES } from "./routes/static.ts";
+import { WEBHOOK_ROUTES } from "./routes/webhooks.ts";
 
-/** What a path matched: its template, the endpoint for the method if any, and the parameters. */
+/**
+ * Every route of the service, each declared once beside its handler in
+ * `routes/`: the router, the token and budget checks, `http.route` and the
+ * OpenAPI document all read this table. A path's methods are listed in the
+ * order `Allow` names them, and the document lists paths in the table's order.
+ */
+export function routes(): Route[] {
+  const table = [
+    ...INTENT_ROUTES,
+    ...APPROVAL_ROUTES,
+    ...EVENT_ROUTES,
+    ...DOCUMENT_ROUTES,
+    ...CONFIG_ROUTES,
+    ...OPERATION_ROUTES,
+    ...PAGE_ROUTES,
+    ...WEBHOOK_ROUTES,
+  ];
+  // The document describes the table it is served from.
+  table.push(openApiRoute(table));
+  return table;
+}
+
+/** What a path matched: its template, the route for the method if any, and the parameters. */
 export interface Found {
   /** The template of the path matched, e.g. `/intents/{id}`. */
   path: string;
-  /** The endpoint of the method; undefined when the path has none for it (a 405). */
-  endpoint: Endpoint | undefined;
+  /** The route of the method; undefined when the path has none for it (a 405). */
+  route: Route | undefined;
   /** The template's parameters, in order, still URL-encoded. */
   params: string[];
   /** The methods of the path, for `Allow` (`HEAD` after a `GET`). */
   allow: string;
 }
 
-/** One path template and its endpoints by method. */
-interface PathRoute {
+/** One path template and its routes by method. */
+interface PathRoutes {
   path: string;
   pattern: RegExp | null;
-  methods: Map<string, Endpoint>;
+  methods: Map<string, Route>;
   allow: string;
 }
 
@@ -51,13 +82,17 @@ export function templatePattern(path: string): RegExp | null {
 }
 
 /**
- * The endpoints by path and method.
+ * The routes by path and method.
  *
  * @example
  * ```ts
- * const router = new Router([
- *   { method: "GET", path: "/items/{id}", access: "public", handler: () => new Response() },
- * ]);
+ * const router = new Router([{
+ *   method: "GET",
+ *   path: "/items/{id}",
+ *   access: "public",
+ *   handler: () => new Response(),
+ *   operation: () => ({ summary: "An item" }),
+ * }]);
  * router.find("GET", "/items/7")?.params; // ["7"]
  * router.find("PUT", "/items/7")?.allow; // "GET, HEAD"
  * router.find("GET", "/other"); // null
@@ -65,63 +100,63 @@ export function templatePattern(path: string): RegExp | null {
  */
 export class Router {
   /** Templates without parameters, by path. */
-  readonly #exact = new Map<string, PathRoute>();
+  readonly #exact = new Map<string, PathRoutes>();
   /** Templates with parameters, in declaration order. */
-  readonly #patterns: PathRoute[] = [];
+  readonly #patterns: PathRoutes[] = [];
 
   /**
-   * @param endpoints each method and path once; a path's methods in the order `Allow` lists them.
-   * @throws {SyntaxError} for a bad template; {@link RangeError} for an endpoint declared
-   *   twice, or a token endpoint with an address cost (its budget is the wrong tokens').
+   * @param routes each method and path once; a path's methods in the order `Allow` lists them.
+   * @throws {SyntaxError} for a bad template; {@link RangeError} for a route declared
+   *   twice, or a route behind a token with an address cost (its budget is the wrong tokens').
    */
-  constructor(endpoints: readonly Endpoint[]) {
-    const byPath = new Map<string, PathRoute>();
-    for (const endpoint of endpoints) {
-      let route = byPath.get(endpoint.path);
-      if (route === undefined) {
-        route = {
-          path: endpoint.path,
-          pattern: templatePattern(endpoint.path),
+  constructor(routes: readonly Route[]) {
+    const byPath = new Map<string, PathRoutes>();
+    for (const route of routes) {
+      let entry = byPath.get(route.path);
+      if (entry === undefined) {
+        entry = {
+          path: route.path,
+          pattern: templatePattern(route.path),
           methods: new Map(),
           allow: "",
         };
-        byPath.set(endpoint.path, route);
-        if (route.pattern === null) this.#exact.set(endpoint.path, route);
-        else this.#patterns.push(route);
+        byPath.set(route.path, entry);
+        if (entry.pattern === null) this.#exact.set(route.path, entry);
+        else this.#patterns.push(entry);
       }
-      if (route.methods.has(endpoint.method)) {
-        throw new RangeError(`${endpoint.method} ${endpoint.path} is declared twice`);
+      if (entry.methods.has(route.method)) {
+        throw new RangeError(`${route.method} ${route.path} is declared twice`);
       }
-      if (endpoint.access !== "public" && (endpoint.cost ?? "none") !== "none") {
-        throw new RangeError(`${endpoint.method} ${endpoint.path}: a token endpoint has no cost`);
+      if (route.access !== "public" && (route.cost ?? "none") !== "none") {
+        throw new RangeError(`${route.method} ${route.path}: a route behind a token has no cost`);
       }
-      route.methods.set(endpoint.method, endpoint);
+      entry.methods.set(route.method, route);
     }
-    for (const route of byPath.values()) {
-      const allow = [...route.methods.keys()];
-      if (route.methods.has("GET")) allow.push("HEAD");
-      route.allow = allow.join(", ");
+    for (const entry of byPath.values()) {
+      const allow = [...entry.methods.keys()];
+      if (entry.methods.has("GET")) allow.push("HEAD");
+      entry.allow = allow.join(", ");
     }
   }
 
   /**
-   * The endpoint of `method` (HEAD is GET's) on `path`, or null when no
+   * The route of `method` (HEAD is GET's) on `path`, or null when no
    * template matches the path.
    */
   find(method: string, path: string): Found | null {
-    let route = this.#exact.get(path);
+    let entry = this.#exact.get(path);
     let params: string[] = [];
-    if (route === undefined) {
+    if (entry === undefined) {
       for (const candidate of this.#patterns) {
         const match = candidate.pattern!.exec(path);
         if (match === null) continue;
-        route = candidate;
+        entry = candidate;
         params = match.slice(1);
         break;
       }
-      if (route === undefined) return null;
+      if (entry === undefined) return null;
     }
-    const endpoint = route.methods.get(method === "HEAD" ? "GET" : method);
-    return { path: route.path, endpoint, params, allow: route.allow };
+    const route = entry.methods.get(method === "HEAD" ? "GET" : method);
+    return { path: entry.path, route, params, allow: entry.allow };
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The request shapes of the webhook admin API (docs/interface.md §11), one valibot
  * schema each: they validate requests and are the source of the OpenAPI
- * document's schemas (`src/http/openapi/webhook_paths.ts`). The URL rule
+ * document's schemas (`src/http/openapi/webhook_components.ts`). The URL rule
  * depends on the operator's settings, so it runs after the shape
  * (`checkWebhookUrl`, 400 `invalid_webhook_url`).
  * @module

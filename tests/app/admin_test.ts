@@ -1,5 +1,5 @@
 /**
- * Admin endpoints on the whole app: the bearer token on every admin endpoint,
+ * Admin routes on the whole app: the bearer token on every admin route,
  * `GET /intents` pagination, `GET /intents/{id}`. That intents survive a
  * restart (even a hard kill) of the server is `tests/e2e/restart_test.ts`.
  */
@@ -18,7 +18,7 @@ import { sleep } from "../support/time.ts";
 
 const TOKEN = "admin-token-for-the-admin-tests-0123";
 
-const ADMIN_ENDPOINTS: [string, string, string?][] = [
+const ADMIN_ROUTES: [string, string, string?][] = [
   ["PUT", "/config", '{"evidence_extractor_url":""}'],
   ["GET", "/config"],
   ["POST", "/templates", '{"t":1}'],
@@ -27,9 +27,9 @@ const ADMIN_ENDPOINTS: [string, string, string?][] = [
   ["GET", "/intents/some-id"],
 ];
 
-Deno.test("admin endpoints", async (t) => {
+Deno.test("admin routes", async (t) => {
   await withApp({ env: { ADMIN_TOKEN: TOKEN } }, async (h) => {
-    await t.step("every admin endpoint answers 401 with WWW-Authenticate: Bearer", async () => {
+    await t.step("every admin route answers 401 with WWW-Authenticate: Bearer", async () => {
       const headerSets: [string, Record<string, string>][] = [
         ["no token", {}],
         ["a wrong token", { authorization: "Bearer wrong-token-wrong-token-0000" }],
@@ -40,7 +40,7 @@ Deno.test("admin endpoints", async (t) => {
         ["another scheme with the right token", { authorization: `Token ${TOKEN}` }],
         ["the bare token", { authorization: TOKEN }],
       ];
-      for (const [method, path, body] of ADMIN_ENDPOINTS) {
+      for (const [method, path, body] of ADMIN_ROUTES) {
         for (const [name, headers] of headerSets) {
           const res = await h.fetch(path, {
             method,
@@ -65,8 +65,8 @@ Deno.test("admin endpoints", async (t) => {
       await expectError(empty, 401, "unauthorized");
     });
 
-    await t.step("the right token opens every admin endpoint", async () => {
-      for (const [method, path, body] of ADMIN_ENDPOINTS) {
+    await t.step("the right token opens every admin route", async () => {
+      for (const [method, path, body] of ADMIN_ROUTES) {
         const res = await h.fetch(path, {
           method,
           headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },

@@ -1,7 +1,7 @@
 /**
  * Guessing tokens is throttled (docs/interface.md §12): wrong or missing
  * bearer tokens spend a per-address budget of `RATE_LIMIT_AUTH_FAILURES` a
- * minute; once it is empty the address gets 429 on every endpoint that needs
+ * minute; once it is empty the address gets 429 on every route that needs
  * a token, before its token is compared, so a right guess is refused too; a
  * valid token spends nothing; 401s and those 429s carry the `"auth"`
  * policy's headers. The limits' clock stands still unless a test moves it.
@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { expectError } from "../support/fixtures.ts";
 import { type AppHarness, withApp } from "../support/in_process.ts";
 import { sampleValue, scrape } from "../support/metrics.ts";
-import { endpoints } from "../../src/http/endpoints.ts";
+import { routes } from "../../src/http/router.ts";
 
 function headersOf(response: Response) {
   return {
@@ -53,7 +53,7 @@ Deno.test("wrong tokens spend the address's failure budget; then even the right 
       assert.equal(response.headers.get("www-authenticate"), "Bearer");
       await expectError(response, 401, "unauthorized");
     }
-    // Empty: every endpoint that needs a token is 429 before the token is compared.
+    // Empty: every route that needs a token is 429 before the token is compared.
     for (const path of ["/intents", "/events", "/metrics", "/webhooks", "/config"]) {
       const refused = await getFrom(h, from, path, h.adminToken);
       assert.deepEqual(headersOf(refused), {
@@ -63,7 +63,7 @@ Deno.test("wrong tokens spend the address's failure budget; then even the right 
       }, path);
       await expectError(refused, 429, "rate_limited", { mentions: "wrong token" });
     }
-    // Public endpoints and other addresses are not concerned.
+    // Public routes and other addresses are not concerned.
     assert.equal((await getFrom(h, from, "/healthz")).status, 200);
     assert.equal((await getFrom(h, "198.51.100.8", "/intents", h.adminToken)).status, 200);
     // 20 s later one token has come back: the right token goes through.
@@ -76,7 +76,7 @@ Deno.test("wrong tokens spend the address's failure budget; then even the right 
   });
 });
 
-Deno.test("an empty failure budget refuses every endpoint that needs a token, as declared, the right token too", async () => {
+Deno.test("an empty failure budget refuses every route that needs a token, as declared, the right token too", async () => {
   await withApp({ env: { RATE_LIMIT_AUTH_FAILURES: "1" }, limitClock: () => 0 }, async (h) => {
     const from = "198.51.100.9";
     await expectError(
@@ -84,8 +84,8 @@ Deno.test("an empty failure budget refuses every endpoint that needs a token, as
       401,
       "unauthorized",
     );
-    const guarded = endpoints().filter((e) => e.access !== "public");
-    assert.ok(guarded.length >= 15, `${guarded.length} endpoints need a token`);
+    const guarded = routes().filter((e) => e.access !== "public");
+    assert.ok(guarded.length >= 15, `${guarded.length} routes need a token`);
     for (const { method, path } of guarded) {
       const body = method === "GET" || method === "DELETE" ? undefined : "{}";
       const response = await h.fetchFrom(from, path.replace(/\{[a-z_]+\}/g, "none"), {

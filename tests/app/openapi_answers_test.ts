@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ValidateFunction } from "ajv/dist/2020.js";
-import { endpoints } from "../../src/http/endpoints.ts";
+import { routes } from "../../src/http/router.ts";
 import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
@@ -48,7 +48,7 @@ async function withService(fn: (h: Harness, doc: Json) => Promise<void> | void) 
 
 Deno.test("the server publishes the document built from its own routes", async () => {
   await withService((_h, doc) => {
-    assert.deepEqual(doc, buildOpenApiDocument(endpoints(), { webhooksAllowHttp: false }));
+    assert.deepEqual(doc, buildOpenApiDocument(routes(), { webhooksAllowHttp: false }));
   });
 });
 

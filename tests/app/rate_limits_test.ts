@@ -1,7 +1,7 @@
 /**
  * The rate limits of docs/interface.md §12, in process with the peer address given as
  * `Deno.serve` gives it: a bucket per client address on `POST /intents` and
- * the approval and rejection endpoints, checked before anything else, with
+ * the approval and rejection routes, checked before anything else, with
  * `RateLimit-Policy` and `RateLimit` on every answer and `Retry-After` on a
  * 429; who the client is (an IPv6 /64, an IPv4-mapped address, the walk of
  * `X-Forwarded-For` behind `TRUSTED_PROXIES`); a bucket per key, checked once
@@ -87,7 +87,7 @@ Deno.test("an address over its limit is 429 before anything else; every answer s
       });
       await expectError(refused, 429, "rate_limited", { mentions: "retry after 1 s" });
     }
-    // The four endpoints share the address's bucket, the approvals view included.
+    // The four routes share the address's bucket, the approvals view included.
     const approval = await h.fetchFrom(from, "/intents/x/approvals", {
       method: "POST",
       headers: json,

@@ -1,7 +1,7 @@
 /**
  * What the end-to-end tests of governed documents and approvals (docs/interface.md
  * §10) share: signers of both kinds that sign a payload or intent, governed
- * documents, bodies under them, the approvals endpoints, the record's
+ * documents, bodies under them, the approvals routes, the record's
  * `approval` member, and reading the feed.
  * @module
  */

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { endpoints } from "../../src/http/endpoints.ts";
+import { routes } from "../../src/http/router.ts";
 import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import { projectRoot } from "../../testing/spawn_server.ts";
 
@@ -26,7 +26,7 @@ Deno.test("redocly's recommended rules find no error in the published document",
     const file = join(dir, "openapi.json");
     await Deno.writeTextFile(
       file,
-      JSON.stringify(buildOpenApiDocument(endpoints(), { webhooksAllowHttp: false })),
+      JSON.stringify(buildOpenApiDocument(routes(), { webhooksAllowHttp: false })),
     );
     const output = await new Deno.Command(Deno.execPath(), {
       // From the checkout: the lock file holds the CLI's integrity.

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { base58 } from "@scure/base";
 import * as v from "valibot";
-import { endpoints } from "../../src/http/endpoints.ts";
+import { routes } from "../../src/http/router.ts";
 import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import * as schemas from "../../src/domain/schemas.ts";
 import { EVENTS_QUERY } from "../../src/http/routes/events.ts";
@@ -18,7 +18,7 @@ import { LIST_QUERY } from "../../src/http/routes/intents.ts";
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-const doc: Json = buildOpenApiDocument(endpoints(), { webhooksAllowHttp: false });
+const doc: Json = buildOpenApiDocument(routes(), { webhooksAllowHttp: false });
 const components = doc.components.schemas;
 
 const ajv = new Ajv2020({ strict: true });

@@ -1,15 +1,22 @@
 /**
- * The router (`src/http/router.ts`): path templates to patterns, endpoints
+ * The router (`src/http/router.ts`): path templates to patterns, routes
  * found by method and path, `Allow` in declaration order, and the
  * declarations it refuses.
  */
 
 import assert from "node:assert/strict";
-import type { Endpoint, Method } from "../../src/http/endpoint.ts";
+import type { Method, Route } from "../../src/http/route.ts";
 import { Router, templatePattern } from "../../src/http/router.ts";
 
-function endpoint(method: Method, path: string, extra: Partial<Endpoint> = {}): Endpoint {
-  return { method, path, access: "public", handler: () => new Response(path), ...extra };
+function route(method: Method, path: string, extra: Partial<Route> = {}): Route {
+  return {
+    method,
+    path,
+    access: "public",
+    handler: () => new Response(path),
+    operation: () => ({}),
+    ...extra,
+  };
 }
 
 Deno.test("templatePattern: literal segments match themselves, each {name} one whole segment", () => {
@@ -31,39 +38,39 @@ Deno.test("templatePattern refuses what is not a template", () => {
   }
 });
 
-Deno.test("Router.find: the endpoint of the method, HEAD as GET, parameters, Allow in declaration order", () => {
+Deno.test("Router.find: the route of the method, HEAD as GET, parameters, Allow in declaration order", () => {
   const router = new Router([
-    endpoint("POST", "/intents"),
-    endpoint("GET", "/intents"),
-    endpoint("GET", "/intents/{id}"),
-    endpoint("POST", "/intents/{id}/rejections"),
-    endpoint("GET", "/"),
+    route("POST", "/intents"),
+    route("GET", "/intents"),
+    route("GET", "/intents/{id}"),
+    route("POST", "/intents/{id}/rejections"),
+    route("GET", "/"),
   ]);
   const post = router.find("POST", "/intents")!;
-  assert.equal(post.endpoint?.method, "POST");
+  assert.equal(post.route?.method, "POST");
   assert.equal(post.allow, "POST, GET, HEAD");
-  assert.equal(router.find("HEAD", "/intents")?.endpoint?.method, "GET");
+  assert.equal(router.find("HEAD", "/intents")?.route?.method, "GET");
   assert.deepEqual(router.find("GET", "/intents/order-1")?.params, ["order-1"]);
   const refused = router.find("DELETE", "/intents/order-1")!;
-  assert.equal(refused.endpoint, undefined);
+  assert.equal(refused.route, undefined);
   assert.equal(refused.path, "/intents/{id}");
   assert.equal(refused.allow, "GET, HEAD");
   assert.equal(router.find("HEAD", "/intents/x/rejections")?.allow, "POST");
-  assert.equal(router.find("HEAD", "/intents/x/rejections")?.endpoint, undefined);
+  assert.equal(router.find("HEAD", "/intents/x/rejections")?.route, undefined);
   assert.equal(router.find("GET", "/")?.path, "/");
   for (const path of ["/intents/", "/intents/x/approvals", "/nothing", ""]) {
     assert.equal(router.find("GET", path), null, path);
   }
 });
 
-Deno.test("Router refuses an endpoint declared twice, and a token endpoint with an address cost", () => {
+Deno.test("Router refuses a route declared twice, and a route behind a token with an address cost", () => {
   assert.throws(
-    () => new Router([endpoint("GET", "/a"), endpoint("GET", "/a")]),
+    () => new Router([route("GET", "/a"), route("GET", "/a")]),
     { name: "RangeError", message: "GET /a is declared twice" },
   );
   assert.throws(
-    () => new Router([endpoint("GET", "/a", { access: "admin", cost: "one" })]),
+    () => new Router([route("GET", "/a", { access: "admin", cost: "one" })]),
     RangeError,
   );
-  new Router([endpoint("GET", "/a", { access: "admin", cost: "none" })]);
+  new Router([route("GET", "/a", { access: "admin", cost: "none" })]);
 });

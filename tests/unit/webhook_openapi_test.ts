@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import * as v from "valibot";
-import { endpoints } from "../../src/http/endpoints.ts";
+import { routes } from "../../src/http/router.ts";
 import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import {
   WebhookCreateSchema,
@@ -20,9 +20,9 @@ import { DELIVERY_ERRORS } from "../../src/webhooks/deliver.ts";
 import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
 
 type Doc = Record<string, Record<string, never>>;
-const doc = buildOpenApiDocument(endpoints(), { webhooksAllowHttp: false }) as Doc;
+const doc = buildOpenApiDocument(routes(), { webhooksAllowHttp: false }) as Doc;
 const ajv = ajvFor(doc);
-const withHttp = ajvFor(buildOpenApiDocument(endpoints(), { webhooksAllowHttp: true }) as Doc);
+const withHttp = ajvFor(buildOpenApiDocument(routes(), { webhooksAllowHttp: true }) as Doc);
 
 const OPERATIONS: [string, string, string][] = [
   ["post", "/webhooks", "webhooks_add"],

@@ -1,26 +1,19 @@
 /**
- * The OpenAPI 3.1 document of the service, served at `GET /openapi.json`.
- * Schemas come from the valibot schemas that validate requests
- * (`components.ts`); examples are real signed requests (`examples.ts`);
- * each operation's `security`, its refusals of a token and its rate limits
- * come from its endpoint's declaration (`../endpoints.ts`).
+ * The OpenAPI 3.1 document of the service, served at `GET /openapi.json`,
+ * built from the routes it is served from (`routes()` in `../router.ts`):
+ * each declares its operation, and its access and cost give the operation's
+ * `security`, its refusals of a token and its rate limits. Schemas come from
+ * the valibot schemas that validate requests (`components.ts`); examples are
+ * real signed requests (`examples.ts`).
  * @module
  */
 
 import type { Settings } from "../../settings.ts";
-import { ACCESS, type Endpoint } from "../endpoint.ts";
+import { ACCESS, type Route } from "../route.ts";
 import { componentSchemas } from "./components.ts";
 import { openApiExamples } from "./examples.ts";
-import { intentPaths } from "./intent_paths.ts";
-import { rejectionPaths } from "./decision_paths.ts";
-import { rateLimited, TOKEN_REFUSALS } from "./limits.ts";
-import type { Obj } from "./responses.ts";
-import { configPaths, documentPaths, operationPaths, pagePaths } from "./service_paths.ts";
-import { webhookComponentSchemas } from "./webhook_components.ts";
-import { webhookDeliveries, webhookPaths } from "./webhook_paths.ts";
-
-/** What the document reads of an endpoint's declaration. */
-export type Declared = Pick<Endpoint, "method" | "path" | "access" | "cost">;
+import { type Obj, rateLimited, TOKEN_REFUSALS } from "./responses.ts";
+import { webhookComponentSchemas, webhookDeliveries } from "./webhook_components.ts";
 
 /**
  * The settings the document follows, so that it states what the process
@@ -29,55 +22,44 @@ export type Declared = Pick<Endpoint, "method" | "path" | "access" | "cost">;
 export type DocumentSettings = Pick<Settings, "webhooksAllowHttp">;
 
 /**
- * An operation as its endpoint declares it: its `security` (after its
+ * An operation as its route declares it: its `security` (after its
  * tags), a token's refusals, and the rate limits of an address's budget.
  */
-function asDeclared(operation: Obj, endpoint: Declared): Obj {
+function asDeclared(operation: Obj, route: Route): Obj {
   const out: Obj = {};
-  const security = ACCESS[endpoint.access].security;
+  const security = ACCESS[route.access].security;
   for (const [key, value] of Object.entries(operation)) {
     out[key] = value;
     if (key === "tags") out.security = security;
   }
   out.security ??= security;
-  if (endpoint.access !== "public") {
+  if (route.access !== "public") {
     out.responses = { ...(operation.responses as Obj), ...TOKEN_REFUSALS };
   }
-  const cost = endpoint.cost ?? "none";
+  const cost = route.cost ?? "none";
   return cost === "none" ? out : rateLimited(out);
 }
 
 /**
  * Builds the OpenAPI 3.1 document.
  *
- * @param served the endpoints; an operation is described only when it is served.
+ * @param served the routes, each described by its operation; paths, methods and tags
+ *   in their order.
  * @param settings the settings of the process that serves it.
  * @returns the document as a plain JSON value.
  */
 export function buildOpenApiDocument(
-  served: readonly Declared[],
+  served: readonly Route[],
   settings: DocumentSettings,
 ): Obj {
   const examples = openApiExamples();
-  const all: Obj = {
-    ...intentPaths(examples),
-    ...rejectionPaths(),
-    ...documentPaths("template", examples.template),
-    ...documentPaths("policy", examples.policy),
-    ...configPaths(),
-    ...operationPaths(),
-    ...pagePaths(),
-    ...webhookPaths(),
-  };
-  const declared = new Map(served.map((e) => [`${e.method.toLowerCase()} ${e.path}`, e]));
-  const paths: Obj = {};
-  for (const [path, operations] of Object.entries(all)) {
-    const item: Obj = {};
-    for (const [method, operation] of Object.entries(operations as Obj)) {
-      const endpoint = declared.get(`${method} ${path}`);
-      if (endpoint) item[method] = asDeclared(operation as Obj, endpoint);
-    }
-    if (Object.keys(item).length > 0) paths[path] = item;
+  const paths: Record<string, Obj> = {};
+  const tags = new Set<string>();
+  for (const route of served) {
+    const operation = route.operation(examples);
+    for (const tag of operation.tags as string[]) tags.add(tag);
+    paths[route.path] ??= {};
+    paths[route.path][route.method.toLowerCase()] = asDeclared(operation, route);
   }
 
   return {
@@ -96,16 +78,7 @@ export function buildOpenApiDocument(
     // host, port and scheme on every deployment. The root, because the service answers there
     // (its `Location` headers and its page use absolute paths).
     servers: [{ url: "/", description: "The origin that serves this document." }],
-    tags: [
-      { name: "intents" },
-      { name: "approvals" },
-      { name: "events" },
-      { name: "templates" },
-      { name: "policies" },
-      { name: "config" },
-      { name: "operations" },
-      { name: "webhooks" },
-    ],
+    tags: [...tags].map((name) => ({ name })),
     paths,
     webhooks: webhookDeliveries(examples.intents.variant_a_ed25519.record),
     components: {

@@ -44,9 +44,34 @@ export interface OpenApiExamples {
   policy: ExampleDocument;
   /** Keyed by a stable example name. */
   intents: Record<string, ExampleIntent>;
-  /** Base58 public keys of the fixed example signers. */
-  keys: { ed25519: string; passkey: string };
 }
+
+/** A webhook delivery attempt as the attempts log shows it. */
+export const ATTEMPT_EXAMPLE = {
+  event_id: "42",
+  attempt: 1,
+  at: "2026-01-01T12:00:01.000Z",
+  status: 204,
+  error: null,
+  duration_ms: 38,
+};
+
+/** A webhook endpoint as the webhook admin API shows it. */
+export const WEBHOOK_EXAMPLE = {
+  id: "wh_0193f2b1c4d87a4e9b1f2c3d4e5f6a7b",
+  url: "https://hooks.example/intents",
+  events: ["intent.accepted"],
+  description: "orchestrator",
+  status: "active",
+  created_at: "2026-01-01T12:00:00.000Z",
+  after: "42",
+  next_event: null,
+  lag: 0,
+  last_attempt: ATTEMPT_EXAMPLE,
+};
+
+/** A webhook secret. */
+export const SECRET_EXAMPLE = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwtWwpwaB9zSM=";
 
 function document(text: string): ExampleDocument {
   return { contentType: "application/json", text, id: base58.encode(sha256(utf8.encode(text))) };
@@ -112,7 +137,7 @@ function record(
 
 /**
  * Builds the example documents and signed requests: the same on every call.
- * The document they go into is built once per app (`handler.ts`).
+ * The document they go into is built once per app (`GET /openapi.json`).
  */
 export function openApiExamples(): OpenApiExamples {
   const edSecret = fixedSecret("ed25519");
@@ -144,7 +169,6 @@ export function openApiExamples(): OpenApiExamples {
   return {
     template,
     policy,
-    keys: { ed25519: edKey, passkey: pkKey },
     intents: {
       variant_a_ed25519: {
         summary: "Variant A signed with Ed25519",

@@ -1,6 +1,9 @@
 /**
  * Building blocks of the OpenAPI document's operations: responses, error
- * responses by code and parameters.
+ * responses by code, parameters, and what the document says of the rate
+ * limits (docs/interface.md §12): the `RateLimit-Policy` and `RateLimit`
+ * headers on every answer of the limited operations, and their 429; the
+ * `"auth"` policy's on the 401 and 429 of every operation that needs a token.
  * @module
  */
 
@@ -79,9 +82,36 @@ export function jsonResponse(description: string, schema: JsonSchema, extra: Obj
   };
 }
 
+/** A required JSON request body of the schema, with an example. */
+export function jsonBody(schema: JsonSchema, example: unknown): Obj {
+  return { required: true, content: { "application/json": { schema, example } } };
+}
+
 /** The `{id}` path parameter. */
 export function idParameter(description: string): Obj {
   return { name: "id", in: "path", required: true, description, schema: { type: "string" } };
+}
+
+/** A sentence on the query parameters an operation refuses. */
+export function strictQuery(known: readonly string[]): string {
+  const names = known.map((name) => `\`${name}\``).join(", ");
+  return `Query parameters other than ${names}, and a parameter given twice, are 400 ` +
+    "`invalid_body` naming the parameter.";
+}
+
+/** An integer query parameter with its bounds and default. */
+export function integerParameter(
+  name: string,
+  bounds: { min: number; max: number; fallback: number },
+  description: string,
+): Obj {
+  return {
+    name,
+    in: "query",
+    required: false,
+    description: `${description} Decimal digits.`,
+    schema: { type: "integer", minimum: bounds.min, maximum: bounds.max, default: bounds.fallback },
+  };
 }
 
 /** Named examples, each with a summary and a value. */
@@ -95,3 +125,98 @@ export function examplesOf(
   }
   return out;
 }
+
+/** The headers every answer of a limited operation carries while its limit is on. */
+export const RATE_LIMIT_HEADERS: Obj = {
+  "RateLimit-Policy": {
+    description: 'draft-ietf-httpapi-ratelimit-headers-10: `"address";q=<2 × ' +
+      'RATE_LIMIT_PER_ADDRESS>;w=2`; a 429 for a key adds `"signer";q=<2 × ' +
+      "RATE_LIMIT_PER_SIGNER>;w=2`. Absent while the limit is off (0). A submission, " +
+      "approval or rejection spends max(1, signatures carried, public keys named) tokens; " +
+      "another request one.",
+    schema: { type: "string" },
+  },
+  RateLimit: {
+    description: '`"address";r=<tokens left>;t=<seconds until the bucket is full, ' +
+      'rounded up>`, and on a 429 for a key `"signer";r=…;t=…` the same way. Counted per ' +
+      "process.",
+    schema: { type: "string" },
+  },
+};
+
+/** The `Retry-After` header of a 429. */
+const RETRY_AFTER: Obj = {
+  description: "Whole seconds, at least 1, before the request would be let in.",
+  schema: { type: "integer", minimum: 1 },
+};
+
+/**
+ * The 429 of a limited operation: `rate_limited` (the client address, or a
+ * key that signed, has no request left) and the other codes given.
+ */
+export function tooManyRequests(codes: readonly ErrorCode[] = []): Obj {
+  const response = errorResponse(
+    "A limit of this process: the client address, checked before anything else, or a key " +
+      "that signed, checked once its signature verified (`rate_limited`)" +
+      (codes.includes("too_many_pending")
+        ? "; or a key that signed has MAX_PENDING_PER_SIGNER intents pending under this " +
+          "document (`too_many_pending`: the id is not taken)."
+        : "."),
+    ["rate_limited", ...codes],
+  );
+  response.headers = { ...(response.headers as Obj), "Retry-After": RETRY_AFTER };
+  return response;
+}
+
+/**
+ * The operation with the rate-limit headers on every one of its responses,
+ * and its 429: {@link tooManyRequests}, unless the operation names more
+ * codes in a 429 of its own.
+ */
+export function rateLimited(operation: Obj): Obj {
+  const own = operation.responses as Obj;
+  const responses: Obj = { ...own, "429": own["429"] ?? tooManyRequests() };
+  for (const [status, response] of Object.entries(responses)) {
+    const r = response as Obj;
+    responses[status] = { ...r, headers: { ...(r.headers as Obj), ...RATE_LIMIT_HEADERS } };
+  }
+  const sorted = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a < b ? -1 : 1));
+  return { ...operation, responses: sorted };
+}
+
+/** The `"auth"` policy's headers: on a 401, and on a 429 for wrong tokens. */
+const AUTH_HEADERS: Obj = {
+  "RateLimit-Policy": {
+    description: '`"auth";q=<RATE_LIMIT_AUTH_FAILURES>;w=60`: wrong or missing tokens one ' +
+      "client address may send a minute. Absent while the limit is off (0).",
+    schema: { type: "string" },
+  },
+  RateLimit: {
+    description: '`"auth";r=<wrong tokens left>;t=<seconds until the budget is full, ' +
+      "rounded up>`. Counted per process.",
+    schema: { type: "string" },
+  },
+};
+
+/**
+ * The refusals of an operation that needs a bearer token: 401 for a wrong or
+ * missing one, and 429 once the address has sent too many, before its token
+ * is compared.
+ */
+export const TOKEN_REFUSALS: Obj = {
+  "401": { ...ERR.unauthorized, headers: { ...ERR.unauthorized.headers, ...AUTH_HEADERS } },
+  "429": (() => {
+    const response = errorResponse(
+      "This client address sent more wrong or missing tokens than RATE_LIMIT_AUTH_FAILURES " +
+        "a minute: every operation that needs a token is refused, the right token too, until " +
+        "its budget refills (`rate_limited`).",
+      ["rate_limited"],
+    );
+    response.headers = {
+      ...(response.headers as Obj),
+      ...AUTH_HEADERS,
+      "Retry-After": RETRY_AFTER,
+    };
+    return response;
+  })(),
+};

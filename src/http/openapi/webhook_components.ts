@@ -2,13 +2,17 @@
  * The `components.schemas` of the webhook admin API: its request schemas
  * are the valibot schemas that validate requests (`src/webhooks/schemas.ts`),
  * its answers are declared here in valibot as well, and all are converted to
- * JSON Schema as `components.ts` converts the others.
+ * JSON Schema as `components.ts` converts the others. And the delivery itself,
+ * as an OpenAPI 3.1 `webhooks` entry: the request the service makes to an
+ * endpoint.
  * @module
  */
 
 import * as v from "valibot";
 import { type JsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import { EVENT_TYPES } from "@intents/protocol/events";
+import { ref } from "./components.ts";
+import type { Obj } from "./responses.ts";
 import { DELIVERY_ERRORS } from "../../webhooks/deliver.ts";
 import {
   WebhookCreateSchema,
@@ -185,4 +189,76 @@ export function webhookComponentSchemas(
     out[name] = { description: DESCRIPTIONS[name], ...converted[name] };
   }
   return out;
+}
+
+/**
+ * The OpenAPI 3.1 `webhooks` entry: the `POST` the service makes to each
+ * endpoint for each event of its types, as the Standard Webhooks
+ * specification signs it.
+ */
+export function webhookDeliveries(record: unknown): Obj {
+  const named = (name: string, description: string, example: string) => ({
+    name,
+    in: "header",
+    required: true,
+    description,
+    schema: { type: "string" },
+    example,
+  });
+  return {
+    intentEvent: {
+      post: {
+        operationId: "webhook_delivery",
+        summary: "One event of the feed, delivered to an endpoint",
+        description: "Each endpoint gets the events of its types in the feed's order, one at a " +
+          "time: an event is sent only once the one before it was acknowledged. A 2xx answer " +
+          "within WEBHOOK_TIMEOUT_MS acknowledges it. Anything else — another status, a " +
+          "redirect (never followed), a time-out, a connection error — is a failure: the same " +
+          "event is sent again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (a " +
+          "`Retry-After` of at most an hour on a 429 or 503 replaces the next delay), and after " +
+          "the last failure the endpoint is disabled (`failing`). A 410 disables it at once " +
+          "(`gone`). Delivery is at least once: drop repeats by `webhook-id`. Verify with " +
+          "`verifyWebhook` of the client library or any Standard Webhooks library. One process " +
+          "at a time delivers to an endpoint; when it stops or dies another takes over within " +
+          "30 s. While the endpoint acknowledges promptly, an event reaches it within 3 s of its " +
+          "201 (docs/performance.md has the measured figures). Requests are HTTP/1.1; a " +
+          "connection is kept up to 4 s for the next attempt unless the answer says " +
+          "`connection: close`. The request carries no credential: the receiver authenticates " +
+          "it by its `webhook-signature`, made with the endpoint's secret.",
+        tags: ["webhooks"],
+        // Nothing of the service's security schemes applies: the signature authenticates it.
+        security: [],
+        parameters: [
+          named("webhook-id", "The event id, the same on every attempt.", "42"),
+          named(
+            "webhook-timestamp",
+            "Unix seconds when this attempt was sent.",
+            "1767268801",
+          ),
+          named(
+            "webhook-signature",
+            "`v1,` + base64 (padded) of HMAC-SHA256, keyed with a secret's decoded bytes, of " +
+              "`{webhook-id}.{webhook-timestamp}.{body}`, once per secret in force, newest " +
+              "first, separated by one space.",
+            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+          ),
+        ],
+        requestBody: {
+          required: true,
+          description: "The event exactly as the pull form of GET /events gives it, on one line.",
+          content: {
+            "application/json": {
+              schema: ref("Event"),
+              example: { id: "42", type: "intent.accepted", record },
+            },
+          },
+        },
+        responses: {
+          "2XX": { description: "Acknowledged: the next event follows." },
+          "410": { description: "Gone: the endpoint is disabled at once." },
+          "default": { description: "A failure: the same event is sent again later." },
+        },
+      },
+    },
+  };
 }

@@ -1,6 +1,6 @@
 /**
  * `GET /config` and `PUT /config`: the runtime configuration, with
- * `ETag` and `If-Match`.
+ * `ETag` and `If-Match`; and their OpenAPI operations.
  * @module
  */
 
@@ -10,6 +10,9 @@ import { validate } from "../../domain/validate.ts";
 import type { StoredConfig } from "../../domain/intent.ts";
 import { json } from "../respond.ts";
 import { type AppContext, readJsonBody, type RequestContext } from "../context.ts";
+import type { Route } from "../route.ts";
+import { ref } from "../openapi/components.ts";
+import { ERR, errorResponse, jsonBody, jsonResponse } from "../openapi/responses.ts";
 
 // The ETag of the configuration before it was ever set.
 const UNSET_TAG = "default";
@@ -43,15 +46,14 @@ function parseIfMatch(header: string | null): (string | null)[] | undefined {
   return tags;
 }
 
-/** `GET /config`. */
-export async function getConfig(_request: Request, ctx: RequestContext): Promise<Response> {
+async function getConfig(_request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   const { value, version } = await app.store.getConfig();
   return render(app, value, version);
 }
 
 /** `PUT /config`: 200 with the new configuration; 412 when `If-Match` does not match. */
-export async function putConfig(request: Request, ctx: RequestContext): Promise<Response> {
+async function putConfig(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   const { value } = await readJsonBody(request, app);
   const body = validate(ConfigBodySchema, value, "", {
@@ -71,3 +73,67 @@ export async function putConfig(request: Request, ctx: RequestContext): Promise<
   }
   return render(app, stored, version);
 }
+
+const CONFIG_EXAMPLE = {
+  evidence_extractor_url: "https://extractor.example/v1",
+  effective_url: "https://extractor.example/v1",
+  updated_at: "2026-01-01T12:00:00.000Z",
+};
+const ETAG = { description: "Version of the configuration.", schema: { type: "string" } };
+
+/** The configuration's routes (docs/interface.md §6): the admin's. */
+export const CONFIG_ROUTES: Route[] = [
+  {
+    method: "GET",
+    path: "/config",
+    access: "admin",
+    handler: getConfig,
+    operation: () => ({
+      operationId: "config_get",
+      summary: "Read the runtime configuration (admin)",
+      tags: ["config"],
+      responses: {
+        "200": jsonResponse("The configuration.", ref("Config"), {
+          example: CONFIG_EXAMPLE,
+          headers: { ETag: ETAG },
+        }),
+        "500": ERR.internal,
+      },
+    }),
+  },
+  {
+    method: "PUT",
+    path: "/config",
+    access: "admin",
+    handler: putConfig,
+    operation: () => ({
+      operationId: "config_set",
+      summary: "Set the runtime configuration (admin)",
+      tags: ["config"],
+      parameters: [{
+        name: "If-Match",
+        in: "header",
+        required: false,
+        description: "Apply only if the configuration still has this ETag (412 otherwise).",
+        schema: { type: "string" },
+      }],
+      requestBody: jsonBody(ref("ConfigBody"), {
+        evidence_extractor_url: CONFIG_EXAMPLE.evidence_extractor_url,
+      }),
+      responses: {
+        "200": jsonResponse("The new configuration.", ref("Config"), {
+          example: CONFIG_EXAMPLE,
+          headers: { ETag: ETAG },
+        }),
+        "400": ERR.invalidJsonBody(["invalid_evidence_extractor_url"]),
+        "405": ERR.methodNotAllowed,
+        "408": ERR.timeout,
+        "412": errorResponse("If-Match does not match.", ["precondition_failed"]),
+        "413": ERR.tooLarge,
+        "415": ERR.mediaType,
+        "500": ERR.internal,
+        "503": ERR.unavailable,
+      },
+    }),
+  },
+];

@@ -1,6 +1,7 @@
 /**
  * Templates and policies: content-addressed, immutable documents.
- * `POST /templates|/policies` and `GET /templates|/policies/{id}`.
+ * `POST /templates|/policies` and `GET /templates|/policies/{id}`, and their
+ * OpenAPI operations.
  * @module
  */
 
@@ -12,6 +13,15 @@ import type { DocumentKind } from "../../domain/intent.ts";
 import { readBody } from "../read_body.ts";
 import { json } from "../respond.ts";
 import type { RequestContext } from "../context.ts";
+import type { Route } from "../route.ts";
+import { ref } from "../openapi/components.ts";
+import {
+  ERR,
+  errorResponse,
+  idParameter,
+  jsonResponse,
+  REQUEST_ID_HEADER,
+} from "../openapi/responses.ts";
 
 const DEFAULT_TYPE = "application/octet-stream";
 
@@ -29,7 +39,7 @@ function storedContentType(request: Request): string {
 }
 
 /** `POST /templates` or `POST /policies`: 201 `{id}` when new, 200 `{id}` when stored already. */
-export function postDocument(kind: DocumentKind) {
+function postDocument(kind: DocumentKind) {
   return async (request: Request, ctx: RequestContext): Promise<Response> => {
     const { app } = ctx;
     const contentType = storedContentType(request);
@@ -69,7 +79,7 @@ export function postDocument(kind: DocumentKind) {
 }
 
 /** `GET /templates/{id}` or `GET /policies/{id}`: the exact bytes, or 404. */
-export function getDocument(kind: DocumentKind) {
+function getDocument(kind: DocumentKind) {
   return async (_request: Request, { app, params: [id] }: RequestContext): Promise<Response> => {
     const found = /^[1-9A-HJ-NP-Za-km-z]{1,64}$/.test(id)
       ? await app.store.getDocument(kind, id)
@@ -89,3 +99,93 @@ export function getDocument(kind: DocumentKind) {
     });
   };
 }
+
+/**
+ * The routes of one kind of document (docs/interface.md §5): written by the
+ * admin, read by anyone for a token (§12).
+ */
+function documentRoutes(kind: DocumentKind): Route[] {
+  const plural = kind === "template" ? "templates" : "policies";
+  return [
+    {
+      method: "POST",
+      path: `/${plural}`,
+      access: "admin",
+      handler: postDocument(kind),
+      operation: (examples) => ({
+        operationId: `${plural}_add`,
+        summary: `Store a ${kind} (admin)`,
+        description: `The raw body is the ${kind}, any content type, non-empty, at most ` +
+          `MAX_BODY_BYTES. Its id is the base58 SHA-256 of the exact body bytes; ${plural} are ` +
+          "immutable. Sent as application/json it must be strict JSON; an object with an " +
+          "`authorization` member (see the Authorization schema) governs the intents that " +
+          "reference it: who signs them, with what weight, and approvals over time.",
+        tags: [plural],
+        requestBody: {
+          required: true,
+          content: {
+            "*/*": {
+              schema: {},
+              examples: { example: { summary: `A ${kind}`, value: examples[kind].text } },
+            },
+          },
+        },
+        responses: {
+          "200": jsonResponse(`Already stored.`, ref("DocumentId"), {
+            example: { id: examples[kind].id },
+          }),
+          "201": jsonResponse(`Stored.`, ref("DocumentId"), {
+            example: { id: examples[kind].id },
+            headers: {
+              Location: { description: `/${plural}/{id}`, schema: { type: "string" } },
+            },
+          }),
+          "400": errorResponse(
+            "The body is empty or the Content-Type is unusable; sent as application/json, the " +
+              "body is not strict JSON, or its `authorization` member is not a valid quorum.",
+            ["invalid_body", "invalid_json", "invalid_authorization"],
+          ),
+          "405": ERR.methodNotAllowed,
+          "408": ERR.timeout,
+          "413": ERR.tooLarge,
+          "500": ERR.internal,
+          "503": ERR.unavailable,
+        },
+      }),
+    },
+    {
+      method: "GET",
+      path: `/${plural}/{id}`,
+      access: "public",
+      cost: "one",
+      handler: getDocument(kind),
+      operation: (examples) => ({
+        operationId: `${plural}_get`,
+        summary: `Read a ${kind} (public)`,
+        description: "Spends one token of the client address's budget (RATE_LIMIT_PER_ADDRESS), " +
+          "a 404 too. Served from memory once found; an id found missing stays 404 for 1 s.",
+        tags: [plural],
+        parameters: [idParameter(`The ${kind}'s content address.`)],
+        responses: {
+          "200": {
+            description: `The exact bytes stored, with the stored content type.`,
+            headers: {
+              "X-Request-Id": REQUEST_ID_HEADER,
+              ETag: { description: "The id, quoted.", schema: { type: "string" } },
+            },
+            content: { "*/*": { schema: {}, example: examples[kind].text } },
+          },
+          "404": ERR.notFound(kind),
+          "405": ERR.methodNotAllowed,
+          "500": ERR.internal,
+        },
+      }),
+    },
+  ];
+}
+
+/** The routes of templates and policies. */
+export const DOCUMENT_ROUTES = [
+  ...documentRoutes("template"),
+  ...documentRoutes("policy"),
+];

@@ -6,6 +6,7 @@
  * A stream is pulled: the next page is read from the store only when the
  * client has taken the previous one, so a slow reader holds one page, not
  * the feed. Caught up, it waits for the store's signal of a new event.
+ * And its OpenAPI operation.
  * @module
  */
 
@@ -15,6 +16,15 @@ import type { AppContext, RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
 import { readQuery, wholeNumber } from "./query.ts";
+import type { Route } from "../route.ts";
+import { ref } from "../openapi/components.ts";
+import {
+  ERR,
+  errorResponse,
+  integerParameter,
+  REQUEST_ID_HEADER,
+  strictQuery,
+} from "../openapi/responses.ts";
 
 /** The query parameters of `GET /events`, and the bounds of `limit` and `wait` (seconds). */
 export const EVENTS_QUERY = ["after", "limit", "wait"] as const;
@@ -48,8 +58,7 @@ async function startAfter(app: AppContext, id: string | null, name: string): Pro
   return position;
 }
 
-/** `GET /events`. */
-export async function getEvents(request: Request, ctx: RequestContext): Promise<Response> {
+async function getEvents(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   const params = readQuery(request, EVENTS_QUERY);
   const limit = wholeNumber(params, "limit", EVENTS_LIMIT);
@@ -155,3 +164,73 @@ function eventStream(request: Request, app: AppContext, after: number): Response
     },
   });
 }
+
+/** The feed's route (docs/interface.md §9): the admin's, or the events token's. */
+export const EVENT_ROUTES: Route[] = [{
+  method: "GET",
+  path: "/events",
+  access: "admin_or_events",
+  handler: getEvents,
+  operation: ({ intents: { variant_a_ed25519: { record } } }) => ({
+    operationId: "events_list",
+    summary: "The feed of accepted intents, in one order (admin or events token)",
+    description: "Every accepted intent is one event, in one order that is the same for " +
+      "every reader, across every process sharing the storage. Reading after an event id " +
+      "gives exactly the events that follow it: a consumer that keeps the last id it " +
+      "processed never misses or repeats one. Two forms: with `Accept: text/event-stream`, " +
+      "a Server-Sent Events stream (`id`, `event`, `data` = the record on one line) that " +
+      "starts after `Last-Event-ID` (else `after`), delivers the history, then new events " +
+      "within 2 seconds of their 201, with a comment line at least every 15 seconds while " +
+      "idle; otherwise a JSON page. A page holds at most `limit` events and stops early " +
+      `once their bodies pass about 1 MiB. ${strictQuery(EVENTS_QUERY)}`,
+    tags: ["events"],
+    parameters: [
+      {
+        name: "after",
+        in: "query",
+        required: false,
+        description: "An event id: start after it. Absent: from the beginning.",
+        schema: ref("OpaqueId"),
+      },
+      integerParameter("limit", EVENTS_LIMIT, "Most events in a page (pull form)."),
+      integerParameter(
+        "wait",
+        EVENTS_WAIT_S,
+        "Seconds to hold the request while nothing follows `after` (pull form).",
+      ),
+      {
+        name: "Last-Event-ID",
+        in: "header",
+        required: false,
+        description: "Stream form: start after this event id (wins over `after`).",
+        schema: ref("OpaqueId"),
+      },
+    ],
+    responses: {
+      "200": {
+        description: "A page of events (JSON), or the event stream (`text/event-stream`).",
+        headers: { "X-Request-Id": REQUEST_ID_HEADER },
+        content: {
+          "application/json": {
+            schema: ref("EventPage"),
+            example: {
+              events: [{ id: "1", type: "intent.accepted", record }],
+              next: "1",
+            },
+          },
+          "text/event-stream": {
+            schema: { type: "string" },
+            example: `id: 1\nevent: intent.accepted\ndata: ${JSON.stringify(record)}\n\n`,
+          },
+        },
+      },
+      "400": errorResponse(
+        "`after` or `Last-Event-ID` is not an event id this service handed out, a bad " +
+          "`limit` or `wait`, or an unknown or repeated query parameter.",
+        ["invalid_body"],
+      ),
+      "405": ERR.methodNotAllowed,
+      "500": ERR.internal,
+    },
+  }),
+}];

@@ -1,5 +1,6 @@
 /**
- * `POST /intents`, `GET /intents`, `GET /intents/{id}`.
+ * `POST /intents`, `GET /intents`, `GET /intents/{id}`, and their OpenAPI
+ * operations.
  * @module
  */
 
@@ -14,6 +15,18 @@ import { readJsonBytes, type RequestContext } from "../context.ts";
 import { readPosition } from "./positions.ts";
 import { chargeWork, checkSigners, refusedPending, spendSigners } from "../limits.ts";
 import { readQuery, wholeNumber } from "./query.ts";
+import type { Route } from "../route.ts";
+import { ref } from "../openapi/components.ts";
+import {
+  ERR,
+  errorResponse,
+  examplesOf,
+  idParameter,
+  integerParameter,
+  jsonResponse,
+  strictQuery,
+  tooManyRequests,
+} from "../openapi/responses.ts";
 
 /** The query parameters of `GET /intents`, and the bounds of `limit`. */
 export const LIST_QUERY = ["limit", "cursor", "state"] as const;
@@ -24,7 +37,7 @@ export const LIST_LIMIT = { min: 1, max: 100, fallback: 20 } as const;
  * pending); 200 with `Idempotent-Replayed: true` and the record as it stands
  * for the same signed submission sent again.
  */
-export async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
+async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   // Read here or on a worker thread (settings: VERIFY_WORKERS); then the cheap refusals of
   // docs/interface.md §4, the work's tokens and the document, before any signature is verified.
@@ -95,8 +108,7 @@ export function intentIdOf(rawId: string): string | null {
   return normalizeIntentId(id);
 }
 
-/** `GET /intents/{id}`. */
-export async function getIntent(_request: Request, ctx: RequestContext) {
+async function getIntent(_request: Request, ctx: RequestContext) {
   const { app } = ctx;
   const id = intentIdOf(ctx.params[0]);
   const record = id === null ? null : await app.store.getIntent(id);
@@ -107,7 +119,7 @@ export async function getIntent(_request: Request, ctx: RequestContext) {
 const STATES = new Set<string>(INTENT_STATES);
 
 /** `GET /intents?limit=&cursor=&state=`: newest first. */
-export async function listIntents(request: Request, ctx: RequestContext): Promise<Response> {
+async function listIntents(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   const params = readQuery(request, LIST_QUERY);
   const limit = wholeNumber(params, "limit", LIST_LIMIT);
@@ -131,3 +143,155 @@ export async function listIntents(request: Request, ctx: RequestContext): Promis
   const next = page.next === null ? null : String(page.next);
   return json(200, `{"items":[${items.join(",")}],"cursor":${JSON.stringify(next)}}`);
 }
+
+/** The routes of intents (docs/interface.md §4, §7): a submission costs its work. */
+export const INTENT_ROUTES: Route[] = [
+  {
+    method: "POST",
+    path: "/intents",
+    access: "public",
+    cost: "work",
+    handler: postIntent,
+    operation: ({ intents }) => ({
+      operationId: "intents_submit",
+      summary: "Submit a signed intent (public)",
+      description: "The top-level members select the variant: exactly `payload` and " +
+        "`signature` is Variant A, exactly `authorship` and `intent` is Variant B. The body is " +
+        "parsed strictly (no duplicate members, nesting at most 32, integer literals within " +
+        "±(2^53−1) unless written as JCS writes the double they parse to). Checks run in this " +
+        "order: 429 for the client address (one token), 415, 413, 400 (JSON, shape, " +
+        "encodings), 429 for the client address (the further tokens of its work: max(1, " +
+        "signatures carried, public keys named) in all), 400 missing template or policy, " +
+        "400 signature (a Multisig stops at its first signature that does not verify), 429 " +
+        "for a key that signed, the governing document's 400s and 403, the id (409, or 200 " +
+        "for the same signed submission sent again), 429 `too_many_pending`, then 201 (or " +
+        "202). A request whose authorship does not verify never learns whether an id " +
+        "exists. A retry is safe: the " +
+        "same signed body again (equal as JSON values) answers 200 with " +
+        "`Idempotent-Replayed: true` and the record as it stands now. 503 `unavailable` " +
+        "means nothing was stored and the same body may be sent again.",
+      tags: ["intents"],
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: { oneOf: [ref("VariantA"), ref("VariantB")] },
+            examples: examplesOf(intents, (key) => intents[key].body),
+          },
+        },
+      },
+      responses: {
+        "200": jsonResponse(
+          "The same signed submission was stored before (a retry after a lost answer): " +
+            "nothing is stored now; the record as it stands now, whatever its state.",
+          ref("IntentRecord"),
+          {
+            headers: {
+              Location: { description: "/intents/{id}", schema: { type: "string" } },
+              "Idempotent-Replayed": {
+                description: "`true`: this answer replays an earlier submission.",
+                schema: { type: "string", enum: ["true"] },
+              },
+            },
+          },
+        ),
+        "201": jsonResponse("Stored and accepted.", ref("IntentRecord"), {
+          examples: examplesOf(intents, (key) => intents[key].record),
+          headers: { Location: { description: "/intents/{id}", schema: { type: "string" } } },
+        }),
+        "202": jsonResponse(
+          "Stored pending: under a governed document whose threshold the submission's " +
+            "signers do not reach; approvals arrive through POST /intents/{id}/approvals. " +
+            "The id is taken.",
+          ref("IntentRecord"),
+          {
+            headers: { Location: { description: "/intents/{id}", schema: { type: "string" } } },
+          },
+        ),
+        "400": ERR.invalidJsonBody([
+          "invalid_signature",
+          "unsigned_not_permitted",
+          "template_not_found",
+          "policy_not_found",
+          "quorum_mismatch",
+        ]),
+        "403": errorResponse(
+          "Under a governed document: a key that signed is not one of its signers.",
+          ["signer_not_authorized"],
+        ),
+        "405": ERR.methodNotAllowed,
+        "408": ERR.timeout,
+        "409": errorResponse(
+          "An intent with this id exists, and this body is not the signed submission that " +
+            "took it (`Unsigned` bodies are never replayed).",
+          ["intent_exists"],
+        ),
+        "413": ERR.tooLarge,
+        "415": ERR.mediaType,
+        "429": tooManyRequests(["too_many_pending"]),
+        "500": ERR.internal,
+        "503": ERR.unavailable,
+      },
+    }),
+  },
+  {
+    method: "GET",
+    path: "/intents",
+    access: "admin",
+    handler: listIntents,
+    operation: ({ intents: { variant_a_ed25519: { record } } }) => ({
+      operationId: "intents_list",
+      summary: "List stored intents, newest first (admin)",
+      description: strictQuery(LIST_QUERY),
+      tags: ["intents"],
+      parameters: [
+        integerParameter("limit", LIST_LIMIT, "Most intents in a page."),
+        {
+          name: "cursor",
+          in: "query",
+          required: false,
+          description: "The `cursor` of the previous page; absent or empty: the first page.",
+          // The cursors handed out are OpaqueIds; an empty one stands for none.
+          schema: { type: "string", maxLength: 128, pattern: "^[\\x21-\\x7e]*$" },
+        },
+        {
+          name: "state",
+          in: "query",
+          required: false,
+          description: "Only intents in this state now. A filtered page may hold fewer than " +
+            "`limit` intents and still have a `cursor`: a page looks at a bounded number of " +
+            "intents.",
+          schema: { type: "string", enum: ["pending", "accepted", "expired", "rejected"] },
+        },
+      ],
+      responses: {
+        "200": jsonResponse("A page.", ref("IntentPage"), {
+          example: { items: [record], cursor: null },
+        }),
+        "400": errorResponse(
+          "A bad `limit` or `cursor`, or an unknown or repeated query parameter.",
+          ["invalid_body"],
+        ),
+        "500": ERR.internal,
+      },
+    }),
+  },
+  {
+    method: "GET",
+    path: "/intents/{id}",
+    access: "admin",
+    handler: getIntent,
+    operation: ({ intents: { variant_a_ed25519: { record } } }) => ({
+      operationId: "intents_get",
+      summary: "Read a stored intent (admin)",
+      tags: ["intents"],
+      parameters: [idParameter("The intent id (URL-encoded; UUIDs match in any case).")],
+      responses: {
+        "200": jsonResponse("The stored intent.", ref("IntentRecord"), { example: record }),
+        "404": ERR.notFound("intent"),
+        "405": ERR.methodNotAllowed,
+        "500": ERR.internal,
+      },
+    }),
+  },
+];

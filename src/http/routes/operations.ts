@@ -1,13 +1,18 @@
 /**
- * Operations endpoints: `GET /healthz` (liveness: the storage answers),
- * `GET /readyz` (readiness: the storage answers and takes writes) and
- * `GET /metrics`.
+ * Operations routes: `GET /healthz` (liveness: the storage answers),
+ * `GET /readyz` (readiness: the storage answers and takes writes),
+ * `GET /metrics` and `GET /openapi.json`; and their OpenAPI operations.
  * @module
  */
 
+import type { Settings } from "../../settings.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { METRICS_CONTENT_TYPE } from "../../telemetry/instruments.ts";
 import { json } from "../respond.ts";
+import type { Route } from "../route.ts";
+import { ref } from "../openapi/components.ts";
+import { buildOpenApiDocument } from "../openapi/document.ts";
+import { errorResponse, jsonResponse, REQUEST_ID_HEADER } from "../openapi/responses.ts";
 
 /** How long `/healthz` and `/readyz` wait for the storage to answer. */
 const HEALTH_TIMEOUT_MS = 2000;
@@ -75,7 +80,7 @@ function unavailable(message: string): Response {
  * `GET /healthz`: 200 while the storage answers a read, else 503
  * `unavailable`; the outcome of a read stands for {@link HEALTH_READ_MS}.
  */
-export async function healthz(_request: Request, { app }: RequestContext): Promise<Response> {
+async function healthz(_request: Request, { app }: RequestContext): Promise<Response> {
   return await storageAnswers(app)
     ? json(200, { status: "ok" })
     : unavailable("storage is not answering");
@@ -88,7 +93,7 @@ export async function healthz(_request: Request, { app }: RequestContext): Promi
  * how its latest commit went, seen at once, and the storage is read as for
  * {@link healthz}, at most once per {@link HEALTH_READ_MS}.
  */
-export async function readyz(_request: Request, { app }: RequestContext): Promise<Response> {
+async function readyz(_request: Request, { app }: RequestContext): Promise<Response> {
   const last = app.store.lastCommit();
   if (last && !last.ok && app.now().getTime() - last.at.getTime() < READY_WINDOW_MS) {
     return unavailable(`the last commit failed: ${last.failure ?? "unexpected error"}`);
@@ -99,7 +104,7 @@ export async function readyz(_request: Request, { app }: RequestContext): Promis
 }
 
 /** `GET /metrics`: every series of the process, in the Prometheus text format. */
-export function metrics(_request: Request, { app }: RequestContext): Response {
+function metrics(_request: Request, { app }: RequestContext): Response {
   return new Response(app.registry.render(), {
     status: 200,
     headers: {
@@ -108,4 +113,97 @@ export function metrics(_request: Request, { app }: RequestContext): Response {
       "x-content-type-options": "nosniff",
     },
   });
+}
+
+/** The probes and the metrics (docs/interface.md §7, §13). */
+export const OPERATION_ROUTES: Route[] = [
+  {
+    method: "GET",
+    path: "/healthz",
+    access: "public",
+    handler: healthz,
+    operation: () => ({
+      operationId: "health_get",
+      summary: "Liveness and storage check (public)",
+      description: "KV is read for /healthz and /readyz at most once a second per process: " +
+        "the outcome of a read answers both for a second.",
+      tags: ["operations"],
+      responses: {
+        "200": jsonResponse("KV answers.", ref("Health"), { example: { status: "ok" } }),
+        "503": errorResponse("KV does not answer.", ["unavailable"]),
+      },
+    }),
+  },
+  {
+    method: "GET",
+    path: "/readyz",
+    access: "public",
+    handler: readyz,
+    operation: () => ({
+      operationId: "ready_get",
+      summary: "Readiness: the storage answers and takes writes (public)",
+      description: "200 while KV answers a read and the latest commit attempt of this " +
+        "process in the last 30 seconds, if any, succeeded; else 503 with the reason in " +
+        '`message` ("storage is not answering", "the last commit failed: storage full"). ' +
+        "A probe never writes, and reads KV as /healthz does, at most once a second; a failed " +
+        "commit is seen at once. Point a load balancer's readiness check here and its liveness " +
+        "check at /healthz.",
+      tags: ["operations"],
+      responses: {
+        "200": jsonResponse("Ready.", ref("Ready"), { example: { status: "ready" } }),
+        "503": errorResponse(
+          "KV does not answer, or the latest commit of the last 30 seconds failed.",
+          ["unavailable"],
+        ),
+      },
+    }),
+  },
+  {
+    method: "GET",
+    path: "/metrics",
+    access: "admin_or_metrics",
+    handler: metrics,
+    operation: () => ({
+      operationId: "metrics_get",
+      summary: "Prometheus metrics of this process (admin or metrics token)",
+      tags: ["operations"],
+      responses: {
+        "200": {
+          description: "Prometheus text exposition format 0.0.4.",
+          headers: { "X-Request-Id": REQUEST_ID_HEADER },
+          content: { "text/plain": { schema: { type: "string" } } },
+        },
+      },
+    }),
+  },
+];
+
+/**
+ * `GET /openapi.json`: the OpenAPI document of `served`. It follows the app's
+ * settings (what the process accepts); it is built on the first request for
+ * those settings and kept: they do not change.
+ */
+export function openApiRoute(served: readonly Route[]): Route {
+  const texts = new WeakMap<Settings, string>();
+  return {
+    method: "GET",
+    path: "/openapi.json",
+    access: "public",
+    handler: (_request, { app: { settings } }) => {
+      let text = texts.get(settings);
+      if (text === undefined) {
+        text = JSON.stringify(buildOpenApiDocument(served, settings));
+        texts.set(settings, text);
+      }
+      return json(200, text, { "cache-control": "public, max-age=300" });
+    },
+    operation: () => ({
+      operationId: "openapi_get",
+      summary: "This document (public)",
+      tags: ["operations"],
+      responses: {
+        "200": jsonResponse("The OpenAPI 3.1 document.", { type: "object" }),
+      },
+    }),
+  };
 }

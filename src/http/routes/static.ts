@@ -2,13 +2,15 @@
  * The passkey page: `GET /` and `GET /static/{name}`, served from an allow-list
  * of files under `static/` with a strict Content-Security-Policy. The files
  * are read once per app (`static_files.ts`), and never by a path taken from
- * the URL.
+ * the URL. And their OpenAPI operations.
  * @module
  */
 
 import { ServiceError } from "../../errors.ts";
 import type { RequestContext } from "../context.ts";
 import type { StaticFiles } from "../static_files.ts";
+import type { Route } from "../route.ts";
+import { ERR } from "../openapi/responses.ts";
 
 /**
  * The page's Content-Security-Policy: scripts, styles, images and fetches from
@@ -70,12 +72,12 @@ async function serve(request: Request, files: StaticFiles, name: string): Promis
 }
 
 /** `GET /`: the passkey page. */
-export function getPage(request: Request, { app }: RequestContext): Promise<Response> {
+function getPage(request: Request, { app }: RequestContext): Promise<Response> {
   return serve(request, app.staticFiles, "index.html");
 }
 
 /** `GET /static/{name}`: one allow-listed file, else 404. */
-export function getStatic(
+function getStatic(
   request: Request,
   { app, params: [name] }: RequestContext,
 ): Promise<Response> {
@@ -84,3 +86,49 @@ export function getStatic(
   }
   return serve(request, app.staticFiles, name);
 }
+
+/** The passkey page's routes (docs/interface.md §7). */
+export const PAGE_ROUTES: Route[] = [
+  {
+    method: "GET",
+    path: "/",
+    access: "public",
+    handler: getPage,
+    operation: () => ({
+      operationId: "page_get",
+      summary: "The passkey page (public)",
+      tags: ["operations"],
+      responses: {
+        "200": {
+          description: "An HTML page that signs and submits intents with a passkey.",
+          content: { "text/html": { schema: { type: "string" } } },
+        },
+      },
+    }),
+  },
+  {
+    method: "GET",
+    path: "/static/{name}",
+    access: "public",
+    handler: getStatic,
+    operation: () => ({
+      operationId: "static_get",
+      summary: "A file of the passkey page (public)",
+      tags: ["operations"],
+      parameters: [{
+        name: "name",
+        in: "path",
+        required: true,
+        description: "One of the page's files (an allow-list; anything else is 404).",
+        schema: { type: "string" },
+      }],
+      responses: {
+        "200": {
+          description: "The file, with its media type.",
+          content: { "*/*": { schema: {} } },
+        },
+        "404": ERR.notFound("file"),
+      },
+    }),
+  },
+];

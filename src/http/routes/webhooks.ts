@@ -1,15 +1,13 @@
 /**
  * The webhook admin API (docs/interface.md §11): endpoints, their secrets,
- * replays and attempts logs. What is delivered, and how, is
- * `src/delivery/`'s.
+ * replays and attempts logs, and its OpenAPI operations. What is delivered,
+ * and how, is `src/delivery/`'s.
  * @module
  */
 
 import { ServiceError } from "../../errors.ts";
 import { validate } from "../../domain/validate.ts";
 import {
-  type Endpoint,
-  isEndpointId,
   MAX_WEBHOOKS,
   newEndpoint,
   newEndpointId,
@@ -20,7 +18,6 @@ import {
   rotateSecret,
   SIGNING_VIEW_MS,
   updateEndpoint,
-  wants,
 } from "../../webhooks/endpoint.ts";
 import {
   ATTEMPTS_LIMIT,
@@ -37,31 +34,21 @@ import { json } from "../respond.ts";
 import { readPosition } from "./positions.ts";
 import { delay } from "../../timing.ts";
 import { readQuery, wholeNumber } from "./query.ts";
+import { endpointId, notFound, renderWebhook } from "./webhook_view.ts";
+import type { Route } from "../route.ts";
+import { ATTEMPT_EXAMPLE, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from "../openapi/examples.ts";
+import {
+  ERR,
+  errorResponse,
+  idParameter,
+  jsonBody,
+  jsonResponse,
+  REQUEST_ID_HEADER,
+} from "../openapi/responses.ts";
+import { webhookRef } from "../openapi/webhook_components.ts";
 
 /** The query parameters of `GET /webhooks/{id}/attempts`, and the bounds of `limit`. */
 export const ATTEMPTS_QUERY = ["limit"] as const;
-
-/**
- * How far `next_event` is looked for past the endpoint's position: pages of
- * events read, and events and bytes per page. An endpoint that delivers moves
- * past events not of its types as it goes; only a paused or disabled one with
- * a long run of other types ahead can hide its next event past this (its
- * `next_event` is then null while `lag` says events follow).
- */
-const NEXT_EVENT_PAGES = 4;
-const NEXT_EVENT_PAGE = 256;
-const NEXT_EVENT_PAGE_BYTES = 256 << 10;
-
-/** The endpoint id of a path, or 404 without a read when it cannot be one. */
-function endpointId(params: readonly string[]): string {
-  const id = params[0];
-  if (id === undefined || !isEndpointId(id)) throw notFound();
-  return id;
-}
-
-function notFound(): ServiceError {
-  return new ServiceError("not_found", "no such webhook endpoint");
-}
 
 /** 400 `invalid_webhook_url` unless the URL rule of §11 accepts `url` under the settings. */
 function checkUrl(app: AppContext, url: string): void {
@@ -72,35 +59,8 @@ function checkUrl(app: AppContext, url: string): void {
   if (reason !== null) throw new ServiceError("invalid_webhook_url", `url: ${reason}`);
 }
 
-/** The position of the event the endpoint waits to deliver, or null. */
-async function nextEventOf(app: AppContext, endpoint: Endpoint): Promise<number | null> {
-  if (endpoint.retrying !== null) return endpoint.retrying;
-  let after = endpoint.position;
-  for (let page = 0; page < NEXT_EVENT_PAGES; page++) {
-    const events = await app.store.readEvents({
-      after,
-      limit: NEXT_EVENT_PAGE,
-      maxBytes: NEXT_EVENT_PAGE_BYTES,
-    });
-    const found = events.find((event) => wants(endpoint, event.type));
-    if (found) return found.position;
-    if (events.length === 0) return null;
-    after = events[events.length - 1].position;
-  }
-  return null;
-}
-
-/** The endpoint as the API shows it, with its next event and lag as they stand. */
-async function render(app: AppContext, endpoint: Endpoint, head?: number) {
-  const [feedHead, nextEvent] = await Promise.all([
-    head ?? app.webhooks.feedHead(),
-    nextEventOf(app, endpoint),
-  ]);
-  return renderEndpoint(endpoint, { head: feedHead, nextEvent });
-}
-
 /** `POST /webhooks`: 201 with the endpoint and its secret, shown here and at rotation only. */
-export async function postWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+async function postWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   const { value } = await readJsonBody(request, app);
   const body = validate(WebhookCreateSchema, value, "");
@@ -131,28 +91,28 @@ export async function postWebhook(request: Request, ctx: RequestContext): Promis
 }
 
 /** `GET /webhooks`: every endpoint, oldest first, without secrets. */
-export async function listWebhooks(request: Request, ctx: RequestContext): Promise<Response> {
+async function listWebhooks(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   readQuery(request, []);
   const [entries, head] = await Promise.all([
     app.webhooks.listEndpoints(),
     app.webhooks.feedHead(),
   ]);
-  const items = await Promise.all(entries.map((e) => render(app, e.endpoint, head)));
+  const items = await Promise.all(entries.map((e) => renderWebhook(app, e.endpoint, head)));
   return json(200, { items });
 }
 
 /** `GET /webhooks/{id}`: the endpoint with its status, next event, lag and last attempt. */
-export async function getWebhook(_request: Request, ctx: RequestContext): Promise<Response> {
+async function getWebhook(_request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   const id = endpointId(ctx.params);
   const entry = await app.webhooks.getEndpoint(id);
   if (entry === null) throw notFound();
-  return json(200, await render(app, entry.endpoint));
+  return json(200, await renderWebhook(app, entry.endpoint));
 }
 
 /** `PATCH /webhooks/{id}`: url, events, description, status (pause and resume). */
-export async function patchWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+async function patchWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   const id = endpointId(ctx.params);
   const { value } = await readJsonBody(request, app);
@@ -160,11 +120,11 @@ export async function patchWebhook(request: Request, ctx: RequestContext): Promi
   if (patch.url !== undefined) checkUrl(app, patch.url);
   const changed = await app.webhooks.changeEndpoint(id, (e) => updateEndpoint(e, patch));
   if (changed === null) throw notFound();
-  return json(200, await render(app, changed));
+  return json(200, await renderWebhook(app, changed));
 }
 
 /** `DELETE /webhooks/{id}`: 204; its deliveries stop, its log goes. */
-export async function deleteWebhook(_request: Request, ctx: RequestContext): Promise<Response> {
+async function deleteWebhook(_request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   const id = endpointId(ctx.params);
   if (!await app.webhooks.deleteEndpoint(id)) throw notFound();
@@ -195,7 +155,7 @@ async function readOverlapMs(request: Request, app: AppContext): Promise<number>
  * so when that outlasts the overlap the answer waits that long: no attempt
  * that starts after the 200, on any process, is signed with a retired secret.
  */
-export async function rotateWebhookSecret(
+async function rotateWebhookSecret(
   request: Request,
   ctx: RequestContext,
 ): Promise<Response> {
@@ -217,7 +177,7 @@ export async function rotateWebhookSecret(
 }
 
 /** `POST /webhooks/{id}/replay`: deliveries start again after `after` (null: the beginning). */
-export async function replayWebhook(request: Request, ctx: RequestContext): Promise<Response> {
+async function replayWebhook(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   const id = endpointId(ctx.params);
   const { value } = await readJsonBody(request, app);
@@ -232,11 +192,11 @@ export async function replayWebhook(request: Request, ctx: RequestContext): Prom
   }
   const changed = await app.webhooks.changeEndpoint(id, (e) => replayEndpoint(e, after));
   if (changed === null) throw notFound();
-  return json(200, await render(app, changed));
+  return json(200, await renderWebhook(app, changed));
 }
 
 /** `GET /webhooks/{id}/attempts?limit=`: the latest attempts, newest first. */
-export async function listWebhookAttempts(
+async function listWebhookAttempts(
   request: Request,
   ctx: RequestContext,
 ): Promise<Response> {
@@ -247,3 +207,235 @@ export async function listWebhookAttempts(
   const attempts = await app.webhooks.listAttempts(id, limit);
   return json(200, { items: attempts.map(renderAttempt) });
 }
+
+const ID = idParameter("The endpoint's id.");
+
+/** The errors every operation may answer. */
+const ALWAYS = {
+  "405": ERR.methodNotAllowed,
+  "500": ERR.internal,
+  "503": ERR.unavailable,
+};
+
+/** The errors every operation on one endpoint may answer. */
+const ON_ONE = { ...ALWAYS, "404": ERR.notFound("webhook endpoint") };
+
+/** The errors of an operation that reads a JSON body. */
+const WITH_BODY = { "408": ERR.timeout, "413": ERR.tooLarge, "415": ERR.mediaType };
+
+const URL_REFUSAL = "the URL is refused by the rule of §11 (`invalid_webhook_url`)";
+
+/** The webhook admin API's routes (docs/interface.md §11): every one the admin's. */
+export const WEBHOOK_ROUTES: Route[] = [
+  {
+    method: "POST",
+    path: "/webhooks",
+    access: "admin",
+    handler: postWebhook,
+    operation: () => ({
+      operationId: "webhooks_add",
+      summary: "Register a webhook endpoint (admin)",
+      description: "The endpoint receives the events that follow the feed's head at its " +
+        "creation (`after`), of its types, in the feed's order, one at a time, signed with " +
+        "its secret (see the `intentEvent` webhook). At most 100 endpoints.",
+      tags: ["webhooks"],
+      requestBody: jsonBody(webhookRef("WebhookCreate"), {
+        url: WEBHOOK_EXAMPLE.url,
+        events: WEBHOOK_EXAMPLE.events,
+        description: WEBHOOK_EXAMPLE.description,
+      }),
+      responses: {
+        "201": jsonResponse(
+          "Registered; the secret is shown here and at rotation only.",
+          webhookRef("WebhookCreated"),
+          {
+            example: {
+              ...WEBHOOK_EXAMPLE,
+              after: "41",
+              last_attempt: null,
+              secret: SECRET_EXAMPLE,
+            },
+            headers: { Location: { description: "/webhooks/{id}", schema: { type: "string" } } },
+          },
+        ),
+        "400": errorResponse(
+          `The body is not strict JSON or not of the shape, ${URL_REFUSAL}, or 100 endpoints ` +
+            "exist (`too_many_webhooks`).",
+          ["invalid_json", "invalid_body", "invalid_webhook_url", "too_many_webhooks"],
+        ),
+        ...ALWAYS,
+        ...WITH_BODY,
+      },
+    }),
+  },
+  {
+    method: "GET",
+    path: "/webhooks",
+    access: "admin",
+    handler: listWebhooks,
+    operation: () => ({
+      operationId: "webhooks_list",
+      summary: "List the webhook endpoints, oldest first (admin)",
+      tags: ["webhooks"],
+      responses: {
+        "200": jsonResponse("Every endpoint, without secrets.", webhookRef("WebhookList"), {
+          example: { items: [WEBHOOK_EXAMPLE] },
+        }),
+        "400": errorResponse("A query parameter was given.", ["invalid_body"]),
+        "500": ERR.internal,
+      },
+    }),
+  },
+  {
+    method: "GET",
+    path: "/webhooks/{id}",
+    access: "admin",
+    handler: getWebhook,
+    operation: () => ({
+      operationId: "webhooks_get",
+      summary: "Read a webhook endpoint: status, next event, lag, last attempt (admin)",
+      tags: ["webhooks"],
+      parameters: [ID],
+      responses: {
+        "200": jsonResponse("The endpoint.", webhookRef("Webhook"), { example: WEBHOOK_EXAMPLE }),
+        ...ON_ONE,
+      },
+    }),
+  },
+  {
+    method: "PATCH",
+    path: "/webhooks/{id}",
+    access: "admin",
+    handler: patchWebhook,
+    operation: () => ({
+      operationId: "webhooks_update",
+      summary: "Change a webhook endpoint: url, events, description, pause and resume (admin)",
+      description: "`status` `paused` stops its deliveries; `active` resumes a paused or " +
+        "disabled endpoint where it stopped: the event it waits to deliver is tried at once, " +
+        "on a fresh retry schedule (as it is after a new `url`).",
+      tags: ["webhooks"],
+      parameters: [ID],
+      requestBody: jsonBody(webhookRef("WebhookUpdate"), { status: "paused" }),
+      responses: {
+        "200": jsonResponse("The endpoint as changed.", webhookRef("Webhook"), {
+          example: { ...WEBHOOK_EXAMPLE, status: "paused" },
+        }),
+        "400": errorResponse(
+          `The body is not strict JSON or not of the shape, or ${URL_REFUSAL}.`,
+          ["invalid_json", "invalid_body", "invalid_webhook_url"],
+        ),
+        ...ON_ONE,
+        ...WITH_BODY,
+      },
+    }),
+  },
+  {
+    method: "DELETE",
+    path: "/webhooks/{id}",
+    access: "admin",
+    handler: deleteWebhook,
+    operation: () => ({
+      operationId: "webhooks_delete",
+      summary: "Remove a webhook endpoint and its attempts log (admin)",
+      tags: ["webhooks"],
+      parameters: [ID],
+      responses: {
+        "204": { description: "Removed.", headers: { "X-Request-Id": REQUEST_ID_HEADER } },
+        ...ON_ONE,
+      },
+    }),
+  },
+  {
+    method: "POST",
+    path: "/webhooks/{id}/secret",
+    access: "admin",
+    handler: rotateWebhookSecret,
+    operation: () => ({
+      operationId: "webhooks_secret_rotate",
+      summary: "Rotate a webhook endpoint's secret (admin)",
+      description: "A new secret signs every delivery from now on; every older secret " +
+        "signs them too for at most `overlap_s` more seconds, none longer than it already " +
+        "had (newest first in `webhook-signature`). The body is optional (none: 86400); with " +
+        "0 (a secret that leaked), no attempt that starts after the 200, on any process, is " +
+        "signed with the older secrets: the answer waits about a second for that.",
+      tags: ["webhooks"],
+      parameters: [ID],
+      requestBody: {
+        required: false,
+        content: {
+          "application/json": { schema: webhookRef("WebhookRotate"), example: { overlap_s: 0 } },
+        },
+      },
+      responses: {
+        "200": jsonResponse("The new secret, shown here only.", webhookRef("WebhookSecret"), {
+          example: { secret: SECRET_EXAMPLE },
+        }),
+        "400": errorResponse("The body is not strict JSON or not of the shape.", [
+          "invalid_json",
+          "invalid_body",
+        ]),
+        ...ON_ONE,
+        ...WITH_BODY,
+      },
+    }),
+  },
+  {
+    method: "POST",
+    path: "/webhooks/{id}/replay",
+    access: "admin",
+    handler: replayWebhook,
+    operation: () => ({
+      operationId: "webhooks_replay",
+      summary: "Deliver again after an event (admin)",
+      description: "Its deliveries start again after `after` (null: the feed's beginning), " +
+        "on a fresh retry schedule: a consumer that lost data asks for it again. Its status " +
+        "is left as it is.",
+      tags: ["webhooks"],
+      parameters: [ID],
+      requestBody: jsonBody(webhookRef("WebhookReplay"), { after: "17" }),
+      responses: {
+        "200": jsonResponse("The endpoint, delivering after `after`.", webhookRef("Webhook"), {
+          example: { ...WEBHOOK_EXAMPLE, after: "17", next_event: "18", lag: 25 },
+        }),
+        "400": errorResponse(
+          "The body is not strict JSON or not of the shape, or `after` is not an event id " +
+            "this service handed out.",
+          ["invalid_json", "invalid_body"],
+        ),
+        ...ON_ONE,
+        ...WITH_BODY,
+      },
+    }),
+  },
+  {
+    method: "GET",
+    path: "/webhooks/{id}/attempts",
+    access: "admin",
+    handler: listWebhookAttempts,
+    operation: () => ({
+      operationId: "webhooks_attempts_list",
+      summary: "The latest delivery attempts of a webhook endpoint, newest first (admin)",
+      tags: ["webhooks"],
+      parameters: [ID, {
+        name: "limit",
+        in: "query",
+        required: false,
+        description: "Most attempts listed. Decimal digits. Other query parameters, and one " +
+          "given twice, are 400 `invalid_body`.",
+        schema: {
+          type: "integer",
+          minimum: ATTEMPTS_LIMIT.min,
+          maximum: ATTEMPTS_LIMIT.max,
+          default: ATTEMPTS_LIMIT.fallback,
+        },
+      }],
+      responses: {
+        "200": jsonResponse("The attempts.", webhookRef("WebhookAttemptList"), {
+          example: { items: [ATTEMPT_EXAMPLE] },
+        }),
+        "400": errorResponse("A bad `limit`, or another query parameter.", ["invalid_body"]),
+        ...ON_ONE,
+      },
+    }),
+  },
+];

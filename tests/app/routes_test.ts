@@ -1,5 +1,5 @@
 /**
- * Each endpoint does what its one declaration (`src/http/endpoints.ts`)
+ * Each route does what its one declaration (`src/http/routes/`, listed by `routes()`)
  * says, on the whole app: who may call it (docs/interface.md §7: 401 with
  * `WWW-Authenticate: Bearer` before anything else, the events and metrics
  * tokens only where declared), what it costs the client address (§12: a
@@ -9,36 +9,36 @@
  */
 
 import assert from "node:assert/strict";
-import { ACCESS, type Endpoint } from "../../src/http/endpoint.ts";
-import { endpoints } from "../../src/http/endpoints.ts";
+import { ACCESS, type Route } from "../../src/http/route.ts";
+import { routes } from "../../src/http/router.ts";
 import { buildOpenApiDocument } from "../../src/http/openapi/document.ts";
 import { withApp } from "../support/in_process.ts";
 import { sampleValue, scrape } from "../support/metrics.ts";
 
-const EVENTS_TOKEN = "endpoints-events-token-0123";
-const METRICS_TOKEN = "endpoints-metrics-token-0123";
+const EVENTS_TOKEN = "routes-events-token-0123456";
+const METRICS_TOKEN = "routes-metrics-token-0123456";
 const ENV = { EVENTS_TOKEN, METRICS_TOKEN, RATE_LIMIT_AUTH_FAILURES: "0" };
 
-/** A path of the endpoint's template, each parameter an id nothing has. */
-function pathOf(endpoint: Endpoint): string {
-  return endpoint.path.replace("{name}", "nothing.txt").replace(/\{[a-z_]+\}/g, "none");
+/** A path of the route's template, each parameter an id nothing has. */
+function pathOf(route: Route): string {
+  return route.path.replace("{name}", "nothing.txt").replace(/\{[a-z_]+\}/g, "none");
 }
 
-/** A request of the endpoint with `headers`: a JSON body where the method takes one. */
-function requestOf(endpoint: Endpoint, headers: Record<string, string> = {}): RequestInit {
-  const body = endpoint.method === "GET" || endpoint.method === "DELETE" ? undefined : "{}";
+/** A request of the route with `headers`: a JSON body where the method takes one. */
+function requestOf(route: Route, headers: Record<string, string> = {}): RequestInit {
+  const body = route.method === "GET" || route.method === "DELETE" ? undefined : "{}";
   const contentType: Record<string, string> = body ? { "content-type": "application/json" } : {};
-  return { method: endpoint.method, headers: { ...contentType, ...headers }, body };
+  return { method: route.method, headers: { ...contentType, ...headers }, body };
 }
 
-const served = endpoints();
+const served = routes();
 
-/** `METHOD path` of the endpoints that `pick` picks, sorted. */
-function named(pick: (e: Endpoint) => boolean): string[] {
+/** `METHOD path` of the routes that `pick` picks, sorted. */
+function named(pick: (e: Route) => boolean): string[] {
   return served.filter(pick).map((e) => `${e.method} ${e.path}`).sort();
 }
 
-Deno.test("every endpoint is declared once, with the access and cost of docs/interface.md §7 and §12", () => {
+Deno.test("every route is declared once, with the access and cost of docs/interface.md §7 and §12", () => {
   const keys = served.map((e) => `${e.method} ${e.path}`);
   assert.equal(new Set(keys).size, keys.length);
   assert.deepEqual(named((e) => e.access === "public"), [
@@ -66,24 +66,24 @@ Deno.test("every endpoint is declared once, with the access and cost of docs/int
   ]);
 });
 
-Deno.test("who may call each endpoint is as declared: 401 with WWW-Authenticate, each token where it counts", async () => {
+Deno.test("who may call each route is as declared: 401 with WWW-Authenticate, each token where it counts", async () => {
   await withApp({ env: ENV }, async (h) => {
     const tokens = { admin: h.adminToken, events: EVENTS_TOKEN, metrics: METRICS_TOKEN };
-    for (const endpoint of served) {
-      const name = `${endpoint.method} ${endpoint.path}`;
-      const bare = await h.fetch(pathOf(endpoint), requestOf(endpoint));
+    for (const route of served) {
+      const name = `${route.method} ${route.path}`;
+      const bare = await h.fetch(pathOf(route), requestOf(route));
       await bare.body?.cancel();
-      if (endpoint.access === "public") {
+      if (route.access === "public") {
         assert.notEqual(bare.status, 401, name);
         continue;
       }
       assert.equal(bare.status, 401, name);
       assert.equal(bare.headers.get("www-authenticate"), "Bearer", name);
       for (const [which, token] of Object.entries(tokens)) {
-        const accepted: boolean = which === "admin" || endpoint.access === `admin_or_${which}`;
+        const accepted: boolean = which === "admin" || route.access === `admin_or_${which}`;
         const answer = await h.fetch(
-          pathOf(endpoint),
-          requestOf(endpoint, { authorization: `Bearer ${token}` }),
+          pathOf(route),
+          requestOf(route, { authorization: `Bearer ${token}` }),
         );
         await answer.body?.cancel();
         assert.equal(answer.status !== 401, accepted, `${name} with the ${which} token`);
@@ -92,17 +92,17 @@ Deno.test("who may call each endpoint is as declared: 401 with WWW-Authenticate,
   });
 });
 
-Deno.test("what each endpoint costs the client address is as declared: a token before anything else", async () => {
+Deno.test("what each route costs the client address is as declared: a token before anything else", async () => {
   // Bursts of two: the third request of an address within the second is refused.
   await withApp({ env: { RATE_LIMIT_PER_ADDRESS: "1" } }, async (h) => {
-    for (const [i, endpoint] of served.entries()) {
-      const name = `${endpoint.method} ${endpoint.path}`;
+    for (const [i, route] of served.entries()) {
+      const name = `${route.method} ${route.path}`;
       const address = `192.0.2.${i + 1}`;
-      const costs = (endpoint.cost ?? "none") !== "none";
+      const costs = (route.cost ?? "none") !== "none";
       for (let n = 1; n <= 3; n++) {
         // A text body: where a token is spent first, the third is 429 and never 415.
-        const answer = await h.fetchFrom(address, pathOf(endpoint), {
-          ...requestOf(endpoint),
+        const answer = await h.fetchFrom(address, pathOf(route), {
+          ...requestOf(route),
           headers: { "content-type": "text/plain" },
         });
         await answer.body?.cancel();
@@ -114,35 +114,35 @@ Deno.test("what each endpoint costs the client address is as declared: a token b
   });
 });
 
-Deno.test("each endpoint's requests are counted under its path template", async () => {
+Deno.test("each route's requests are counted under its path template", async () => {
   await withApp({ env: ENV }, async (h) => {
-    for (const endpoint of served) {
-      const answer = await h.fetch(pathOf(endpoint), requestOf(endpoint));
+    for (const route of served) {
+      const answer = await h.fetch(pathOf(route), requestOf(route));
       await answer.body?.cancel();
     }
     const metrics = await scrape(h);
-    for (const endpoint of served) {
+    for (const route of served) {
       const counted = sampleValue(metrics, "intents_http_requests_total", {
-        route: endpoint.path,
-        method: endpoint.method,
+        route: route.path,
+        method: route.method,
       });
-      assert.ok(counted >= 1, `${endpoint.method} ${endpoint.path}`);
+      assert.ok(counted >= 1, `${route.method} ${route.path}`);
     }
   });
 });
 
-Deno.test("the OpenAPI operation of each endpoint says who may call it and what it costs", () => {
+Deno.test("the OpenAPI operation of each route says who may call it and what it costs", () => {
   // deno-lint-ignore no-explicit-any
   const doc = buildOpenApiDocument(served, { webhooksAllowHttp: false }) as any;
-  for (const endpoint of served) {
-    const name = `${endpoint.method} ${endpoint.path}`;
-    const operation = doc.paths[endpoint.path][endpoint.method.toLowerCase()];
-    assert.deepEqual(operation.security, ACCESS[endpoint.access].security, name);
-    assert.equal("401" in operation.responses, endpoint.access !== "public", name);
+  for (const route of served) {
+    const name = `${route.method} ${route.path}`;
+    const operation = doc.paths[route.path][route.method.toLowerCase()];
+    assert.deepEqual(operation.security, ACCESS[route.access].security, name);
+    assert.equal("401" in operation.responses, route.access !== "public", name);
     const limited = Object.values(operation.responses).every(
       // deno-lint-ignore no-explicit-any
       (response: any) => "RateLimit-Policy" in (response.headers ?? {}),
     );
-    assert.equal(limited, (endpoint.cost ?? "none") !== "none", name);
+    assert.equal(limited, (route.cost ?? "none") !== "none", name);
   }
 });

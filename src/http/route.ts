@@ -1,19 +1,22 @@
 /**
- * What an endpoint declares, once (`endpoints.ts` lists them): its method
- * and path template, who may call it, what it costs the client address,
- * and its handler. The router, the token and budget checks (`limits.ts`),
- * `http.route` and the OpenAPI operation's `security` all read it.
+ * What a route of the HTTP edge declares, once, beside its handler in
+ * `routes/` (`routes()` in `router.ts` lists them): its method and path
+ * template, who may call it, what it costs the client address, its handler
+ * and its OpenAPI operation. The router, the token and budget checks
+ * (`limits.ts`), `http.route` and the OpenAPI document all read it.
  * @module
  */
 
 import type { Settings } from "../settings.ts";
 import type { Handler } from "./context.ts";
+import type { OpenApiExamples } from "./openapi/examples.ts";
+import type { Obj } from "./openapi/responses.ts";
 
-/** The methods the service answers (a GET endpoint also answers HEAD). */
+/** The methods the service answers (a GET route also answers HEAD). */
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /**
- * Who may call an endpoint (docs/interface.md §7): anyone, or the bearer of
+ * Who may call a route (docs/interface.md §7): anyone, or the bearer of
  * the admin token, or of the admin token or `EVENTS_TOKEN` (§9), or of the
  * admin token or `METRICS_TOKEN`.
  */
@@ -27,8 +30,8 @@ export type Access = "public" | "admin" | "admin_or_events" | "admin_or_metrics"
  */
 export type AddressCost = "none" | "one" | "work";
 
-/** An endpoint of the service. */
-export interface Endpoint {
+/** A route of the service: a method on a path template. */
+export interface Route {
   method: Method;
   /**
    * The path template: `/`-separated literal segments and `{name}`
@@ -38,9 +41,14 @@ export interface Endpoint {
    */
   path: string;
   access: Access;
-  /** Default `"none"`. Only a public endpoint has a cost: a token endpoint has its own budget. */
+  /** Default `"none"`. Only a public route has a cost: a route behind a token has its own budget. */
   cost?: AddressCost;
   handler: Handler;
+  /**
+   * Its OpenAPI operation, made from the document's examples when the
+   * document is built; `openapi/document.ts` adds what `access` and `cost` say.
+   */
+  operation: (examples: OpenApiExamples) => Obj;
 }
 
 /** What an {@link Access} means: the tokens it takes, and the OpenAPI security requirement. */
