@@ -1,12 +1,13 @@
 /**
  * The verifiable log of docs/interface.md §14, its pure parts stated once
  * for the service and its clients: RFC 6962 hashing and proofs (`hash.ts`),
- * C2SP tlog-tiles paths, tiles and entry bundles (`tile.ts`), the entries
- * that commit to events (`entry.ts`), signed notes and the log's key
- * (`note.ts`, as `golang.org/x/mod/sumdb/note` has them), checkpoints
- * (`checkpoint.ts`), Ed25519 witness cosignatures (`cosignature.ts`), the
- * check of a checkpoint against a log key and a witness policy
- * (`checkpoint_verify.ts`), and `c2sp.org/tlog-proof@v1` proofs (`proof.ts`).
+ * C2SP tlog-tiles paths, tiles and entry bundles (`tile.ts`), a tree grown
+ * as tiles (`tile_append.ts`), the entries that commit to events
+ * (`entry.ts`), signed notes and the log's key (`note.ts`, as
+ * `golang.org/x/mod/sumdb/note` has them), checkpoints (`checkpoint.ts`),
+ * Ed25519 witness cosignatures (`cosignature.ts`), the check of a checkpoint
+ * against a log key and a witness policy (`checkpoint_verify.ts`), and
+ * `c2sp.org/tlog-proof@v1` proofs (`proof.ts`).
  *
  * Nothing here stores or fetches: hashes are read through a function the
  * caller gives, so a server reads them from its tiles and a client from the
@@ -43,6 +44,7 @@
 
 export * from "./hash.ts";
 export * from "./tile.ts";
+export * from "./tile_append.ts";
 export * from "./entry.ts";
 export * from "./note.ts";
 export * from "./checkpoint.ts";
