@@ -15,8 +15,7 @@ import { fileURLToPath } from "node:url";
 const GOPATH = "/usr/share/gocode";
 const SOURCE = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "testing", "log_go");
 
-const GO_FOUND = await new Deno.Command("go", { args: ["version"], stdout: "null", stderr: "null" })
-  .output().then((o) => o.success, () => false);
+const GO_FOUND = await found("go", ["version"]);
 const X_MOD_FOUND = await Deno.stat(`${GOPATH}/src/golang.org/x/mod/sumdb/note/note.go`)
   .then(() => true, () => false);
 
@@ -29,6 +28,20 @@ if (!HAS_GO) {
   console.warn(
     "Go log verifier tests ignored: go or golang.org/x/mod not found (apt-get install golang-go golang-golang-x-mod-dev)",
   );
+}
+
+/**
+ * Whether `command` runs and succeeds. `Command.output` throws at once,
+ * rather than rejecting, when the program is not found.
+ */
+async function found(command: string, args: string[]): Promise<boolean> {
+  try {
+    const output = await new Deno.Command(command, { args, stdout: "null", stderr: "null" })
+      .output();
+    return output.success;
+  } catch {
+    return false;
+  }
 }
 
 /** Go's environment for an offline GOPATH build. */
