@@ -8,7 +8,9 @@
  *
  * Each part is also an entry of its own (`@intents/protocol/signed`, `/jcs`,
  * `/events`, `/bounds`, `/intent_id`, `/webhook_signature`, `/webhook_verify`,
- * `/types`), so that code that needs one part loads only that part.
+ * `/types`), so that code that needs one part loads only that part. The
+ * verifiable log's parts (§14) are the entry `@intents/protocol/log`, and
+ * each of them an entry below it (`/log/hash`, `/log/tile`, `/log/note`, …).
  *
  * @example
  * ```ts

@@ -1,0 +1,56 @@
+/**
+ * The log's entries (docs/interface.md §14): the event with id `n` is the
+ * entry at index `n − 1`, and its bytes are UTF-8 of the JCS (RFC 8785) text
+ * of `{"record_sha256": R, "type": T}`, where `T` is the event's type and `R`
+ * is base64url without padding of SHA-256 of UTF-8 JCS of the event's
+ * record. An entry commits to the record without carrying it.
+ * @module
+ */
+
+import { sha256 } from "@noble/hashes/sha2.js";
+import { base64urlnopad } from "@scure/base";
+import { canonicalBytes } from "../jcs.ts";
+import { leafHash } from "./hash.ts";
+
+/**
+ * `R`: base64url without padding of SHA-256 of UTF-8 JCS of the record.
+ *
+ * @throws {TypeError} when the record is not plain JSON (see `canonicalJson`).
+ *
+ * @example
+ * ```ts
+ * recordSha256({}); // "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"
+ * ```
+ */
+export function recordSha256(record: unknown): string {
+  return base64urlnopad.encode(sha256(canonicalBytes(record)));
+}
+
+/**
+ * The entry of an event: UTF-8 of JCS of `{"record_sha256": R, "type": T}`.
+ *
+ * @param type the event's type (for example `intent.accepted`).
+ * @param record the event's record, as stored with the event.
+ * @throws {TypeError} when `type` is not a non-empty string or the record is not plain JSON.
+ *
+ * @example
+ * ```ts
+ * new TextDecoder().decode(entryBytes("intent.accepted", {}));
+ * // '{"record_sha256":"RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o","type":"intent.accepted"}'
+ * ```
+ */
+export function entryBytes(type: string, record: unknown): Uint8Array<ArrayBuffer> {
+  if (typeof type !== "string" || type === "") {
+    throw new TypeError("an event type is a non-empty string");
+  }
+  return canonicalBytes({ record_sha256: recordSha256(record), type });
+}
+
+/**
+ * The leaf hash of an event's entry: what the log's tree holds for it.
+ *
+ * @throws {TypeError} as {@link entryBytes}.
+ */
+export function entryLeafHash(type: string, record: unknown): Uint8Array<ArrayBuffer> {
+  return leafHash(entryBytes(type, record));
+}
