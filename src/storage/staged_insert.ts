@@ -21,7 +21,8 @@ import {
 } from "../domain/store.ts";
 import { encodeStaged, NO_DATA, type StoredEvent } from "./codec.ts";
 import { encodeStagedPointer } from "./index_codec.ts";
-import { Attempts, Lanes } from "./contention.ts";
+import { Lanes } from "./contention.ts";
+import { contendedAttempts } from "./retry.ts";
 import {
   countedDocument,
   DocumentCounts,
@@ -125,7 +126,7 @@ interface Group {
 async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
   const { batch, results } = g;
   let open = [...g.group];
-  let attempts = new Attempts(ctx.contended);
+  let attempts = contendedAttempts(ctx.contended);
   while (open.length > 0) {
     await attempts.next();
     let members = open;
@@ -145,7 +146,7 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
         );
         for (const i of refused) results[i] ??= { outcome: "too_many_pending" };
         open = open.filter((i) => results[i] === undefined);
-        attempts = new Attempts(ctx.contended);
+        attempts = contendedAttempts(ctx.contended);
         continue;
       }
       members = members.slice(0, carry);
@@ -183,14 +184,14 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
       ctx.staged(result.versionstamp, events);
       open = open.filter((i) => results[i] === undefined);
-      attempts = new Attempts(ctx.contended);
+      attempts = contendedAttempts(ctx.contended);
       continue;
     }
     // A check failed: find which. A taken id or a changed document settles its intent; a
     // changed count (another commit under the same document) is tried again.
     ctx.failed?.();
     const settled = await settleFailed(ctx, batch, members, results);
-    if (settled > 0) attempts = new Attempts(ctx.contended);
+    if (settled > 0) attempts = contendedAttempts(ctx.contended);
     open = open.filter((i) => results[i] === undefined);
   }
 }
