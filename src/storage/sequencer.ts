@@ -35,7 +35,7 @@ import type { Feed, Head } from "./feed.ts";
 import { encodeIndex, encodeIndexedHead, nextVersionstamp, type StagedRef } from "./index_codec.ts";
 import { keys } from "./keys.ts";
 import { delay } from "../timing.ts";
-import { decodeLease, encodeLease } from "./move_plan.ts";
+import { decodeLease, encodeLease } from "./values_codec.ts";
 
 /** Staged events older than this are moved by whoever finds them, whoever holds the lease. */
 export const STALE_MS = 500;

@@ -1,6 +1,6 @@
 /**
- * How the store writes its templates, policies and runtime configuration:
- * bytes only, as `codec.ts` says why. Each layout is documented beside its
+ * How the store writes its templates, policies, runtime configuration and
+ * leases (the feed mover's and each webhook endpoint's): bytes only, as `codec.ts` says why. Each layout is documented beside its
  * key in `keys.ts`; the decoders also take what an earlier version wrote
  * (plain JavaScript values), which `deno task store-upgrade` rewrites.
  * @module
@@ -78,4 +78,29 @@ export function decodeConfig(value: unknown): StoredConfig | null {
     return { evidence_extractor_url: config.evidence_extractor_url, updated_at: config.updated_at };
   }
   throw new LayoutError("the configuration has an unknown layout");
+}
+
+/** A lease: who holds it, until when (Unix ms). */
+export interface LeaseValue {
+  holder: string;
+  until: number;
+}
+
+/** A lease as stored: UTF-8 JSON `{"holder","until"}`. */
+export function encodeLease(lease: LeaseValue): Uint8Array {
+  return encoder.encode(JSON.stringify({ holder: lease.holder, until: lease.until }));
+}
+
+/**
+ * A stored lease, or null when there is none or it cannot be read: a lease
+ * lasts seconds, so one unreadable reads as run out.
+ */
+export function decodeLease(value: unknown): LeaseValue | null {
+  if (!(value instanceof Uint8Array)) return null;
+  try {
+    const { holder, until } = JSON.parse(strictDecoder.decode(value));
+    return typeof holder === "string" && Number.isSafeInteger(until) ? { holder, until } : null;
+  } catch {
+    return null;
+  }
 }

@@ -60,20 +60,6 @@ export function decodeAttempt(value: unknown): AttemptRecord {
   return a as unknown as AttemptRecord;
 }
 
-/** A lease as stored: who holds it, until when (Unix ms). */
-export function encodeLease(lease: { holder: string; until: number }): Uint8Array {
-  return encoder.encode(JSON.stringify({ holder: lease.holder, until: lease.until }));
-}
-
-/** A stored lease. */
-export function decodeLease(value: unknown): { holder: string; until: number } {
-  const l = json(value, "a webhook lease");
-  if (typeof l.holder !== "string" || !isCount(l.until)) {
-    throw new LayoutError("a webhook lease has an unknown layout");
-  }
-  return { holder: l.holder, until: l.until as number };
-}
-
 /** A stored count (absent: 0). */
 export function decodeCount(value: unknown): number {
   if (value === null || value === undefined) return 0;

@@ -29,11 +29,10 @@ import {
   decodeAttempt,
   decodeCount,
   decodeEndpoint,
-  decodeLease,
   encodeAttempt,
   encodeEndpoint,
-  encodeLease,
 } from "./webhook_codec.ts";
+import { decodeLease, encodeLease } from "./values_codec.ts";
 
 /** Reads and commits again this often when other writers keep coming first. */
 const CONFLICT_ATTEMPTS = 64;
@@ -250,7 +249,9 @@ export class KvWebhookStore implements WebhookStore {
   async getLease(id: string): Promise<Lease | null> {
     const entry = await this.#kv.get<unknown>(keys.webhookLease(id));
     if (entry.versionstamp === null) return null;
-    return { id, ...decodeLease(entry.value), version: entry.versionstamp };
+    // One that cannot be read has run out.
+    const { holder, until } = decodeLease(entry.value) ?? { holder: "", until: 0 };
+    return { id, holder, until, version: entry.versionstamp };
   }
 
   async takeLease(options: {
@@ -263,8 +264,8 @@ export class KvWebhookStore implements WebhookStore {
     const { id, holder, until } = options;
     const entry = await this.#kv.get<unknown>(keys.webhookLease(id));
     const stale: Deno.KvKey[] = [];
-    if (entry.versionstamp !== null) {
-      const held = decodeLease(entry.value);
+    const held = decodeLease(entry.value);
+    if (held) {
       if (held.holder !== holder && held.until > options.now) return null;
       stale.push(keys.due(WEBHOOK_WORK, held.until, id));
     }

@@ -22,8 +22,10 @@ import {
 import {
   decodeConfig,
   decodeDocument,
+  decodeLease,
   encodeConfig,
   encodeDocument,
+  encodeLease,
 } from "../../src/storage/values_codec.ts";
 import { throughKv } from "../support/store_kit.ts";
 
@@ -139,4 +141,13 @@ Deno.test("a value of no known layout is refused, a malformed pointer reads as n
   assert.equal(decodePointer(utf8.encode("[0,1]")), null);
   assert.equal(decodePointer(new Uint8Array([0xff])), null);
   assert.equal(decodePointer(undefined), null);
+});
+
+Deno.test("a lease is UTF-8 JSON {holder, until}; one that cannot be read reads as none", () => {
+  const bytes = encodeLease({ holder: "h", until: 5 });
+  assert.equal(new TextDecoder().decode(bytes), '{"holder":"h","until":5}');
+  assert.deepEqual(decodeLease(bytes), { holder: "h", until: 5 });
+  assert.equal(decodeLease(null), null);
+  assert.equal(decodeLease(utf8.encode('{"holder":1,"until":5}')), null);
+  assert.equal(decodeLease(new Uint8Array([0xff])), null);
 });
