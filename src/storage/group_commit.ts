@@ -8,7 +8,7 @@
  * queue up and go together in the next one, at most `batchMax` of them. The
  * store splits a batch into as many commits as KV's per-commit limits need.
  *
- * Every promise of the single-commit path holds: an insert answers "created"
+ * Every promise of one commit per insert holds: an insert answers "created"
  * only after the commit carrying it resolved ok; a failed check of one member
  * never fails the others (the store finds out which check failed and commits
  * the rest again); the template/policy check is in the same commit as the
