@@ -21,7 +21,7 @@ import {
 } from "../domain/store.ts";
 import { encodeStaged, NO_DATA, type StoredEvent } from "./codec.ts";
 import { encodeStagedPointer } from "./index_codec.ts";
-import { Lanes } from "./contention.ts";
+import { Lanes } from "../timing.ts";
 import { contendedAttempts } from "./retry.ts";
 import {
   countedDocument,
