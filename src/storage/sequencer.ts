@@ -35,6 +35,7 @@ import type { Feed, Head } from "./feed.ts";
 import { encodeIndex, encodeIndexedHead, nextVersionstamp, type StagedRef } from "./index_codec.ts";
 import { keys } from "./keys.ts";
 import { delay } from "../timing.ts";
+import { ClockCache } from "../clock_cache.ts";
 import { decodeLease, encodeLease } from "./values_codec.ts";
 
 /** Staged events older than this are moved by whoever finds them, whoever holds the lease. */
@@ -88,7 +89,7 @@ export class Sequencer {
   /** Staged blocks known moved: every versionstamp up to this one. */
   #movedThrough = "";
   /** Events this process staged, by versionstamp, until moved: told without decoding. */
-  readonly #own = new Map<string, StoredEvent[]>();
+  readonly #own = new ClockCache<StoredEvent[]>(OWN_REMEMBERED);
   #running: Promise<void> | undefined;
   /** True while another process holds the lease and this one leaves its events to it. */
   #othersMove = false;
@@ -114,9 +115,7 @@ export class Sequencer {
     if (versionstamp <= this.#movedThrough) return;
     if (versionstamp > this.#ownLatest) this.#ownLatest = versionstamp;
     this.#ownSince ??= this.#now().getTime();
-    if (this.#feed.hasOwnEventListeners && this.#own.size < OWN_REMEMBERED) {
-      this.#own.set(versionstamp, events);
-    }
+    if (this.#feed.hasOwnEventListeners) this.#own.set(versionstamp, events);
     this.#kick();
   }
 
@@ -295,7 +294,7 @@ export class Sequencer {
   #movedUpTo(through: string): void {
     if (through <= this.#movedThrough) return;
     this.#movedThrough = through;
-    for (const versionstamp of this.#own.keys()) {
+    for (const versionstamp of [...this.#own.keys()]) {
       if (versionstamp <= through) this.#own.delete(versionstamp);
     }
     if (!this.#ownWaiting) this.#ownSince = undefined;
