@@ -19,6 +19,7 @@
  */
 
 import type { DocumentKind, NewIntent, StoredIntent } from "../domain/intent.ts";
+import type { PendingIntent } from "../domain/store.ts";
 import { keys } from "./keys.ts";
 
 const encoder = new TextEncoder();
@@ -41,7 +42,7 @@ export function documentIdentity(doc: CountedDocument): string {
 }
 
 /** The keys whose counts a new pending intent raises: those that signed its submission. */
-export function newIntentCountedKeys(intent: NewIntent): string[] {
+function newIntentCountedKeys(intent: NewIntent): string[] {
   return (intent.approvals ?? []).map((a) => a.key);
 }
 
@@ -129,6 +130,33 @@ export class DocumentCounts {
   /** Adds `by` (which may be negative) to each of `countedKeys`; a count never goes below 0. */
   add(countedKeys: readonly string[], by: number): void {
     for (const key of countedKeys) this.#now.set(key, Math.max(0, this.current(key) + by));
+  }
+
+  /**
+   * Applies each intent's `maxPending` (docs/interface.md §12) to the pending
+   * intents among `members` (indexes into `batch`, in order) against the
+   * counts read, and counts the admitted ones.
+   *
+   * @returns the members refused (a key has `maxPending` pending already),
+   *   and how many leading members the commit may carry: one whose admission
+   *   depends on an earlier member of the same commit waits for the next one,
+   *   where that member's outcome is known.
+   */
+  admit(
+    batch: readonly PendingIntent[],
+    members: readonly number[],
+  ): { refused: number[]; carry: number } {
+    const refused: number[] = [];
+    let carry = members.length;
+    members.forEach((i, k) => {
+      const { intent, maxPending = Infinity } = batch[i];
+      if (intent.state !== "pending") return;
+      const counted = newIntentCountedKeys(intent);
+      if (counted.some((key) => this.stored(key) >= maxPending)) refused.push(i);
+      else if (counted.some((key) => this.current(key) >= maxPending)) carry = Math.min(carry, k);
+      else if (k < carry) this.add(counted, 1);
+    });
+    return { refused, carry };
   }
 
   /** True when a commit must write these counts: a count changed, or earlier keys are taken in. */

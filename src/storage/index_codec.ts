@@ -8,7 +8,7 @@
  * @module
  */
 
-import { decodeHeadValue, type HeadForm, LayoutError } from "./codec.ts";
+import { LayoutError } from "./codec.ts";
 
 /** The first byte of a feed index. */
 const INDEX_LAYOUT = 4;
@@ -133,6 +133,35 @@ export function decodeStagedPointer(value: unknown): number | null {
 export function nextVersionstamp(versionstamp: string): string {
   const n = versionstamp === "" ? 0n : BigInt(`0x${versionstamp}`) + 1n;
   return n.toString(16).padStart(20, "0");
+}
+
+/** The first byte of the feed head in the staged layout. */
+const STAGED_HEAD_LAYOUT = 2;
+
+/**
+ * The forms of the feed head of earlier versions: "head", where every commit that adds
+ * events checks and moves the head; "staged", where requests stage their
+ * events and a mover puts them into the feed; "empty", no head yet.
+ */
+export type HeadForm = "head" | "staged" | "empty";
+
+/** A stored feed head of earlier forms: its position (0 when absent) and its form. */
+function decodeHeadValue(value: unknown): { position: number; form: HeadForm } {
+  if (value === null || value === undefined) return { position: 0, form: "empty" };
+  if (value instanceof Deno.KvU64) return { position: Number(value.value), form: "head" };
+  if (
+    value instanceof Uint8Array && value.byteLength === 9 && value[0] === STAGED_HEAD_LAYOUT
+  ) {
+    const position = new DataView(value.buffer, value.byteOffset, 9).getBigUint64(1);
+    if (position <= BigInt(Number.MAX_SAFE_INTEGER)) {
+      return { position: Number(position), form: "staged" };
+    }
+  }
+  // Written by an earlier version as a number.
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
+    return { position: value, form: "head" };
+  }
+  throw new LayoutError("the feed head has an unknown layout");
 }
 
 /**

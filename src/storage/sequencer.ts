@@ -344,7 +344,7 @@ export class Sequencer {
       through,
       indexed: true,
     };
-    this.#feed.advanced(moved, head.versionstamp, [], this.#eventsOf(listed));
+    this.#feed.advanced(moved, this.#eventsOf(listed));
     this.#movedUpTo(through);
     return listed.length;
   }

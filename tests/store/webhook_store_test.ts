@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { isCurrentLayout } from "../../src/storage/codec.ts";
+import { isCurrentLayout } from "../../tools/store_upgrade/earlier_layouts.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import {
   afterAttempt,
