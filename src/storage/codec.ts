@@ -96,38 +96,6 @@ function eventMeta(event: StoredEvent): string {
   return `${text}}}`;
 }
 
-/**
- * The events' frames written after `header` bytes left for the caller: per
- * event a 32-bit big-endian length and its JSON without the body, then a
- * 32-bit big-endian length and the body.
- *
- * @returns the buffer, and where the frames end.
- */
-function writeFrames(
-  events: readonly StoredEvent[],
-  header: number,
-): { out: Uint8Array; end: number } {
-  const metas = events.map(eventMeta);
-  // UTF-8 takes at most three bytes per UTF-16 unit.
-  let size = header;
-  for (let i = 0; i < events.length; i++) {
-    size += 8 + 3 * metas[i].length + events[i].intent.body.byteLength;
-  }
-  const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
-  let at = header;
-  for (let i = 0; i < events.length; i++) {
-    const body = events[i].intent.body;
-    const { written } = encoder.encodeInto(metas[i], out.subarray(at + 4));
-    view.setUint32(at, written);
-    at += 4 + written;
-    view.setUint32(at, body.byteLength);
-    out.set(body, at + 4);
-    at += 4 + body.byteLength;
-  }
-  return { out, end: at };
-}
-
 /** The byte ranges of a block's events: where each one's JSON and body lie. */
 interface EventSpan {
   meta: [start: number, end: number];
@@ -196,15 +164,31 @@ export function decodeEventAt(value: unknown, index: number): StoredEvent | unde
   return undefined;
 }
 
-/** Events staged by one commit (`["feed_staged", versionstamp]`, as `keys.ts` documents). */
+/**
+ * Events staged by one commit (`["feed_staged", versionstamp]`, as `keys.ts`
+ * documents): the header, then per event a 32-bit big-endian length and its
+ * JSON without the body, and a 32-bit big-endian length and the body.
+ */
 export function encodeStaged(events: readonly StoredEvent[], atMs: number): Uint8Array {
-  const { out, end } = writeFrames(events, STAGED_HEADER_BYTES);
+  const metas = events.map(eventMeta);
+  // UTF-8 takes at most three bytes per UTF-16 unit.
+  let size = STAGED_HEADER_BYTES;
+  events.forEach((event, i) => size += 8 + 3 * metas[i].length + event.intent.body.byteLength);
+  const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   out[0] = STAGED_LAYOUT;
   view.setBigUint64(1, BigInt(Math.max(0, Math.floor(atMs))));
   view.setUint16(9, events.length);
+  let at = STAGED_HEADER_BYTES;
+  events.forEach(({ intent: { body } }, i) => {
+    const { written } = encoder.encodeInto(metas[i], out.subarray(at + 4));
+    view.setUint32(at, written);
+    view.setUint32(at + 4 + written, body.byteLength);
+    out.set(body, at + 8 + written);
+    at += 8 + written + body.byteLength;
+  });
   // Deno KV stores a view's own bytes.
-  return out.subarray(0, end);
+  return out.subarray(0, at);
 }
 
 /** What a staged block holds, without decoding its events. */

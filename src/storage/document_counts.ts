@@ -1,20 +1,10 @@
 /**
  * How many intents each key has pending under one governed document
- * (docs/interface.md §12, `MAX_PENDING_PER_SIGNER`): one value per document, `["pending_counts", kind, documentId]` → UTF-8
- * JSON `{key: count}` (see `keys.ts`), so a commit that changes the counts of
- * all the keys of one submission checks one key's version, within denokv's
- * ten checks a commit.
- *
- * The counts change in the commits that store a pending intent (up, one per
- * key that signed its submission) and that end one (down: an acceptance, a
- * rejection, the expiry). Each checks the version it read, so a count is
- * never written from a stale read and the limit holds exactly across any
- * number of processes.
- *
- * Earlier versions whose commits checked and moved the feed head kept a
- * count per key (`["pending_by_signer", …]`): those counts are read once per
- * document, taken into its value, and removed in the commit that first
- * writes it.
+ * (docs/interface.md §12, `MAX_PENDING_PER_SIGNER`): one value per document
+ * (`keys.ts`), so that a commit changing the counts of a submission's keys
+ * checks one key. Every commit that changes it checks the version it read.
+ * The per-key counts of earlier versions (`["pending_by_signer", …]`) are
+ * taken in, and removed, by the commit that first writes a document's value.
  * @module
  */
 

@@ -1,21 +1,8 @@
 /**
- * The feed: its head, reading events in order, and waiting for new ones.
- *
- * Every move of staged events into the feed checks the version of the head
- * key and moves it (`sequencer.ts`), so positions are handed out once, in
- * commit order: once position p is readable, so is every position below it,
- * and a reader that has read up to p has missed nothing.
- *
- * Waiting readers share, per store (per process), what watches the head
- * while anyone waits: commits of this process wake them at once; a
- * `kv.watch` of the head key wakes them for commits of other clients of a
- * networked KV (Deno Deploy, KV Connect); and a read of the head every
- * {@link HEAD_POLL_MS} catches commits of other processes on a local KV
- * file, which `kv.watch` does not see (SQLite has no cross-process
- * notification). Nobody waiting and nobody listening to this process's
- * events ({@link Feed.onOwnEvents}, the webhook deliverers), nothing runs;
- * while somebody listens, the watch stays between waits rather than being
- * made again for each one.
+ * The feed: its head, reading events in order, and waiting for new ones
+ * (docs/architecture.md, "Waiting for new events"): while anyone waits or
+ * listens to this process's events, a `kv.watch` of the head and a read of
+ * it every {@link HEAD_POLL_MS}; nobody waiting, nothing runs.
  * @module
  */
 

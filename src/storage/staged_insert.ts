@@ -1,12 +1,8 @@
 /**
- * Storing new intents: each commit
- * checks only what its intents touch — each id free, each document read
- * unchanged, the pending counts of its document as read — writes each record
- * under its id and stages the events under a key of their own, which the
- * sequencer moves into the feed in commit order (`sequencer.ts`). No key is
- * written by every commit, so commits of many processes do not take turns:
- * one fails only when another took one of its ids, changed its document, or
- * changed the same document's counts first.
+ * Storing new intents: each commit checks only what its intents touch (each
+ * id free, each document read unchanged, the pending counts of its document
+ * as read), points each id at its event and stages the events
+ * (docs/architecture.md, "Staged commits").
  * @module
  */
 
