@@ -12,7 +12,8 @@
 
 import { deserialize, serialize } from "node:v8";
 import type { StoredIntent } from "../src/domain/intent.ts";
-import { decodeBlock, encodeBlock, type StoredEvent } from "../src/storage/codec.ts";
+import { decodeBlock, type StoredEvent } from "../src/storage/codec.ts";
+import { encodeBlock } from "../tools/store_upgrade/earlier_layouts.ts";
 
 const body = new TextEncoder().encode(JSON.stringify({
   authorship: {

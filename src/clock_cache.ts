@@ -1,7 +1,7 @@
 /**
  * The one small bounded map behind every cache of the service (decoded
  * public keys; template and policy references, their bytes and the ids
- * found missing), evicting by CLOCK ("second
+ * found missing; the events a process staged, until moved), evicting by CLOCK ("second
  * chance"). Bounded, so that a stream of fresh keys or ids cannot grow memory
  * without limit.
  * @module
@@ -62,6 +62,11 @@ export class ClockCache<V> {
     }
     this.#entries.set(key, { value, used: false });
     if (this.#entries.size > this.capacity) this.#evict();
+  }
+
+  /** The keys held, oldest first (reading them marks none). */
+  keys(): IterableIterator<string> {
+    return this.#entries.keys();
   }
 
   /** Removes `key` if present. */

@@ -1,6 +1,6 @@
 /**
- * Waiting: a pause, and a bound on a wait. Every timer here is cleared as
- * soon as it is no longer needed, so that none holds a stopping process.
+ * Waiting: a pause, a bound on a wait, and turns. Every timer here is cleared
+ * as soon as it is no longer needed, so that none holds a stopping process.
  * @module
  */
 
@@ -14,4 +14,25 @@ export function within(promise: Promise<unknown>, ms: number): Promise<unknown> 
   let timer: ReturnType<typeof setTimeout> | undefined;
   const bound = new Promise((resolve) => timer = setTimeout(resolve, Math.max(0, ms)));
   return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Runs work in turns per key, within one process: the one queue of the
+ * service for work that must not overlap other work of the same key (two
+ * commits that write the same key would fail each other's check).
+ */
+export class Lanes {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  /** Runs `work` once the work of the same `key` before it has ended, however it ended. */
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.#tails.get(key) ?? Promise.resolve();
+    const turn = before.then(work);
+    const tail = turn.catch(() => {});
+    this.#tails.set(key, tail);
+    tail.then(() => {
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    });
+    return turn;
+  }
 }

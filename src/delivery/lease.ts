@@ -17,6 +17,7 @@
  */
 
 import type { Lease, WebhookStore } from "../webhooks/store.ts";
+import { Lanes } from "../timing.ts";
 
 /**
  * How long before `until` a holder that could not renew stops delivering:
@@ -29,7 +30,7 @@ export class HeldLease {
   readonly #store: Pick<WebhookStore, "renewLease" | "releaseLease">;
   readonly #now: () => number;
   #lease: Lease;
-  #turn: Promise<unknown> = Promise.resolve();
+  readonly #turns = new Lanes();
   readonly #lost = new AbortController();
   #timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -76,9 +77,10 @@ export class HeldLease {
    * @returns what `write` returned, or null when the lease is no longer held.
    */
   run<T>(write: (version: string) => Promise<T>): Promise<T | null> {
-    const turn = this.#turn.then(() => this.held ? write(this.#lease.version) : null);
-    this.#turn = turn.catch(() => {});
-    return turn;
+    return this.#turns.run(
+      this.id,
+      async () => this.held ? await write(this.#lease.version) : null,
+    );
   }
 
   /**

@@ -1,14 +1,10 @@
 /**
- * How the store writes its values: as bytes (`Uint8Array`) or a
- * `Deno.KvU64`, never as a V8-serialized JavaScript value. A newer V8 writes
- * a serialization an older one cannot read (a database written by Deno 2.9
- * fails on Deno 2.5 with "could not deserialize value"), and other KV
- * clients cannot read one at all; bytes and KvU64 read the same everywhere.
- *
- * Each layout is documented beside its key in `keys.ts`. The decoders also
- * take the values an earlier version of the service wrote (plain JavaScript
- * values, readable by the Deno that wrote them or a newer one), so a store is
- * served until `deno task store-upgrade` rewrites them.
+ * How the store writes events: as bytes, never as a V8-serialized JavaScript
+ * value (a newer V8 writes a serialization an older one cannot read, and
+ * other KV clients cannot read one at all). Each layout is documented beside
+ * its key in `keys.ts`. The decoders also take the layouts and the plain
+ * JavaScript values earlier versions wrote, so a store is served until
+ * `deno task store-upgrade` rewrites them (`tools/store_upgrade/`).
  * @module
  */
 
@@ -18,19 +14,15 @@ import type { EventType, StoredIntent } from "../domain/intent.ts";
 export interface StoredEvent {
   type: EventType;
   intent: StoredIntent;
-  /**
-   * True for the event that stored the intent, written by the staged layout,
-   * whose records do not know their position when committed (the head
-   * layout's records say it: `intent.position`).
-   */
+  /** True for the event that stored the intent (earlier versions' records say `position`). */
   first?: boolean;
 }
 
-/** Where an intent's event is: the key position of its block and its index in the block. */
-export type IntentPointer = [blockKey: number, index: number];
+/** Where an earlier version's intent is: the key position of its block and its index in it. */
+type IntentPointer = [blockKey: number, index: number];
 
-/** The first byte of a block: the layout it is written in. */
-const BLOCK_LAYOUT = 1;
+/** The first byte of a block of earlier versions. */
+export const BLOCK_LAYOUT = 1;
 /** The first byte of a staged block. */
 const STAGED_LAYOUT = 3;
 /** A staged block's bytes before its events: the layout, the time of staging and the count. */
@@ -53,11 +45,6 @@ function isPointer(value: unknown): value is IntentPointer {
     Number.isSafeInteger(value[1]) && value[1] >= 0;
 }
 
-/** A pointer as stored: UTF-8 JSON `[blockKey,index]`. */
-export function encodePointer(pointer: IntentPointer): Uint8Array {
-  return encoder.encode(`[${pointer[0]},${pointer[1]}]`);
-}
-
 /** A stored pointer, or null when the value is none (absent or malformed). */
 export function decodePointer(value: unknown): IntentPointer | null {
   if (value instanceof Uint8Array) {
@@ -70,53 +57,6 @@ export function decodePointer(value: unknown): IntentPointer | null {
   }
   // Written by an earlier version as a plain array.
   return isPointer(value) ? value : null;
-}
-
-/** The feed head as the head layout stores it. */
-export function encodeHead(position: number): Deno.KvU64 {
-  return new Deno.KvU64(BigInt(position));
-}
-
-/** The first byte of the feed head in the staged layout. */
-const STAGED_HEAD_LAYOUT = 2;
-
-/** The feed head as the staged layout stores it: byte 0 = 2, the position as a 64-bit big-endian integer. */
-export function encodeStagedHead(position: number): Uint8Array {
-  const out = new Uint8Array(9);
-  out[0] = STAGED_HEAD_LAYOUT;
-  new DataView(out.buffer).setBigUint64(1, BigInt(position));
-  return out;
-}
-
-/**
- * The forms of the feed head of earlier versions: "head", where every commit that adds
- * events checks and moves the head; "staged", where requests stage their
- * events and a mover puts them into the feed; "empty", no head yet.
- */
-export type HeadForm = "head" | "staged" | "empty";
-
-/** A stored feed head of earlier forms: its position (0 when absent) and its form. */
-export function decodeHeadValue(value: unknown): { position: number; form: HeadForm } {
-  if (value === null || value === undefined) return { position: 0, form: "empty" };
-  if (value instanceof Deno.KvU64) return { position: Number(value.value), form: "head" };
-  if (
-    value instanceof Uint8Array && value.byteLength === 9 && value[0] === STAGED_HEAD_LAYOUT
-  ) {
-    const position = new DataView(value.buffer, value.byteOffset, 9).getBigUint64(1);
-    if (position <= BigInt(Number.MAX_SAFE_INTEGER)) {
-      return { position: Number(position), form: "staged" };
-    }
-  }
-  // Written by an earlier version as a number.
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
-    return { position: value, form: "head" };
-  }
-  throw new LayoutError("the feed head has an unknown layout");
-}
-
-/** A stored feed head's position (0 when absent), in either layout. */
-export function decodeHead(value: unknown): number {
-  return decodeHeadValue(value).position;
 }
 
 /** The record's fields an event's JSON holds: all but the body, in this order. */
@@ -154,54 +94,6 @@ function eventMeta(event: StoredEvent): string {
     first = false;
   }
   return `${text}}}`;
-}
-
-/**
- * A block of events as stored: byte 0 is the layout (1); then per event, in
- * order, a 32-bit big-endian length and that many bytes of UTF-8 JSON
- * `{"type", "intent"}` (the record without its body), then a 32-bit
- * big-endian length and the body's bytes (the request as UTF-8 JSON).
- */
-export function encodeBlock(events: readonly StoredEvent[]): Uint8Array {
-  const { out, end } = writeFrames(events, BLOCK_HEADER_BYTES);
-  out[0] = BLOCK_LAYOUT;
-  // Deno KV stores a view's own bytes.
-  return out.subarray(0, end);
-}
-
-/**
- * The events' frames written after `header` bytes left for the caller: per
- * event a 32-bit big-endian length and its JSON without the body, then a
- * 32-bit big-endian length and the body.
- *
- * @returns the buffer, where the frames end, and each frame's range.
- */
-function writeFrames(
-  events: readonly StoredEvent[],
-  header: number,
-): { out: Uint8Array; end: number; frames: [start: number, end: number][] } {
-  const metas = events.map(eventMeta);
-  // UTF-8 takes at most three bytes per UTF-16 unit.
-  let size = header;
-  for (let i = 0; i < events.length; i++) {
-    size += 8 + 3 * metas[i].length + events[i].intent.body.byteLength;
-  }
-  const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
-  const frames: [number, number][] = [];
-  let at = header;
-  for (let i = 0; i < events.length; i++) {
-    const start = at;
-    const body = events[i].intent.body;
-    const { written } = encoder.encodeInto(metas[i], out.subarray(at + 4));
-    view.setUint32(at, written);
-    at += 4 + written;
-    view.setUint32(at, body.byteLength);
-    out.set(body, at + 4);
-    at += 4 + body.byteLength;
-    frames.push([start, at]);
-  }
-  return { out, end: at, frames };
 }
 
 /** The byte ranges of a block's events: where each one's JSON and body lie. */
@@ -273,19 +165,30 @@ export function decodeEventAt(value: unknown, index: number): StoredEvent | unde
 }
 
 /**
- * Events staged by one commit (`["feed_staged", versionstamp]`): byte 0 = 3,
- * the time of staging (Unix ms) as a 64-bit big-endian integer, the count of
- * events as a 16-bit big-endian integer, then the events' frames exactly as
- * a block holds them.
+ * Events staged by one commit (`["feed_staged", versionstamp]`, as `keys.ts`
+ * documents): the header, then per event a 32-bit big-endian length and its
+ * JSON without the body, and a 32-bit big-endian length and the body.
  */
 export function encodeStaged(events: readonly StoredEvent[], atMs: number): Uint8Array {
-  const { out, end } = writeFrames(events, STAGED_HEADER_BYTES);
+  const metas = events.map(eventMeta);
+  // UTF-8 takes at most three bytes per UTF-16 unit.
+  let size = STAGED_HEADER_BYTES;
+  events.forEach((event, i) => size += 8 + 3 * metas[i].length + event.intent.body.byteLength);
+  const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   out[0] = STAGED_LAYOUT;
   view.setBigUint64(1, BigInt(Math.max(0, Math.floor(atMs))));
   view.setUint16(9, events.length);
+  let at = STAGED_HEADER_BYTES;
+  events.forEach(({ intent: { body } }, i) => {
+    const { written } = encoder.encodeInto(metas[i], out.subarray(at + 4));
+    view.setUint32(at, written);
+    view.setUint32(at + 4 + written, body.byteLength);
+    out.set(body, at + 8 + written);
+    at += 8 + written + body.byteLength;
+  });
   // Deno KV stores a view's own bytes.
-  return out.subarray(0, end);
+  return out.subarray(0, at);
 }
 
 /** What a staged block holds, without decoding its events. */
@@ -325,22 +228,13 @@ export function decodeStaged(value: unknown): StoredEvent[] {
 }
 
 /**
- * What `["intents", id]` holds: the intent's current record (the staged
- * layout: a block of the one event that left it so) or a pointer to its
- * latest event (the head layout).
+ * What `["intents", id]` held in earlier versions: the intent's current
+ * record (the frame of the one event that left it so, byte 0 = 0, the high
+ * byte of a length under 64 KiB) or a pointer to its latest event.
  */
-export type IntentValue =
+type IntentValue =
   | { record: StoredEvent; pointer?: undefined }
   | { pointer: IntentPointer; record?: undefined };
-
-/**
- * The staged layout's value of `["intents", id]`: the frame of the one
- * event that left the record so, as a block holds it (its first byte, the
- * high byte of a length under 64 KiB, is 0, where a pointer starts with `[`).
- */
-export function encodeRecord(event: StoredEvent): Uint8Array {
-  return encodeBlock([event]).subarray(BLOCK_HEADER_BYTES);
-}
 
 /** A stored `["intents", id]` value, or null when there is none (absent or malformed). */
 export function decodeIntentValue(value: unknown): IntentValue | null {
@@ -352,15 +246,8 @@ export function decodeIntentValue(value: unknown): IntentValue | null {
   return pointer ? { pointer } : null;
 }
 
-/** The size of a block's bytes before any event. */
-export const BLOCK_HEADER_BYTES = 1;
 /** What each event adds to a block besides its JSON and body: two lengths. */
 export const EVENT_FRAME_BYTES = 8;
-
-/** True for a value in a layout of this version: bytes or a KvU64. */
-export function isCurrentLayout(value: unknown): boolean {
-  return value instanceof Uint8Array || value instanceof Deno.KvU64;
-}
 
 /** The value of a due-work entry: everything it says is in its key. */
 export const NO_DATA: Uint8Array = new Uint8Array(0);

@@ -1,12 +1,8 @@
 /**
- * What one process remembers of templates and policies (docs/interface.md §5,
- * §12). Documents never change and are never deleted, so a found one is kept:
- * its reference (what an intent's commit checks, with the quorum read from it
- * once) and, apart, its bytes (what `GET /templates/{id}` serves). An id read
- * and found missing is remembered for {@link MISSING_KEPT_MS}, so that reads of
- * ids that do not exist cost one KV read per id that often, not one each. Each
- * is a bounded `ClockCache`, so a stream of fresh ids cannot grow memory, and a
- * stream of misses does not push found documents out.
+ * What one process remembers of templates and policies, which never change
+ * and are never deleted: a found one's reference (with its quorum) and,
+ * apart, its bytes; an id found missing, for {@link MISSING_KEPT_MS}. Each is
+ * a bounded `ClockCache`.
  * @module
  */
 

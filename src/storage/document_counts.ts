@@ -1,24 +1,15 @@
 /**
  * How many intents each key has pending under one governed document
- * (docs/interface.md §12, `MAX_PENDING_PER_SIGNER`): one value per document, `["pending_counts", kind, documentId]` → UTF-8
- * JSON `{key: count}` (see `keys.ts`), so a commit that changes the counts of
- * all the keys of one submission checks one key's version, within denokv's
- * ten checks a commit.
- *
- * The counts change in the commits that store a pending intent (up, one per
- * key that signed its submission) and that end one (down: an acceptance, a
- * rejection, the expiry). Each checks the version it read, so a count is
- * never written from a stale read and the limit holds exactly across any
- * number of processes.
- *
- * Earlier versions whose commits checked and moved the feed head kept a
- * count per key (`["pending_by_signer", …]`): those counts are read once per
- * document, taken into its value, and removed in the commit that first
- * writes it.
+ * (docs/interface.md §12, `MAX_PENDING_PER_SIGNER`): one value per document
+ * (`keys.ts`), so that a commit changing the counts of a submission's keys
+ * checks one key. Every commit that changes it checks the version it read.
+ * The per-key counts of earlier versions (`["pending_by_signer", …]`) are
+ * taken in, and removed, by the commit that first writes a document's value.
  * @module
  */
 
 import type { DocumentKind, NewIntent, StoredIntent } from "../domain/intent.ts";
+import type { PendingIntent } from "../domain/store.ts";
 import { keys } from "./keys.ts";
 
 const encoder = new TextEncoder();
@@ -41,7 +32,7 @@ export function documentIdentity(doc: CountedDocument): string {
 }
 
 /** The keys whose counts a new pending intent raises: those that signed its submission. */
-export function newIntentCountedKeys(intent: NewIntent): string[] {
+function newIntentCountedKeys(intent: NewIntent): string[] {
   return (intent.approvals ?? []).map((a) => a.key);
 }
 
@@ -129,6 +120,33 @@ export class DocumentCounts {
   /** Adds `by` (which may be negative) to each of `countedKeys`; a count never goes below 0. */
   add(countedKeys: readonly string[], by: number): void {
     for (const key of countedKeys) this.#now.set(key, Math.max(0, this.current(key) + by));
+  }
+
+  /**
+   * Applies each intent's `maxPending` (docs/interface.md §12) to the pending
+   * intents among `members` (indexes into `batch`, in order) against the
+   * counts read, and counts the admitted ones.
+   *
+   * @returns the members refused (a key has `maxPending` pending already),
+   *   and how many leading members the commit may carry: one whose admission
+   *   depends on an earlier member of the same commit waits for the next one,
+   *   where that member's outcome is known.
+   */
+  admit(
+    batch: readonly PendingIntent[],
+    members: readonly number[],
+  ): { refused: number[]; carry: number } {
+    const refused: number[] = [];
+    let carry = members.length;
+    members.forEach((i, k) => {
+      const { intent, maxPending = Infinity } = batch[i];
+      if (intent.state !== "pending") return;
+      const counted = newIntentCountedKeys(intent);
+      if (counted.some((key) => this.stored(key) >= maxPending)) refused.push(i);
+      else if (counted.some((key) => this.current(key) >= maxPending)) carry = Math.min(carry, k);
+      else if (k < carry) this.add(counted, 1);
+    });
+    return { refused, carry };
   }
 
   /** True when a commit must write these counts: a count changed, or earlier keys are taken in. */

@@ -1,28 +1,15 @@
 /**
- * The feed: its head, reading events in order, and waiting for new ones.
- *
- * Every move of staged events into the feed checks the version of the head
- * key and moves it (`sequencer.ts`), so positions are handed out once, in
- * commit order: once position p is readable, so is every position below it,
- * and a reader that has read up to p has missed nothing.
- *
- * Waiting readers share, per store (per process), what watches the head
- * while anyone waits: commits of this process wake them at once; a
- * `kv.watch` of the head key wakes them for commits of other clients of a
- * networked KV (Deno Deploy, KV Connect); and a read of the head every
- * {@link HEAD_POLL_MS} catches commits of other processes on a local KV
- * file, which `kv.watch` does not see (SQLite has no cross-process
- * notification). Nobody waiting and nobody listening to this process's
- * events ({@link Feed.onOwnEvents}, the webhook deliverers), nothing runs;
- * while somebody listens, the watch stays between waits rather than being
- * made again for each one.
+ * The feed: its head, reading events in order, and waiting for new ones
+ * (docs/architecture.md, "Waiting for new events"): while anyone waits or
+ * listens to this process's events, a `kv.watch` of the head and a read of
+ * it every {@link HEAD_POLL_MS}; nobody waiting, nothing runs.
  * @module
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
-import type { HeadForm, StoredEvent } from "./codec.ts";
+import type { StoredEvent } from "./codec.ts";
 import { feedValueEvents, feedValueLength } from "./feed_blocks.ts";
-import { decodeFeedHead } from "./index_codec.ts";
+import { decodeFeedHead, type HeadForm } from "./index_codec.ts";
 import { keys } from "./keys.ts";
 
 /** The newest feed position, and the version of the head key that says so. */
@@ -43,16 +30,6 @@ interface Waiter {
   wake: (woken: boolean) => void;
 }
 
-/** A commit of this process that moved the head: from which version, to which, storing which ids. */
-interface OwnCommit {
-  from: string | null;
-  to: string;
-  ids: readonly string[];
-}
-
-/** Own commits remembered, at most: reads older than these are made again. */
-const OWN_COMMITS = 64;
-
 /** How often the head is read while anyone waits: well within the 2 s delivery bound. */
 export const HEAD_POLL_MS = 500;
 
@@ -71,8 +48,6 @@ export class Feed {
   readonly #waiters = new Set<Waiter>();
   #watch: ReadableStreamDefaultReader<Deno.KvEntryMaybe<unknown>[]> | undefined;
   #poll: ReturnType<typeof setInterval> | undefined;
-  /** This process's latest commits that moved the head, oldest first. */
-  #own: OwnCommit[] = [];
   readonly #ownEventListeners = new Set<(events: IntentEvent[]) => void>();
   /** Run at each poll while anyone waits (the sequencer moves what waits too long). */
   #onPoll: (() => Promise<void>) | undefined;
@@ -96,11 +71,6 @@ export class Feed {
     return this.#known;
   }
 
-  /** The head as this process last saw it, read from KV when it has not seen it yet. */
-  async head(): Promise<Head> {
-    return this.#known ?? await this.freshHead();
-  }
-
   /** The head as KV has it now. */
   async freshHead(): Promise<Head> {
     const entry = await this.#kv.get<unknown>(keys.feedHead);
@@ -111,19 +81,11 @@ export class Feed {
   }
 
   /**
-   * Records the head after a commit of this process moved it from the
-   * version `from`, storing `ids` and adding `events` (the last ones up to
-   * the head), tells the events to {@link onOwnEvents}' listeners, and wakes
-   * whoever waits.
+   * Records the head after a move of this process, which added `events` (the
+   * last ones up to the head), tells them to {@link onOwnEvents}' listeners,
+   * and wakes whoever waits.
    */
-  advanced(
-    head: Head,
-    from: string | null,
-    ids: readonly string[] = [],
-    events: readonly StoredEvent[] = [],
-  ): void {
-    this.#own.push({ from, to: head.versionstamp!, ids });
-    if (this.#own.length > OWN_COMMITS) this.#own.shift();
+  advanced(head: Head, events: readonly StoredEvent[]): void {
     if (events.length > 0 && this.#ownEventListeners.size > 0) {
       const first = head.position - events.length + 1;
       const told = events.map(({ type, intent }, i) => ({ position: first + i, type, intent }));
@@ -145,22 +107,6 @@ export class Feed {
       this.#ownEventListeners.delete(listener);
       if (this.#waiters.size === 0 && this.#ownEventListeners.size === 0) this.#stopWatch();
     };
-  }
-
-  /**
-   * The ids this process's own commits stored from the head version `since`
-   * to the head version `until`, when only its own commits lie between them
-   * ([] when they are the same); null when that is not known.
-   */
-  storedSince(since: string | null, until: string | null): string[] | null {
-    const ids: string[] = [];
-    let at = until;
-    for (let i = this.#own.length - 1; at !== since; i--) {
-      if (i < 0 || this.#own[i].to !== at) return null;
-      ids.push(...this.#own[i].ids);
-      at = this.#own[i].from;
-    }
-    return ids;
   }
 
   /** Forgets the head (a commit failed): the next {@link head} reads it from KV. */

@@ -1,16 +1,7 @@
 /**
  * The fence: the feed head written in this version's form before this
- * process writes anything, so that no earlier version writes beside it.
- *
- * Earlier versions kept the head as a KvU64 that every commit checked and
- * moved (they read ids under that check, so they would take an id a commit of
- * this version took), or as bytes whose moves copied staged events into the
- * feed and deleted them (they would delete blocks this version's pointers
- * lead to). Neither can read this version's head (`index_codec.ts`), so once
- * it is written an earlier process fails its writes before it answers, and
- * its movers stop; what its request commits still stage, this version's
- * moves take in. Positions go on from where the head stood, so event ids
- * handed out before stay valid.
+ * process writes anything, so that no earlier version writes beside it
+ * (docs/architecture.md, "Stores of earlier versions").
  * @module
  */
 

@@ -1,26 +1,11 @@
 /**
- * Group commit: concurrent intent inserts share Deno KV atomic commits.
- *
- * A file-backed KV commit costs about the same whatever it carries, so one
- * commit per request caps a server's inserts at its commit rate. Here an insert that
- * arrives while no commit is in flight starts one at once (no timer, so no
- * added latency at low load); inserts that arrive while a commit is in flight
- * queue up and go together in the next one, at most `batchMax` of them. The
- * store splits a batch into as many commits as KV's per-commit limits need.
- *
- * Every promise of the single-commit path holds: an insert answers "created"
- * only after the commit carrying it resolved ok; a failed check of one member
- * never fails the others (the store finds out which check failed and commits
- * the rest again); the template/policy check is in the same commit as the
- * write; a KV error rejects every waiter of that commit and, the commit being
- * atomic, leaves nothing half-written.
+ * Group commit: concurrent intent inserts share Deno KV atomic commits, with
+ * every promise of one commit per insert kept (docs/architecture.md, "Group
+ * commit").
  * @module
  */
 
 import type { BatchResult, InsertResult, IntentWriter, PendingIntent } from "../domain/store.ts";
-
-/** Commits a batch of inserts with distinct ids; one result per input, in order. */
-export type CommitBatch = (batch: readonly PendingIntent[]) => Promise<BatchResult[]>;
 
 /** How a commit of a batch ended: a result per member, or the error that failed it whole. */
 export type CommitOutcome = BatchResult[] | { error: unknown };
@@ -39,7 +24,7 @@ export interface CommitObserver<W = unknown> {
 }
 
 /** Options of {@link createGroupCommitWriter}. */
-export interface GroupCommitOptions {
+interface GroupCommitOptions {
   /** The most inserts one batch carries (at least 1). */
   batchMax: number;
   /**
@@ -49,8 +34,8 @@ export interface GroupCommitOptions {
    * a commit, and makes up with more of them side by side).
    */
   shape?: () => { inFlight: number; batchMax: number };
-  /** Commits one batch, e.g. `(b) => store.insertIntents(b)`. */
-  commit: CommitBatch;
+  /** Commits a batch of inserts with distinct ids, e.g. `(b) => store.insertIntents(b)`: one result each, in order. */
+  commit: (batch: readonly PendingIntent[]) => Promise<BatchResult[]>;
   /** Told of each wait and each commit (telemetry); none by default. */
   observer?: CommitObserver;
 }
@@ -62,8 +47,6 @@ interface Waiter {
   resolve: (result: InsertResult) => void;
   reject: (error: unknown) => void;
 }
-
-type Outcome = CommitOutcome;
 
 /** A batch taken from the queue: members with distinct ids, and later inserts of those ids. */
 interface Batch {
@@ -130,9 +113,9 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   }
 
   /** Commits a batch; its results, or the error that failed the whole commit. */
-  async function commitBatch({ members }: Batch): Promise<Outcome> {
+  async function commitBatch({ members }: Batch): Promise<CommitOutcome> {
     const ended = observer?.committing(members.map((m) => m.wait));
-    let outcome: Outcome;
+    let outcome: CommitOutcome;
     try {
       const results = await commit(members.map((m) => m.pending));
       if (results.length !== members.length) {
@@ -161,7 +144,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
    * Puts back at the head of the queue, in arrival order, the later inserts
    * of an id whose first insert did not take it; answers the others "exists".
    */
-  function requeueDuplicates({ duplicates }: Batch, outcome: Outcome): void {
+  function requeueDuplicates({ duplicates }: Batch, outcome: CommitOutcome): void {
     const retry: Waiter[] = [];
     for (const { waiter, of } of duplicates) {
       const first = Array.isArray(outcome) ? outcome[of].outcome : undefined;
@@ -172,7 +155,7 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
   }
 
   /** Answers the members of a committed batch. */
-  function answer({ members }: Batch, outcome: Outcome): void {
+  function answer({ members }: Batch, outcome: CommitOutcome): void {
     if (Array.isArray(outcome)) {
       for (let i = 0; i < members.length; i++) answerOne(members[i], outcome[i]);
     } else {

@@ -1,14 +1,11 @@
 /**
- * The values of the one write path that say where events are rather than
- * holding them: a feed index (`["events", last]`), the feed head that says
- * how far staged commits were indexed, and the pointer `["intents", id]`
- * holds into the staged block of its commit. Events are written once, in the
- * staged block of the commit that made them, and never copied or rewritten
- * (`keys.ts`).
+ * The values that say where events are (`keys.ts` documents each): a feed
+ * index, the feed head (in this version's form and in earlier ones), and the
+ * pointer `["intents", id]` holds into the staged block of its commit.
  * @module
  */
 
-import { decodeHeadValue, type HeadForm, LayoutError } from "./codec.ts";
+import { LayoutError } from "./codec.ts";
 
 /** The first byte of a feed index. */
 const INDEX_LAYOUT = 4;
@@ -51,12 +48,7 @@ function readVersionstamp(bytes: Uint8Array, at: number): string {
   return text;
 }
 
-/**
- * A feed index: byte 0 = 4, then per staged block, in feed order, its
- * versionstamp (10 bytes) and its count of events (16-bit big-endian). The
- * events of `["events", last]` are those blocks' events, in order, the last
- * at position `last`.
- */
+/** A feed index naming staged blocks, in feed order. */
 export function encodeIndex(refs: readonly StagedRef[]): Uint8Array {
   const out = new Uint8Array(1 + REF_BYTES * refs.length);
   const view = new DataView(out.buffer);
@@ -84,12 +76,7 @@ export function decodeIndex(value: unknown): StagedRef[] | null {
   return refs;
 }
 
-/**
- * The feed head: byte 0 = 5, the position (64-bit big-endian), and the
- * versionstamp of the last staged block indexed (10 bytes; zeros before the
- * first). A version that knows only earlier heads cannot read it, so it
- * neither moves staged events nor appends beside this one.
- */
+/** The feed head in this version's form, which no earlier version reads. */
 export function encodeIndexedHead(head: IndexedHead): Uint8Array {
   const out = new Uint8Array(1 + 8 + VERSIONSTAMP_BYTES);
   out[0] = INDEXED_HEAD_LAYOUT;
@@ -110,11 +97,7 @@ export function decodeIndexedHead(value: unknown): IndexedHead | null {
   return { position: Number(position), through: /^0+$/.test(through) ? "" : through };
 }
 
-/**
- * `["intents", id]`'s value: byte 0 = 2 and the index (16-bit big-endian) of
- * the event that left the record so in the staged block of the commit that
- * wrote it, `["feed_staged", v]`, `v` being this entry's own versionstamp.
- */
+/** `["intents", id]`'s value: the index of its event in its own commit's staged block. */
 export function encodeStagedPointer(index: number): Uint8Array {
   const out = new Uint8Array(STAGED_POINTER_BYTES);
   out[0] = STAGED_POINTER_LAYOUT;
@@ -135,11 +118,38 @@ export function nextVersionstamp(versionstamp: string): string {
   return n.toString(16).padStart(20, "0");
 }
 
+/** The first byte of the feed head in the staged layout. */
+const STAGED_HEAD_LAYOUT = 2;
+
 /**
- * A stored feed head of any form: its position, the form it has,
- * how far staged commits were indexed ("" for a head of an earlier layout,
- * whose moves deleted what they moved: everything staged is waiting), and
- * whether it is this version's (`indexed`), which earlier versions cannot read.
+ * The forms of the feed head: "head", where every commit checked and moved
+ * it; "staged", where a mover moves staged events; "empty", no head yet.
+ */
+export type HeadForm = "head" | "staged" | "empty";
+
+/** A stored feed head of earlier forms: its position (0 when absent) and its form. */
+function decodeHeadValue(value: unknown): { position: number; form: HeadForm } {
+  if (value === null || value === undefined) return { position: 0, form: "empty" };
+  if (value instanceof Deno.KvU64) return { position: Number(value.value), form: "head" };
+  if (
+    value instanceof Uint8Array && value.byteLength === 9 && value[0] === STAGED_HEAD_LAYOUT
+  ) {
+    const position = new DataView(value.buffer, value.byteOffset, 9).getBigUint64(1);
+    if (position <= BigInt(Number.MAX_SAFE_INTEGER)) {
+      return { position: Number(position), form: "staged" };
+    }
+  }
+  // Written by an earlier version as a number.
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
+    return { position: value, form: "head" };
+  }
+  throw new LayoutError("the feed head has an unknown layout");
+}
+
+/**
+ * A stored feed head of any form: its position, its form, how far staged
+ * commits were indexed ("" for an earlier head, whose moves deleted what they
+ * moved) and whether it is this version's (`indexed`).
  *
  * @throws {LayoutError} for a value of no known layout.
  */

@@ -27,7 +27,7 @@ import type {
 import { documentQuorum } from "../domain/governance.ts";
 import { isJsonMediaType } from "../media_type.ts";
 import { DocumentCache } from "./document_cache.ts";
-import { Lanes } from "./contention.ts";
+import { Lanes } from "../timing.ts";
 import { Sequencer } from "./sequencer.ts";
 import type { FeedMetrics } from "./feed_metrics.ts";
 import { insertStaged, type StagedInsertContext } from "./staged_insert.ts";
@@ -73,8 +73,8 @@ export class KvStore implements Store {
   #fenced: Promise<FencedFrom> | undefined;
   /** When this process last looked for intents of a version before the feed (Unix ms). */
   #lookedForEarlier = 0;
-  /** The latest pass taking them in (`takeInEarlier`). */
-  #takingIn: Promise<number> = Promise.resolve(0);
+  /** Keeps apart this process's commits of one document's counts, and its passes taking in. */
+  readonly #lanes = new Lanes();
   /** Webhook endpoints, leases and attempts on the same KV, written through the same commit log. */
   readonly webhooks: KvWebhookStore;
 
@@ -99,7 +99,7 @@ export class KvStore implements Store {
       now: this.#now,
       commit: this.#commit,
       staged: (versionstamp, events) => this.#sequencer.staged(versionstamp, events),
-      lanes: new Lanes(),
+      lanes: this.#lanes,
       contended: options.metrics?.contended,
       failed: () => this.#sequencer.kick(),
       staleRef: (ref) => this.#documents.stale(ref),
@@ -350,17 +350,12 @@ export class KvStore implements Store {
   takeInEarlier(): Promise<number> {
     // One pass at a time in a process, each after the one before: two at once would race for
     // the same block, and one would return with the block half taken in.
-    const pass = this.#takingIn.then(async () => {
+    return this.#lanes.run("take in", async () => {
       await this.prepare();
       let taken = 0;
-      for (;;) {
-        const more = await takeInEarlier(this.#staged);
-        if (more === 0) return taken;
-        taken += more;
-      }
+      for (let more = 1; more > 0; taken += more) more = await takeInEarlier(this.#staged);
+      return taken;
     });
-    this.#takingIn = pass.catch(() => 0);
-    return pass;
   }
 
   /** Runs one write through the commit log (bound, so it can be handed on). */

@@ -1,17 +1,62 @@
 /**
- * Writes that find a shared KV file locked by another process are tried again.
+ * Trying a write again with jittered exponential backoff, within a number of
+ * attempts and a time budget: a write that finds a shared KV file locked by
+ * another process ({@link retryWhileLocked}), and one that keeps losing to
+ * other writers of the same keys ({@link contendedAttempts}), past which the
+ * caller is told the storage is busy (a 503 it may retry), never left waiting
+ * without end.
  * @module
  */
 
-/** Attempts of a write that finds a shared KV file locked by another process. */
-const LOCKED_ATTEMPTS = 25;
+import { StorageUnavailableError } from "../domain/store.ts";
+import { delay } from "../timing.ts";
+
+/** The bounds of one write's attempts. */
+interface BackoffLimits {
+  /** Attempts at most, the first included. */
+  attempts: number;
+  /** No attempt starts after this long (ms) from the first. */
+  budgetMs: number;
+  /** The longest wait between two attempts (ms). */
+  ceilingMs: number;
+}
+
 /**
- * No attempt starts after this long. A writer with a stale snapshot is told
- * at once and retries many times within it; a lock that another process
- * holds makes SQLite wait (about 5 s in Deno KV) before saying so, and
+ * A write that finds the file locked: a writer with a stale snapshot is told
+ * at once and retries many times within the budget; a lock that another
+ * process holds makes SQLite wait (about 5 s in Deno KV) before saying so, and
  * waiting that long 25 times over would hold a request for minutes.
  */
-const LOCKED_BUDGET_MS = 2_000;
+const LOCKED: BackoffLimits = { attempts: 25, budgetMs: 2_000, ceilingMs: 64 };
+/** A write that keeps losing to other writers (docs/interface.md §8). */
+const CONTENDED: BackoffLimits = { attempts: 12, budgetMs: 3_000, ceilingMs: 100 };
+
+/** Counts the attempts of one write and waits before each but the first. */
+class Backoff {
+  readonly #limits: BackoffLimits;
+  readonly #started = performance.now();
+  #attempt = 0;
+
+  constructor(limits: BackoffLimits) {
+    this.#limits = limits;
+  }
+
+  /**
+   * Called before each attempt: the first goes at once, each later one after
+   * a jittered wait that doubles with the attempts up to the ceiling.
+   *
+   * @returns false, at once, when the attempts or the time budget are used up.
+   */
+  async next(): Promise<boolean> {
+    const { attempts, budgetMs, ceilingMs } = this.#limits;
+    this.#attempt++;
+    if (this.#attempt === 1) return true;
+    if (this.#attempt > attempts || performance.now() - this.#started >= budgetMs) return false;
+    // Jittered, so that racing writers do not collide again in step.
+    await delay(Math.random() * Math.min(ceilingMs, 2 ** (this.#attempt - 1)));
+    return true;
+  }
+}
 
 /** True for SQLite's "database is locked" (SQLITE_BUSY), as Deno KV reports it. */
 export function isLockedError(error: unknown): boolean {
@@ -27,19 +72,32 @@ export function isLockedError(error: unknown): boolean {
  * @throws the last error once the attempts or the time budget are used up.
  */
 export async function retryWhileLocked<T>(write: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  for (let attempt = 1;; attempt++) {
+  const backoff = new Backoff(LOCKED);
+  let locked: unknown;
+  while (await backoff.next()) {
     try {
       return await write();
     } catch (error) {
-      const spent = performance.now() - started;
-      if (!isLockedError(error) || attempt >= LOCKED_ATTEMPTS || spent >= LOCKED_BUDGET_MS) {
-        throw error;
-      }
-      // Jittered backoff so racing processes do not collide again in step.
-      await new Promise((resolve) =>
-        setTimeout(resolve, Math.random() * Math.min(64, 2 ** attempt))
-      );
+      if (!isLockedError(error)) throw error;
+      locked = error;
     }
   }
+  throw locked;
+}
+
+/**
+ * The attempts of a write that may lose to other writers: call `next()`
+ * before each.
+ *
+ * @param gaveUp told when the attempts give up (for metrics).
+ */
+export function contendedAttempts(gaveUp?: () => void): { next(): Promise<void> } {
+  const backoff = new Backoff(CONTENDED);
+  return {
+    async next() {
+      if (await backoff.next()) return;
+      gaveUp?.();
+      throw new StorageUnavailableError("contended");
+    },
+  };
 }

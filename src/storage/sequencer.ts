@@ -1,32 +1,10 @@
 /**
- * The sequencer: moves staged
- * events into the feed, in the order their commits were made.
- *
- * A request's commit stages its events under `["feed_staged",
- * versionstamp]`, the versionstamp being its own commit's
- * (`Deno.Kv.commitVersionstamp()`), so staged keys sort in commit order; the
- * block stays where it is. The head names the last staged block in the
- * feed. A move lists the staged blocks after it in one read (one snapshot:
- * every commit before the last one it sees is in it, none can appear below
- * it later), and in one commit writes a feed index naming them at the
- * positions after the head and moves the head to the last of them, checked
- * against the head it read. So:
- *
- * - events enter the feed in commit order: a move takes the oldest staged
- *   blocks, and an intent's change is staged by a commit made after the one
- *   that stored it;
- * - no event is moved twice or skipped: two movers that read the same head
- *   cannot both commit, and the loser reads again what is left;
- * - positions stay dense, so event ids stay decimal positions.
- *
- * Any process may move. To save duplicate work, one at a time moves for
- * all: the holder of a short lease (`["feed_mover"]`, renewed by each of its
- * moves), which keeps moving while anything is staged. A process that staged
- * events while another holds the lease leaves them to it, and moves them
- * itself once they wait longer than {@link STALE_MS}; so does every feed
- * reader (`moveStale`), and a stopping process moves what it staged
- * (`drain`): a lease holder that died delays nothing past the feed's 2 s
- * bound (docs/interface.md §9).
+ * The sequencer: moves staged events into the feed, in the order their
+ * commits were made, one commit a move checked against the head it read, so
+ * positions stay dense and no event is moved twice or skipped. One process at
+ * a time moves for all, the holder of a short lease; the others move what
+ * waits longer than {@link STALE_MS}. docs/architecture.md, "The feed", says
+ * why this holds and what it costs.
  * @module
  */
 
@@ -35,7 +13,8 @@ import type { Feed, Head } from "./feed.ts";
 import { encodeIndex, encodeIndexedHead, nextVersionstamp, type StagedRef } from "./index_codec.ts";
 import { keys } from "./keys.ts";
 import { delay } from "../timing.ts";
-import { decodeLease, encodeLease } from "./move_plan.ts";
+import { ClockCache } from "../clock_cache.ts";
+import { decodeLease, encodeLease } from "./values_codec.ts";
 
 /** Staged events older than this are moved by whoever finds them, whoever holds the lease. */
 export const STALE_MS = 500;
@@ -88,7 +67,7 @@ export class Sequencer {
   /** Staged blocks known moved: every versionstamp up to this one. */
   #movedThrough = "";
   /** Events this process staged, by versionstamp, until moved: told without decoding. */
-  readonly #own = new Map<string, StoredEvent[]>();
+  readonly #own = new ClockCache<StoredEvent[]>(OWN_REMEMBERED);
   #running: Promise<void> | undefined;
   /** True while another process holds the lease and this one leaves its events to it. */
   #othersMove = false;
@@ -114,9 +93,7 @@ export class Sequencer {
     if (versionstamp <= this.#movedThrough) return;
     if (versionstamp > this.#ownLatest) this.#ownLatest = versionstamp;
     this.#ownSince ??= this.#now().getTime();
-    if (this.#feed.hasOwnEventListeners && this.#own.size < OWN_REMEMBERED) {
-      this.#own.set(versionstamp, events);
-    }
+    if (this.#feed.hasOwnEventListeners) this.#own.set(versionstamp, events);
     this.#kick();
   }
 
@@ -295,7 +272,7 @@ export class Sequencer {
   #movedUpTo(through: string): void {
     if (through <= this.#movedThrough) return;
     this.#movedThrough = through;
-    for (const versionstamp of this.#own.keys()) {
+    for (const versionstamp of [...this.#own.keys()]) {
       if (versionstamp <= through) this.#own.delete(versionstamp);
     }
     if (!this.#ownWaiting) this.#ownSince = undefined;
@@ -345,7 +322,7 @@ export class Sequencer {
       through,
       indexed: true,
     };
-    this.#feed.advanced(moved, head.versionstamp, [], this.#eventsOf(listed));
+    this.#feed.advanced(moved, this.#eventsOf(listed));
     this.#movedUpTo(through);
     return listed.length;
   }

@@ -10,7 +10,7 @@ import { type DecideChange, EXPIRY_WORK } from "../domain/store.ts";
 import type { StoredIntent } from "../domain/intent.ts";
 import { encodeStaged, type StoredEvent } from "./codec.ts";
 import { encodeStagedPointer } from "./index_codec.ts";
-import { Attempts } from "./contention.ts";
+import { contendedAttempts } from "./retry.ts";
 import {
   countedDocument,
   DocumentCounts,
@@ -36,7 +36,7 @@ export async function changeStaged(
   id: string,
   decide: DecideChange,
 ): Promise<StoredIntent | null> {
-  const attempts = new Attempts(ctx.contended);
+  const attempts = contendedAttempts(ctx.contended);
   for (;;) {
     await attempts.next();
     const entry = await getIntentEntry(ctx.kv, id);

@@ -1,16 +1,11 @@
 /**
- * Storing new intents: each commit
- * checks only what its intents touch — each id free, each document read
- * unchanged, the pending counts of its document as read — writes each record
- * under its id and stages the events under a key of their own, which the
- * sequencer moves into the feed in commit order (`sequencer.ts`). No key is
- * written by every commit, so commits of many processes do not take turns:
- * one fails only when another took one of its ids, changed its document, or
- * changed the same document's counts first.
+ * Storing new intents: each commit checks only what its intents touch (each
+ * id free, each document read unchanged, the pending counts of its document
+ * as read), points each id at its event and stages the events
+ * (docs/architecture.md, "Staged commits").
  * @module
  */
 
-import { admitPending } from "./admit_pending.ts";
 import type { DocumentRef, NewIntent, StoredIntent } from "../domain/intent.ts";
 import { startApproval } from "../domain/governance.ts";
 import {
@@ -21,18 +16,13 @@ import {
 } from "../domain/store.ts";
 import { encodeStaged, NO_DATA, type StoredEvent } from "./codec.ts";
 import { encodeStagedPointer } from "./index_codec.ts";
-import { Attempts, Lanes } from "./contention.ts";
-import {
-  countedDocument,
-  DocumentCounts,
-  documentIdentity,
-  newIntentCountedKeys,
-} from "./document_counts.ts";
+import { Lanes } from "../timing.ts";
+import { contendedAttempts } from "./retry.ts";
+import { countedDocument, DocumentCounts, documentIdentity } from "./document_counts.ts";
 import { keys } from "./keys.ts";
 import { refIdentity } from "./layout.ts";
 import { readMany } from "./read_many.ts";
 import { planStagedCommit } from "./staged_plan.ts";
-import { settleTaken } from "./settle.ts";
 
 /** What a staged write works with. */
 export interface StagedContext {
@@ -125,7 +115,7 @@ interface Group {
 async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
   const { batch, results } = g;
   let open = [...g.group];
-  let attempts = new Attempts(ctx.contended);
+  let attempts = contendedAttempts(ctx.contended);
   while (open.length > 0) {
     await attempts.next();
     let members = open;
@@ -133,19 +123,11 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
     let counts: DocumentCounts | undefined;
     if (pendingOf.length > 0) {
       counts = await DocumentCounts.read(ctx.kv, countedDocument(batch[pendingOf[0]].intent));
-      const { refused, carry } = admitPending(batch, members, counts, newIntentCountedKeys);
+      const { refused, carry } = counts.admit(batch, members);
       if (refused.length > 0) {
-        // The id comes first (docs/interface.md §4): a refused intent whose id is taken exists.
-        const found = await readMany(ctx.kv, refused.map((i) => keys.intent(batch[i].intent.id)));
-        await settleTaken(
-          ctx,
-          batch,
-          refused.filter((_, k) => found[k].versionstamp !== null),
-          results,
-        );
-        for (const i of refused) results[i] ??= { outcome: "too_many_pending" };
+        await settle(ctx, batch, refused, results, true);
         open = open.filter((i) => results[i] === undefined);
-        attempts = new Attempts(ctx.contended);
+        attempts = contendedAttempts(ctx.contended);
         continue;
       }
       members = members.slice(0, carry);
@@ -183,29 +165,33 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
       ctx.staged(result.versionstamp, events);
       open = open.filter((i) => results[i] === undefined);
-      attempts = new Attempts(ctx.contended);
+      attempts = contendedAttempts(ctx.contended);
       continue;
     }
     // A check failed: find which. A taken id or a changed document settles its intent; a
     // changed count (another commit under the same document) is tried again.
     ctx.failed?.();
-    const settled = await settleFailed(ctx, batch, members, results);
-    if (settled > 0) attempts = new Attempts(ctx.contended);
+    const settled = await settle(ctx, batch, members, results, false);
+    if (settled > 0) attempts = contendedAttempts(ctx.contended);
     open = open.filter((i) => results[i] === undefined);
   }
 }
 
 /**
- * After a failed commit, reads its documents and ids and settles the intents
- * whose id was taken or whose document changed.
+ * Reads the documents and ids of `members` and settles those that cannot be
+ * stored: a taken id is "exists", a changed document "reference_changed"
+ * (docs/interface.md §4 orders a missing document, 400, before a taken id,
+ * 409, and the id before the pending limit); with `refused`, the others are
+ * "too_many_pending".
  *
  * @returns how many were settled.
  */
-async function settleFailed(
+async function settle(
   ctx: StagedInsertContext,
   batch: readonly PendingIntent[],
   members: readonly number[],
   results: (InsertResult | undefined)[],
+  refused: boolean,
 ): Promise<number> {
   const read = await readMany(ctx.kv, [
     ...members.map((i) => keys.document(batch[i].ref.kind, batch[i].ref.id)),
@@ -214,14 +200,14 @@ async function settleFailed(
   let settled = 0;
   members.forEach((i, k) => {
     const { ref } = batch[i];
-    if (read[k].versionstamp !== ref.version) {
+    const taken = read[members.length + k].versionstamp !== null;
+    if (refused && !taken) results[i] = { outcome: "too_many_pending" };
+    else if (read[k].versionstamp !== ref.version) {
       results[i] = { outcome: "reference_changed" };
       ctx.staleRef(ref);
-      settled++;
-    } else if (read[members.length + k].versionstamp !== null) {
-      results[i] = { outcome: "exists" };
-      settled++;
-    }
+    } else if (taken) results[i] = { outcome: "exists" };
+    else return;
+    settled++;
   });
   return settled;
 }

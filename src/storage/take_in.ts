@@ -1,16 +1,10 @@
 /**
  * Taking in intents a version from before the feed stored, also while such a
- * version still runs beside this one: it kept the intents of one commit as a
- * block under `["intent_batches", receivedAtMs, seq, writer]` (a JavaScript
- * value) and under each id a pointer `[receivedAtMs, seq, writer, index]`.
- *
- * Each block is staged again the way a request's commit stages (`staged_insert.ts`):
- * commits of up to nine of its intents, each checking the ids' entries as
- * read and pointing them at the staged block it writes; the commit that
- * takes the block's last intent deletes the block, checked as read. So an
- * intent is taken in once however many processes do it at once, and a
- * process stopped half-way leaves the rest to the next; the sequencer's moves
- * then put the events into the feed like any others.
+ * version still runs beside this one (docs/architecture.md, "Stores of
+ * earlier versions"): its blocks `["intent_batches", receivedAtMs, seq,
+ * writer]` (JavaScript values) are staged again as a request's commit stages,
+ * commits of a few of their intents each checking the ids' entries as read;
+ * the last also deletes the block, checked as read.
  * @module
  */
 

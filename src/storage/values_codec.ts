@@ -1,12 +1,14 @@
 /**
- * How the store writes its templates, policies and runtime configuration:
- * bytes only, as `codec.ts` says why. Each layout is documented beside its
+ * How the store writes its templates, policies, runtime configuration,
+ * leases (the feed mover's and each webhook endpoint's), webhook endpoints
+ * and their attempts: bytes only, as `codec.ts` says why. Each layout is documented beside its
  * key in `keys.ts`; the decoders also take what an earlier version wrote
  * (plain JavaScript values), which `deno task store-upgrade` rewrites.
  * @module
  */
 
 import type { StoredConfig, StoredDocument } from "../domain/intent.ts";
+import type { AttemptRecord, Endpoint } from "../webhooks/endpoint.ts";
 import { LayoutError } from "./codec.ts";
 
 /** The first byte of a document value. */
@@ -52,30 +54,114 @@ export function decodeDocument(value: unknown): StoredDocument | null {
   throw new LayoutError("a document has an unknown layout");
 }
 
+/**
+ * The JSON object a value holds.
+ *
+ * @throws {LayoutError} naming `what`, for a value that holds none.
+ */
+function json(value: unknown, what: string): Record<string, unknown> {
+  if (!(value instanceof Uint8Array)) throw new LayoutError(`${what} is not bytes`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(strictDecoder.decode(value));
+  } catch {
+    throw new LayoutError(`${what} is not UTF-8 JSON`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new LayoutError(`${what} is not a JSON object`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** A value as stored: UTF-8 JSON. */
+function encodeJson(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
 /** The runtime configuration as stored: UTF-8 JSON. */
 export function encodeConfig(config: StoredConfig): Uint8Array {
-  return encoder.encode(
-    JSON.stringify({
-      evidence_extractor_url: config.evidence_extractor_url,
-      updated_at: config.updated_at,
-    }),
-  );
+  const { evidence_extractor_url, updated_at } = config;
+  return encodeJson({ evidence_extractor_url, updated_at });
 }
 
 /** The stored runtime configuration, or null when absent. */
 export function decodeConfig(value: unknown): StoredConfig | null {
   if (value === null || value === undefined) return null;
-  let parsed: unknown = value;
-  if (value instanceof Uint8Array) {
-    try {
-      parsed = JSON.parse(strictDecoder.decode(value));
-    } catch {
-      throw new LayoutError("the configuration is not JSON");
-    }
-  }
-  const config = parsed as Partial<StoredConfig>;
+  // Or written by an earlier version as a JavaScript value.
+  const config =
+    (value instanceof Uint8Array ? json(value, "the configuration") : value) as Partial<
+      StoredConfig
+    >;
   if (typeof config.evidence_extractor_url === "string" && typeof config.updated_at === "string") {
     return { evidence_extractor_url: config.evidence_extractor_url, updated_at: config.updated_at };
   }
   throw new LayoutError("the configuration has an unknown layout");
+}
+
+/** A lease: who holds it, until when (Unix ms). */
+export interface LeaseValue {
+  holder: string;
+  until: number;
+}
+
+/** A lease as stored: UTF-8 JSON `{"holder","until"}`. */
+export function encodeLease(lease: LeaseValue): Uint8Array {
+  return encodeJson({ holder: lease.holder, until: lease.until });
+}
+
+/**
+ * A stored lease, or null when there is none or it cannot be read: a lease
+ * lasts seconds, so one unreadable reads as run out.
+ */
+export function decodeLease(value: unknown): LeaseValue | null {
+  try {
+    const { holder, until } = json(value, "a lease");
+    return typeof holder === "string" && Number.isSafeInteger(until)
+      ? { holder, until: until as number }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+const isCount = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+const isTime = (v: unknown) => v === null || isCount(v);
+
+/** A webhook endpoint as stored: UTF-8 JSON. */
+export function encodeEndpoint(endpoint: Endpoint): Uint8Array {
+  return encodeJson(endpoint);
+}
+
+/** A stored webhook endpoint. */
+export function decodeEndpoint(value: unknown): Endpoint {
+  const e = json(value, "a webhook endpoint");
+  const ok = typeof e.id === "string" && typeof e.url === "string" &&
+    (e.events === null || Array.isArray(e.events)) && typeof e.description === "string" &&
+    ["active", "paused", "disabled"].includes(e.status as string) &&
+    Array.isArray(e.secrets) && e.secrets.length > 0 && isCount(e.position) &&
+    (e.retrying === null || isCount(e.retrying)) && isCount(e.failures) && isTime(e.retryAt) &&
+    isCount(e.attempts) && typeof e.createdAt === "string";
+  if (!ok) throw new LayoutError("a webhook endpoint has an unknown layout");
+  return e as unknown as Endpoint;
+}
+
+/** A webhook attempt as stored: UTF-8 JSON. */
+export function encodeAttempt(attempt: AttemptRecord): Uint8Array {
+  return encodeJson(attempt);
+}
+
+/** A stored webhook attempt. */
+export function decodeAttempt(value: unknown): AttemptRecord {
+  const a = json(value, "a webhook attempt");
+  if (typeof a.eventId !== "string" || !isCount(a.attempt) || typeof a.at !== "string") {
+    throw new LayoutError("a webhook attempt has an unknown layout");
+  }
+  return a as unknown as AttemptRecord;
+}
+
+/** A stored count (absent: 0). */
+export function decodeCount(value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  if (value instanceof Deno.KvU64) return Number(value.value);
+  throw new LayoutError("a count has an unknown layout");
 }

@@ -1,13 +1,10 @@
 /**
  * The webhook storage port (`src/webhooks/store.ts`) on Deno KV: endpoints,
- * their leases and their attempts logs, under the keys `keys.ts` lists.
- *
- * Every commit checks what it builds on: an admin change the endpoint as it
- * was read (and the count, for a creation or removal); a delivery's write the
- * endpoint as the attempt read it and the lease as its holder last wrote it;
- * a lease's take, renewal and release the lease as it was read. Each is a
- * handful of keys, far within denokv's limits; a removal, the largest, is
- * counted (`REMOVAL_COST`).
+ * their leases and their attempts logs, under the keys `keys.ts` lists. Every
+ * commit checks what it builds on: an admin change the endpoint as read (and
+ * the count, for a creation or removal); a delivery's write the endpoint as
+ * the attempt read it and the lease as its holder last wrote it; a lease's
+ * take, renewal and release the lease as read.
  * @module
  */
 
@@ -24,7 +21,6 @@ import {
 import { NO_DATA } from "./codec.ts";
 import type { Feed } from "./feed.ts";
 import { keys } from "./keys.ts";
-import { cost, keyBytes, plus, SMALL_VALUE_BYTES, within } from "./layout.ts";
 import {
   decodeAttempt,
   decodeCount,
@@ -33,50 +29,26 @@ import {
   encodeAttempt,
   encodeEndpoint,
   encodeLease,
-} from "./webhook_codec.ts";
+} from "./values_codec.ts";
 
 /** Reads and commits again this often when other writers keep coming first. */
 const CONFLICT_ATTEMPTS = 64;
 
-/** Due work entries of an endpoint a removal takes with it, at most. */
-const DUE_REMOVED = 8;
-
-/** An endpoint id as the longest key part it can be (see `isEndpointId`), for cost estimates. */
-const ID_BYTES = keyBytes(["wh_00000000000000000000000000000000"]);
-
-/**
- * What the largest commit, a removal, costs from above: checks of the
- * endpoint and the count; removal of the endpoint, its lease, up to
- * {@link DUE_REMOVED} entries of its due work and {@link ATTEMPTS_KEPT}
- * attempts; the count and the change counter written.
- */
-export const REMOVAL_COST = plus(
-  cost.check(ID_BYTES + 16),
-  cost.check(keyBytes(keys.webhooksCount)),
-  cost.remove(ID_BYTES + 16),
-  cost.remove(ID_BYTES + 32),
-  ...Array.from({ length: DUE_REMOVED }, () => cost.remove(ID_BYTES + 48)),
-  ...Array.from({ length: ATTEMPTS_KEPT }, () => cost.remove(ID_BYTES + 40)),
-  cost.set(keyBytes(keys.webhooksCount), SMALL_VALUE_BYTES),
-  cost.set(keyBytes(keys.webhookChanges), SMALL_VALUE_BYTES),
-);
-if (!within(REMOVAL_COST)) throw new Error("a webhook removal would pass denokv's limits");
+/** Due work entries of an endpoint a removal, the largest commit, takes with it, at most. */
+export const DUE_REMOVED = 8;
 
 /** Options of {@link KvWebhookStore}. */
-export interface KvWebhookStoreOptions {
+interface KvWebhookStoreOptions {
   /** The feed of the same store (its head). */
   feed: Feed;
   /** Runs one write (the store's commit log: retries while locked, storage failures). */
   commit: <T>(write: () => Promise<T>) => Promise<T>;
   /** The clock of due work written for now. */
   now: () => Date;
-  /**
-   * Puts into the feed every event answered so far, so
-   * that a new endpoint starts after each of them.
-   */
-  settleFeed?: () => Promise<void>;
+  /** Puts into the feed every event answered so far, so that a new endpoint starts after them. */
+  settleFeed: () => Promise<void>;
   /** Resolves once this process's own answered events are in the feed. */
-  settled?: () => Promise<void>;
+  settled: () => Promise<void>;
 }
 
 /** Webhook endpoints, leases and attempts on one `Deno.Kv`. */
@@ -95,8 +67,8 @@ export class KvWebhookStore implements WebhookStore {
     this.#feed = options.feed;
     this.#commit = options.commit;
     this.#now = options.now;
-    this.#settleFeed = options.settleFeed ?? (() => Promise.resolve());
-    this.#settled = options.settled ?? (() => Promise.resolve());
+    this.#settleFeed = options.settleFeed;
+    this.#settled = options.settled;
   }
 
   async feedHead(): Promise<number> {
@@ -250,7 +222,9 @@ export class KvWebhookStore implements WebhookStore {
   async getLease(id: string): Promise<Lease | null> {
     const entry = await this.#kv.get<unknown>(keys.webhookLease(id));
     if (entry.versionstamp === null) return null;
-    return { id, ...decodeLease(entry.value), version: entry.versionstamp };
+    // One that cannot be read has run out.
+    const { holder, until } = decodeLease(entry.value) ?? { holder: "", until: 0 };
+    return { id, holder, until, version: entry.versionstamp };
   }
 
   async takeLease(options: {
@@ -263,8 +237,8 @@ export class KvWebhookStore implements WebhookStore {
     const { id, holder, until } = options;
     const entry = await this.#kv.get<unknown>(keys.webhookLease(id));
     const stale: Deno.KvKey[] = [];
-    if (entry.versionstamp !== null) {
-      const held = decodeLease(entry.value);
+    const held = decodeLease(entry.value);
+    if (held) {
       if (held.holder !== holder && held.until > options.now) return null;
       stale.push(keys.due(WEBHOOK_WORK, held.until, id));
     }

@@ -1,12 +1,11 @@
 /**
- * How accepted intents reach the store: one atomic commit per intent, or
- * concurrent intents grouped into shared commits (see `group_commit.ts`).
- * Both keep the same promises; grouping trades nothing at low load and lifts
- * the per-commit ceiling under concurrency.
+ * How accepted intents reach the store: concurrent inserts grouped into
+ * shared commits (`group_commit.ts`), or at a batch of 1 one commit per
+ * insert, each started at once.
  * @module
  */
 
-import type { BatchResult, IntentWriter, Store } from "../domain/store.ts";
+import type { IntentWriter, Store } from "../domain/store.ts";
 import { type CommitObserver, createGroupCommitWriter } from "./group_commit.ts";
 
 /** What the writer needs of the store: inserts, and how its commits are best fed. */
@@ -18,40 +17,13 @@ export type WriterStore = Pick<Store, "insertIntents"> & {
   commitShape?: (batchMax: number) => { inFlight: number; batchMax: number };
 };
 
-/** The writer that stores each intent in a commit of its own, told to `observer` when given. */
-export function singleCommitWriter(
-  store: Pick<Store, "insertIntents">,
-  observer?: CommitObserver,
-): IntentWriter {
-  return {
-    async insert(pending) {
-      const wait = observer?.waiting(pending);
-      const ended = observer?.committing([wait]);
-      let result: BatchResult;
-      try {
-        [result] = await store.insertIntents([pending]);
-      } catch (error) {
-        ended?.({ error });
-        observer?.answered(wait, { error });
-        throw error;
-      }
-      ended?.([result]);
-      if (result.outcome === "failed") {
-        observer?.answered(wait, { error: result.error });
-        throw result.error;
-      }
-      observer?.answered(wait, result);
-      return result;
-    },
-  };
-}
-
 /**
  * Builds the writer for the settings.
  *
  * @param options.batchMax the most inserts in commits at once
  *   (`COMMIT_BATCH_MAX`), carried by several commits side by side (each
- *   checks its ids, nine at most); 1 means one commit per insert.
+ *   checks its ids, nine at most); 1 means one commit per insert, as many
+ *   at once as inserts come.
  * @param options.observer told of each wait and commit (telemetry); none by default.
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  * @example
@@ -67,12 +39,15 @@ export function createWriter(
   store: WriterStore,
   options: { batchMax: number; observer?: CommitObserver },
 ): IntentWriter {
-  if (options.batchMax === 1) return singleCommitWriter(store, options.observer);
+  const { batchMax, observer } = options;
   const commitShape = store.commitShape;
+  const shape = batchMax === 1
+    ? () => ({ inFlight: Infinity, batchMax: 1 })
+    : commitShape && (() => commitShape.call(store, batchMax));
   return createGroupCommitWriter({
-    batchMax: options.batchMax,
-    observer: options.observer,
-    shape: commitShape && (() => commitShape.call(store, options.batchMax)),
+    batchMax,
+    observer,
+    shape,
     commit: (batch) => store.insertIntents(batch),
   });
 }

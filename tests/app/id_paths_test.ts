@@ -16,7 +16,7 @@ import { withApp } from "../support/in_process.ts";
 import { submitKit } from "../support/submit_kit.ts";
 import { createApp } from "../../src/http/app.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { singleCommitWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/writer.ts";
 import { readSettings } from "../../src/settings.ts";
 import type { Store } from "../../src/domain/store.ts";
 
@@ -125,7 +125,7 @@ Deno.test("impossible ids on every {id} path are 404 without a store read", asyn
     const { handler } = createApp({
       store,
       webhooks: kvStore.webhooks,
-      writer: singleCommitWriter(store),
+      writer: createWriter(store, { batchMax: 1 }),
       settings: readSettings({ ADMIN_TOKEN: TOKEN }),
       log: () => {},
     });

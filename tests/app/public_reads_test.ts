@@ -14,7 +14,7 @@ import { createApp } from "../../src/http/app.ts";
 import { readSettings } from "../../src/settings.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { singleCommitWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/writer.ts";
 import { contentAddress, expectError } from "../support/fixtures.ts";
 import { withApp } from "../support/in_process.ts";
 import { sleep } from "../support/time.ts";
@@ -45,7 +45,7 @@ function appOn(kv: Deno.Kv, clock: () => Date = () => new Date()) {
   return createApp({
     store,
     webhooks: store.webhooks,
-    writer: singleCommitWriter(store),
+    writer: createWriter(store, { batchMax: 1 }),
     settings: readSettings({ ADMIN_TOKEN: TOKEN, RATE_LIMIT_PER_ADDRESS: "0" }),
     now: clock,
     log: () => {},

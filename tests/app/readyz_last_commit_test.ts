@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { singleCommitWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/writer.ts";
 import { createApp } from "../../src/http/app.ts";
 import { readSettings } from "../../src/settings.ts";
 import { fillDisk, withTmpfs } from "../support/tmpfs.ts";
@@ -27,7 +27,7 @@ Deno.test("/readyz: not ready after a failed commit, ready again after 30 s with
     const app = createApp({
       store,
       webhooks: store.webhooks,
-      writer: singleCommitWriter(store),
+      writer: createWriter(store, { batchMax: 1 }),
       settings: readSettings({ ADMIN_TOKEN: "readiness-admin-token" }),
       now: clock,
       log: () => {},

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { createApp } from "../../src/http/app.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { singleCommitWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/writer.ts";
 import { readSettings } from "../../src/settings.ts";
 
 async function app() {
@@ -18,7 +18,7 @@ async function app() {
     app: createApp({
       store,
       webhooks: store.webhooks,
-      writer: singleCommitWriter(store),
+      writer: createWriter(store, { batchMax: 1 }),
       settings: readSettings({ ADMIN_TOKEN: "routing-admin-token-0123" }),
       log: () => {},
     }),

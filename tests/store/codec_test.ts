@@ -10,22 +10,28 @@ import {
   blockLength,
   decodeBlock,
   decodeEventAt,
-  decodeHead,
   decodePointer,
-  encodeBlock,
-  encodeHead,
-  encodePointer,
-  isCurrentLayout,
   LayoutError,
   type StoredEvent,
 } from "../../src/storage/codec.ts";
 import {
+  encodeBlock,
+  encodeHead,
+  encodePointer,
+  isCurrentLayout,
+} from "../../tools/store_upgrade/earlier_layouts.ts";
+import {
   decodeConfig,
   decodeDocument,
+  decodeLease,
   encodeConfig,
   encodeDocument,
+  encodeLease,
 } from "../../src/storage/values_codec.ts";
+import { decodeFeedHead } from "../../src/storage/index_codec.ts";
 import { throughKv } from "../support/store_kit.ts";
+
+const headPosition = (value: unknown) => decodeFeedHead(value).position;
 
 const utf8 = new TextEncoder();
 
@@ -93,8 +99,8 @@ Deno.test("pointers, the head, documents and the configuration round-trip as byt
 
   const head = await throughKv(encodeHead(9_007_199_254_740_991));
   assert.ok(head instanceof Deno.KvU64);
-  assert.equal(decodeHead(head), 9_007_199_254_740_991);
-  assert.equal(decodeHead(null), 0);
+  assert.equal(headPosition(head), 9_007_199_254_740_991);
+  assert.equal(headPosition(null), 0);
 
   const doc = { contentType: "text/plain; charset=utf-8", bytes: new Uint8Array([0, 255, 10]) };
   const storedDoc = await throughKv(encodeDocument(doc));
@@ -119,7 +125,7 @@ Deno.test("values an earlier version wrote as JavaScript values still read", asy
   assert.deepEqual(decodeBlock(await throughKv([event])), [event]);
   assert.deepEqual(decodeEventAt(await throughKv([event]), 0), event);
   assert.deepEqual(decodePointer(await throughKv([5, 2])), [5, 2]);
-  assert.equal(decodeHead(await throughKv(42)), 42);
+  assert.equal(headPosition(await throughKv(42)), 42);
   const doc = { contentType: "application/json", bytes: utf8.encode("{}") };
   assert.deepEqual(decodeDocument(await throughKv(doc)), doc);
   const config = { evidence_extractor_url: "", updated_at: "2026-01-01T00:00:00.000Z" };
@@ -132,11 +138,20 @@ Deno.test("a value of no known layout is refused, a malformed pointer reads as n
   assert.throws(() => decodeBlock(new Uint8Array([2])), LayoutError);
   assert.throws(() => decodeBlock(new Uint8Array([1, 0, 0, 0, 9, 123])), LayoutError);
   assert.throws(() => decodeBlock("text"), LayoutError);
-  assert.throws(() => decodeHead("7"), LayoutError);
+  assert.throws(() => headPosition("7"), LayoutError);
   assert.throws(() => decodeDocument(new Uint8Array([9, 0, 0])), LayoutError);
   assert.throws(() => decodeConfig(utf8.encode("{")), LayoutError);
   assert.equal(decodePointer(utf8.encode("[1]")), null);
   assert.equal(decodePointer(utf8.encode("[0,1]")), null);
   assert.equal(decodePointer(new Uint8Array([0xff])), null);
   assert.equal(decodePointer(undefined), null);
+});
+
+Deno.test("a lease is UTF-8 JSON {holder, until}; one that cannot be read reads as none", () => {
+  const bytes = encodeLease({ holder: "h", until: 5 });
+  assert.equal(new TextDecoder().decode(bytes), '{"holder":"h","until":5}');
+  assert.deepEqual(decodeLease(bytes), { holder: "h", until: 5 });
+  assert.equal(decodeLease(null), null);
+  assert.equal(decodeLease(utf8.encode('{"holder":1,"until":5}')), null);
+  assert.equal(decodeLease(new Uint8Array([0xff])), null);
 });

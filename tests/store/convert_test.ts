@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import type { StoredIntent } from "../../src/domain/intent.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { encodeBlock, type StoredEvent } from "../../src/storage/codec.ts";
+import { type StoredEvent } from "../../src/storage/codec.ts";
+import { encodeBlock } from "../../tools/store_upgrade/earlier_layouts.ts";
 import { upgradeStore } from "../../tools/store_upgrade/upgrade.ts";
 import { auditIntents } from "../support/audit.ts";
 import { withKvFile } from "../support/store_kit.ts";

@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { encodeHead, encodeStagedHead, LayoutError } from "../../src/storage/codec.ts";
+import { LayoutError } from "../../src/storage/codec.ts";
+import { encodeHead, encodeStagedHead } from "../../tools/store_upgrade/earlier_layouts.ts";
 import {
   decodeFeedHead,
   decodeIndex,

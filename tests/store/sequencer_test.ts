@@ -12,7 +12,7 @@ import { Feed } from "../../src/storage/feed.ts";
 import { encodeStaged, type StoredEvent } from "../../src/storage/codec.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { decodeFeedHead } from "../../src/storage/index_codec.ts";
-import { encodeLease } from "../../src/storage/move_plan.ts";
+import { encodeLease } from "../../src/storage/values_codec.ts";
 import { fenceHead } from "../../src/storage/fence.ts";
 import { retryWhileLocked } from "../../src/storage/retry.ts";
 import { auditIntents } from "../support/audit.ts";

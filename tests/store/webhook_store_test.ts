@@ -8,8 +8,11 @@
  */
 
 import assert from "node:assert/strict";
-import { isCurrentLayout } from "../../src/storage/codec.ts";
+import { isCurrentLayout } from "../../tools/store_upgrade/earlier_layouts.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
+import { keys } from "../../src/storage/keys.ts";
+import { cost, keyBytes, plus, SMALL_VALUE_BYTES, within } from "../../src/storage/layout.ts";
+import { DUE_REMOVED } from "../../src/storage/webhooks.ts";
 import {
   afterAttempt,
   type AttemptRecord,
@@ -18,7 +21,7 @@ import {
   newEndpointId,
   replayEndpoint,
 } from "../../src/webhooks/endpoint.ts";
-import type { Lease, WebhookStore } from "../../src/webhooks/store.ts";
+import { ATTEMPTS_KEPT, type Lease, type WebhookStore } from "../../src/webhooks/store.ts";
 import { storeTest, type TestStore } from "../support/stores.ts";
 
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
@@ -286,3 +289,19 @@ storeTest(
     });
   },
 );
+
+Deno.test("a removal, the largest webhook commit, stays within denokv's limits", () => {
+  // An endpoint id as the longest key part it can be (see `isEndpointId`).
+  const id = keyBytes(["wh_00000000000000000000000000000000"]);
+  const removal = plus(
+    cost.check(id + 16),
+    cost.check(keyBytes(keys.webhooksCount)),
+    cost.remove(id + 16),
+    cost.remove(id + 32),
+    ...Array.from({ length: DUE_REMOVED }, () => cost.remove(id + 48)),
+    ...Array.from({ length: ATTEMPTS_KEPT }, () => cost.remove(id + 40)),
+    cost.set(keyBytes(keys.webhooksCount), SMALL_VALUE_BYTES),
+    cost.set(keyBytes(keys.webhookChanges), SMALL_VALUE_BYTES),
+  );
+  assert.ok(within(removal));
+});

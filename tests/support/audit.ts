@@ -9,10 +9,9 @@ import {
   decodeBlock,
   decodeIntentValue,
   decodeStaged,
-  encodeRecord,
-  isCurrentLayout,
   type StoredEvent,
 } from "../../src/storage/codec.ts";
+import { encodeRecord, isCurrentLayout } from "../../tools/store_upgrade/earlier_layouts.ts";
 import { decodeFeedHead, decodeIndex, decodeStagedPointer } from "../../src/storage/index_codec.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { countedDocument, storedIntentCountedKeys } from "../../src/storage/document_counts.ts";

@@ -5,7 +5,11 @@
  * @module
  */
 
-import { encodeBlock, encodeHead, encodePointer } from "../../src/storage/codec.ts";
+import {
+  encodeBlock,
+  encodeHead,
+  encodePointer,
+} from "../../tools/store_upgrade/earlier_layouts.ts";
 import { Feed } from "../../src/storage/feed.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { retryWhileLocked } from "../../src/storage/retry.ts";

@@ -43,3 +43,12 @@ Deno.test("ClockCache never holds more than its capacity, whatever is read", () 
   cache.delete("k999");
   assert.equal(cache.get("k999"), undefined);
 });
+
+Deno.test("ClockCache lists its keys oldest first, without marking them", () => {
+  const cache = new ClockCache<number>(2);
+  cache.set("a", 1);
+  cache.set("b", 2);
+  assert.deepEqual([...cache.keys()], ["a", "b"]);
+  cache.set("c", 3);
+  assert.deepEqual([...cache.keys()], ["b", "c"]);
+});

@@ -9,7 +9,7 @@ import { wholeNumber } from "../../src/http/routes/query.ts";
 import { isJsonMediaType } from "../../src/media_type.ts";
 import { parseJsonBody } from "../../src/domain/json_body.ts";
 import { ServiceError, tooLarge } from "../../src/errors.ts";
-import { singleCommitWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/writer.ts";
 import { UUID_PATTERN } from "@intents/protocol/intent_id";
 import type { PendingIntent } from "../../src/domain/store.ts";
 
@@ -84,18 +84,24 @@ Deno.test("tooLarge refuses with payload_too_large, as received or as stored", (
   );
 });
 
-Deno.test("singleCommitWriter stores each intent in a commit of its own", async () => {
+Deno.test("createWriter at batchMax 1 stores each intent in a commit of its own, all at once", async () => {
   const batches: number[] = [];
-  const writer = singleCommitWriter({
-    insertIntents: (batch) => {
+  let committing = 0;
+  let most = 0;
+  const writer = createWriter({
+    insertIntents: async (batch) => {
       batches.push(batch.length);
-      return Promise.resolve(batch.map(() => ({ outcome: "exists" as const })));
+      most = Math.max(most, ++committing);
+      await Promise.resolve();
+      committing--;
+      return batch.map(() => ({ outcome: "exists" as const }));
     },
-  });
-  const pending = {} as PendingIntent;
-  const results = await Promise.all([writer.insert(pending), writer.insert(pending)]);
+  }, { batchMax: 1 });
+  const pending = (id: string) => ({ intent: { id } }) as PendingIntent;
+  const results = await Promise.all([writer.insert(pending("a")), writer.insert(pending("b"))]);
   assert.deepEqual(results, [{ outcome: "exists" }, { outcome: "exists" }]);
   assert.deepEqual(batches, [1, 1]);
+  assert.equal(most, 2);
 });
 
 Deno.test("UUID_PATTERN takes a UUID of any version in either case, and nothing around it", () => {

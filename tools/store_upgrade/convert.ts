@@ -17,15 +17,8 @@
  */
 
 import { EXPIRY_WORK } from "../../src/domain/store.ts";
-import {
-  decodeBlock,
-  decodePointer,
-  encodeBlock,
-  encodeHead,
-  encodePointer,
-  isCurrentLayout,
-  NO_DATA,
-} from "../../src/storage/codec.ts";
+import { decodeBlock, decodePointer, NO_DATA } from "../../src/storage/codec.ts";
+import { encodeBlock, encodeHead, encodePointer, isCurrentLayout } from "./earlier_layouts.ts";
 import {
   decodeConfig,
   decodeDocument,
