@@ -176,6 +176,7 @@ export function composeService(options: ServiceOptions): Service {
   metrics.include(feedMetrics.render);
 
   const start = () => {
+    store.start();
     deliveries.start();
     dueWork.start();
   };

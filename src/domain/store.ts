@@ -208,12 +208,6 @@ export interface Store {
   /** True when `position` is one the feed has handed out: from 1 to its newest event. */
   isPosition(position: number): Promise<boolean>;
   /**
-   * Makes sure no event waits to enter the feed longer than it should (the
-   * process that was to put it there may be gone): the scheduler's looks and
-   * the cron job call it; readers of the feed do it themselves.
-   */
-  settleFeed(): Promise<void>;
-  /**
    * The events after position `after`, in feed order: at most `limit` of
    * them, and no more once their bodies pass `maxBytes` (at least one, when
    * there is one).

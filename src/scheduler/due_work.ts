@@ -34,8 +34,7 @@ const PAGE = 64;
 
 /** Options of {@link DueWorkScheduler}. */
 export interface DueWorkOptions {
-  /** With `settleFeed`, each look also moves into the feed what waits there too long. */
-  store: Pick<Store, "listDueWork" | "dropDueWork"> & Partial<Pick<Store, "settleFeed">>;
+  store: Pick<Store, "listDueWork" | "dropDueWork">;
   /** A handler per kind of work; work of other kinds is left alone. */
   handlers: Readonly<Record<string, DueHandler>>;
   now: () => Date;
@@ -139,12 +138,6 @@ export class DueWorkScheduler {
   /** Looks at each kind of work in turn: a kind's backlog never holds up another. */
   async #lookOnce(): Promise<Look> {
     const look: Look = { done: 0, next: undefined, more: false, failed: false };
-    try {
-      // Staged events whose mover is gone wait for no reader: the cron job ends their wait too.
-      await this.#options.store.settleFeed?.();
-    } catch (error) {
-      this.#report("cannot move staged events into the feed", error);
-    }
     for (const [kind, handler] of Object.entries(this.#options.handlers)) {
       if (this.#stopped) break;
       const part = await this.#lookAt(kind, handler);

@@ -49,21 +49,10 @@ export class Feed {
   #watch: ReadableStreamDefaultReader<Deno.KvEntryMaybe<unknown>[]> | undefined;
   #poll: ReturnType<typeof setInterval> | undefined;
   readonly #ownEventListeners = new Set<(events: IntentEvent[]) => void>();
-  /** Run at each poll while anyone waits (the sequencer moves what waits too long). */
-  #onPoll: (() => Promise<void>) | undefined;
 
   /** @param kv an open KV handle; the caller closes it. */
   constructor(kv: Deno.Kv) {
     this.#kv = kv;
-  }
-
-  /**
-   * Sets what runs at each poll while readers wait, before the head is read
-   * (the sequencer moves events staged too long ago, so that a reader sees
-   * them even when no other process moves them).
-   */
-  set onPoll(run: (() => Promise<void>) | undefined) {
-    this.#onPoll = run;
   }
 
   /** The head as this process last saw it, if it has (no read, no wait). */
@@ -200,8 +189,7 @@ export class Feed {
 
   #startWatch(): void {
     this.#poll ??= setInterval(() => {
-      const before = this.#onPoll?.() ?? Promise.resolve();
-      before.catch(() => {}).then(() => this.freshHead()).catch(() => {
+      this.freshHead().catch(() => {
         // The KV was closed or failed: the waiters still time out.
       });
     }, HEAD_POLL_MS);

@@ -90,10 +90,8 @@ export class KvStore implements Store {
       commit: this.#commit,
       now: this.#now,
       onMoved: options.metrics?.moved,
+      beforeLook: async () => await this.#takeIn() > 0,
     });
-    this.#feed.onPoll = async () => {
-      await this.#sequencer.moveStale();
-    };
     this.#staged = {
       kv,
       now: this.#now,
@@ -108,7 +106,7 @@ export class KvStore implements Store {
       feed: this.#feed,
       commit: this.#commit,
       now: this.#now,
-      settleFeed: () => this.flushStaged(),
+      moveAll: () => this.moveAll(),
       settled: () => this.#sequencer.settled(),
     });
   }
@@ -150,13 +148,12 @@ export class KvStore implements Store {
   }
 
   /**
-   * Moves into the feed events staged longer than a reader should wait
-   * (the scheduler's looks and the cron job do this, as readers do), so the
-   * feed's bound holds even when the process that staged them is gone.
+   * Starts the sequencer's watch: staged events that wait too long are moved
+   * into the feed, and data of earlier versions is taken in, whoever reads
+   * (`drain` stops it).
    */
-  async settleFeed(): Promise<void> {
-    const all = await this.#takeIn() > 0;
-    await this.#sequencer.moveStale({ all });
+  start(): void {
+    this.#sequencer.watch();
   }
 
   /**
@@ -164,7 +161,7 @@ export class KvStore implements Store {
    * listing, a new webhook endpoint's start and tests see every intent
    * answered before them in it.
    */
-  async flushStaged(): Promise<void> {
+  async moveAll(): Promise<void> {
     await this.#takeIn(true);
     await this.#sequencer.moveStale({ all: true, rounds: FLUSH_ROUNDS });
   }
@@ -239,7 +236,7 @@ export class KvStore implements Store {
   ): Promise<IntentPage> {
     // Intents are listed from the feed: what is staged goes in first, so that
     // every intent answered before the listing is in it.
-    await this.flushStaged();
+    await this.moveAll();
     return listIntents(this.#kv, { ...options, now: options.now ?? this.#now() });
   }
 
@@ -281,15 +278,7 @@ export class KvStore implements Store {
   ): Promise<IntentEvent[]> {
     // A reader in the process that staged events sees them once its own moves land.
     await this.#sequencer.settled();
-    const events = await this.#feed.readEvents(options);
-    // At the end of the feed, events staged too long ago are moved first (their mover may be
-    // gone), and intents a version before the feed stored are taken in.
-    if (events.length < options.limit) {
-      // What was just taken in is moved at once, as its reader waits for it.
-      const all = await this.#takeIn() > 0;
-      if (await this.#sequencer.moveStale({ all })) return await this.#feed.readEvents(options);
-    }
-    return events;
+    return await this.#feed.readEvents(options);
   }
 
   waitForEvents(

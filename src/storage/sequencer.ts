@@ -2,9 +2,10 @@
  * The sequencer: moves staged events into the feed, in the order their
  * commits were made, one commit a move checked against the head it read, so
  * positions stay dense and no event is moved twice or skipped. One process at
- * a time moves for all, the holder of a short lease; the others move what
- * waits longer than {@link STALE_MS}. docs/architecture.md, "The feed", says
- * why this holds and what it costs.
+ * a time moves for all, the holder of a short lease; every process watches,
+ * every {@link WATCH_MS}, for what waits longer than {@link STALE_MS} and
+ * moves it, so nobody else, readers included, needs to call anything.
+ * docs/architecture.md, "The feed", says why this holds and what it costs.
  * @module
  */
 
@@ -23,8 +24,8 @@ const LEASE_MS = 1_000;
 /** How often a holder with nothing to move looks again, and how many looks before it lets go. */
 const IDLE_LOOK_MS = 10;
 const IDLE_LOOKS = 20;
-/** How often, at most, readers of one process look for events waiting too long. */
-const STALE_LOOK_MS = 100;
+/** How often each process looks for staged events waiting too long (the watch). */
+export const WATCH_MS = 500;
 /** How often a process that left its events to another holder looks whether they were moved. */
 const CONFIRM_MS = 100;
 /** Staged blocks one move reads, at most (one read, one snapshot). */
@@ -41,6 +42,12 @@ export interface SequencerOptions {
   now: () => Date;
   /** Told of each move: how long each staged commit it moved waited, in ms (for metrics). */
   onMoved?: (waitsMs: number[]) => void;
+  /**
+   * Runs before each look of the watch: true when it staged something that
+   * should be moved at once, whatever its age (events taken in from stores
+   * of earlier versions).
+   */
+  beforeLook?: () => Promise<boolean>;
 }
 
 /** A staged block as listed: what a feed index says of it, its header and its bytes. */
@@ -74,8 +81,9 @@ export class Sequencer {
   #again = false;
   #wake: (() => void) | undefined;
   #stopped = false;
-  /** When a reader last looked for events waiting too long (Unix ms). */
-  #lookedForStale = 0;
+  /** The watch's timer, and its look under way. */
+  #watch: ReturnType<typeof setInterval> | undefined;
+  #looking = false;
   /** Waiting for blocks up to a versionstamp to be moved. */
   readonly #waiters = new Set<{ through: string; done: () => void }>();
 
@@ -85,6 +93,33 @@ export class Sequencer {
     this.#commit = options.commit;
     this.#now = options.now;
     this.#onMoved = options.onMoved;
+    this.#beforeLook = options.beforeLook;
+  }
+
+  readonly #beforeLook: SequencerOptions["beforeLook"];
+
+  /**
+   * Starts the watch: every {@link WATCH_MS}, staged events that wait longer
+   * than {@link STALE_MS} are moved, whoever staged them and whoever holds the
+   * lease, so that none waits on a process that is gone. `drain` stops it.
+   */
+  watch(): void {
+    if (this.#watch !== undefined || this.#stopped) return;
+    this.#watch = setInterval(() => void this.#look(), WATCH_MS);
+  }
+
+  async #look(): Promise<void> {
+    if (this.#looking) return;
+    this.#looking = true;
+    try {
+      const all = (await this.#beforeLook?.()) ?? false;
+      // The holder moves everything staged while it holds the lease.
+      if (all || this.#heldUntil <= this.#now().getTime()) await this.moveStale({ all });
+    } catch {
+      // A failed look leaves the events staged: the next look moves them.
+    } finally {
+      this.#looking = false;
+    }
   }
 
   /** Told by a commit of this process that staged `events` under `versionstamp`. */
@@ -124,21 +159,13 @@ export class Sequencer {
 
   /**
    * Moves staged events that wait longer than {@link STALE_MS} (or, with
-   * `all`, every staged event), whoever holds the lease: what a reader of the
-   * feed does before it reads, so that no staged event waits on a lease
-   * holder that is gone.
+   * `all`, every staged event), whoever holds the lease: the watch's move, and
+   * with `all` a barrier after which everything staged before is in the feed.
    *
    * @returns whether anything was moved.
    */
   async moveStale(options: { all?: boolean; rounds?: number } = {}): Promise<boolean> {
     const { all = false, rounds = 8 } = options;
-    if (!all) {
-      // This process moves everything staged while it holds the lease; and what waits too long
-      // need not be looked for by every read.
-      const now = this.#now().getTime();
-      if (this.#heldUntil > now || now - this.#lookedForStale < STALE_LOOK_MS) return false;
-      this.#lookedForStale = now;
-    }
     let movedAny = false;
     for (let round = 0; round < rounds; round++) {
       const first = await this.#first();
@@ -158,6 +185,7 @@ export class Sequencer {
    */
   async drain(deadlineMs: number): Promise<void> {
     this.#stopped = true;
+    clearInterval(this.#watch);
     this.#wake?.();
     await this.#running?.catch(() => {});
     while (this.#ownWaiting && performance.now() < deadlineMs) {

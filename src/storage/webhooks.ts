@@ -46,7 +46,7 @@ interface KvWebhookStoreOptions {
   /** The clock of due work written for now. */
   now: () => Date;
   /** Puts into the feed every event answered so far, so that a new endpoint starts after them. */
-  settleFeed: () => Promise<void>;
+  moveAll: () => Promise<void>;
   /** Resolves once this process's own answered events are in the feed. */
   settled: () => Promise<void>;
 }
@@ -57,7 +57,7 @@ export class KvWebhookStore implements WebhookStore {
   readonly #feed: Feed;
   readonly #commit: <T>(write: () => Promise<T>) => Promise<T>;
   readonly #now: () => Date;
-  readonly #settleFeed: () => Promise<void>;
+  readonly #moveAll: () => Promise<void>;
   readonly #settled: () => Promise<void>;
   readonly #listeners = new Set<(id: string) => void>();
 
@@ -67,7 +67,7 @@ export class KvWebhookStore implements WebhookStore {
     this.#feed = options.feed;
     this.#commit = options.commit;
     this.#now = options.now;
-    this.#settleFeed = options.settleFeed;
+    this.#moveAll = options.moveAll;
     this.#settled = options.settled;
   }
 
@@ -85,7 +85,7 @@ export class KvWebhookStore implements WebhookStore {
       const existing = decodeCount(count.value);
       if (existing >= limit) return "too_many";
       // Events answered before this request are before the endpoint's start.
-      await this.#settleFeed();
+      await this.#moveAll();
       const endpoint = make(await this.feedHead());
       const result = await this.#commit(() =>
         this.#kv.atomic()

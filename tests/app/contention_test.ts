@@ -160,7 +160,7 @@ Deno.test("an expiry while the document's counts keep changing: given up and cou
     const { policy, signed, record } = await pendingIntent(h, { approval_window_s: 1 });
     await sleepUntil(Date.parse(record.approval.expires_at) + 1);
     const expired = async () => {
-      await h.service.store.flushStaged();
+      await h.service.store.moveAll();
       const page = await (await h.fetch("/events?limit=1000", {
         headers: { authorization: h.auth },
       })).json();

@@ -43,7 +43,7 @@ function created(results: readonly { outcome: string }[]): void {
 
 /** Every intent stored, after what is staged was moved into the feed (each move a commit too). */
 async function audit(kvStore: KvStore, kv: Deno.Kv) {
-  await kvStore.flushStaged();
+  await kvStore.moveAll();
   return await auditIntents(kv);
 }
 
@@ -164,7 +164,7 @@ storeTest(
         ref,
       }));
       created(await kvStore.insertIntents(small));
-      await kvStore.flushStaged();
+      await kvStore.moveAll();
       const afterSmall = await blockCommits(kv);
       // Nine ids a commit, and the moves of 64 staged commits at a time.
       assert.ok(afterSmall >= 3, `${afterSmall} commits`);
@@ -205,7 +205,7 @@ storeTest(
       }));
       // Twelve of the ids stored before: settled on reading, more than one read of ten keys.
       created(await kvStore.insertIntents(batch.filter((_, d) => d % 5 < 2)));
-      await kvStore.flushStaged();
+      await kvStore.moveAll();
       const results = await kvStore.insertIntents(batch);
       assert.deepEqual(
         results.map((r) => r.outcome),
@@ -266,7 +266,7 @@ storeTest(
       assert.equal((await kvStore.getIntent(ids[1]))?.state, "expired");
       const due = await kvStore.listDueWork({ kind: "expire", limit: 10 });
       assert.deepEqual(due.map((d) => d.id), [ids[2]]);
-      await kvStore.flushStaged();
+      await kvStore.moveAll();
       const events = await kvStore.readEvents({ after: 0, limit: 100 });
       assert.deepEqual(
         events.map((e) => e.type),

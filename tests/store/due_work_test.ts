@@ -171,7 +171,7 @@ Deno.test("processes on one KV file that look at once expire each intent once", 
     await Promise.all(schedulers.map((s) => s.runDue()));
     assert.equal(expired, ids.length);
     // What the other process staged is in the feed within its bound; here, at once.
-    await a.flushStaged();
+    await a.moveAll();
     const events = await a.readEvents({ after: 0, limit: 1000 });
     const ended = events.filter((e) => e.type === "intent.expired").map((e) => e.intent.id);
     assert.deepEqual(ended.sort(), [...ids].sort());

@@ -73,7 +73,7 @@ Deno.test("two store handles on one file, committing interleaved, make one dense
     }
     await Promise.all(sends);
     assert.equal(created.size, 400);
-    await a.flushStaged();
+    await a.moveAll();
     const audited = await auditIntents(kvA);
     assert.deepEqual(new Set(audited.map((r) => r.id)), created);
     // Both handles read the same order, whole and in pages after any position.
@@ -98,7 +98,7 @@ Deno.test("staged commits of two handles enter the feed in the order they were m
       // A record does not know its feed position: the move that puts it into the feed does.
       assert.equal(result.outcome === "created" && result.intent.position, undefined);
     }
-    await b.flushStaged();
+    await b.moveAll();
     const events = await b.readEvents({ after: 0, limit: 10 });
     assert.deepEqual(events.map((e) => e.intent.id), order);
     assert.deepEqual(events.map((e) => e.position), [1, 2, 3, 4, 5, 6]);

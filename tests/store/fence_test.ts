@@ -70,7 +70,7 @@ Deno.test("a store of the head layout is taken over: its feed, positions, record
       assert.equal(await store.prepare(), "earlier");
       const [after] = await store.insertIntents([{ intent: smallIntent("s1", ref), ref }]);
       assert.equal(after.outcome, "created");
-      await store.flushStaged();
+      await store.moveAll();
       const events = await store.readEvents({ after: 0, limit: 10 });
       assert.deepEqual(events.slice(0, 4), before);
       assert.deepEqual(events.map((e) => [e.position, e.intent.id]), [
@@ -93,7 +93,7 @@ Deno.test("a store of the head layout is taken over: its feed, positions, record
       assert.equal(ended?.state, "accepted");
       assert.equal(await pendingCountOf(kv, "template", "T", SIGNER_KEYS[0]), null);
       assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["pending_by_signer"] })), []);
-      await store.flushStaged();
+      await store.moveAll();
       assert.deepEqual(
         (await store.readEvents({ after: 5, limit: 10 })).map((e) => [e.type, e.intent.id]),
         [["intent.accepted", "pend"]],

@@ -75,7 +75,7 @@ function countingCommit(store: KvStore) {
 
 /** The feed and the records are whole once what is staged is moved; returns the number of intents. */
 async function assertConsistent(store: KvStore, kv: Deno.Kv): Promise<number> {
-  await store.flushStaged();
+  await store.moveAll();
   return (await auditIntents(kv)).length;
 }
 

@@ -206,7 +206,7 @@ Deno.test("one call's intents share blocks within the value limit; pages run acr
     });
     const results = await store.insertIntents(records.map((r) => ({ intent: r, ref: t })));
     assert.deepEqual(results.map((r) => r.outcome), Array(10).fill("created"));
-    await store.flushStaged();
+    await store.moveAll();
     // Events stay in the blocks their commits staged.
     let blocks = 0;
     for await (const entry of kv.list<Uint8Array>({ prefix: ["feed_staged"] })) {

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { Sequencer, STALE_MS } from "../../src/storage/sequencer.ts";
+import { Sequencer, STALE_MS, WATCH_MS } from "../../src/storage/sequencer.ts";
 import { Feed } from "../../src/storage/feed.ts";
 import { encodeStaged, type StoredEvent } from "../../src/storage/codec.ts";
 import { keys } from "../../src/storage/keys.ts";
@@ -118,12 +118,13 @@ Deno.test("movers on two handles at once move each staged event once, none skipp
   });
 });
 
-Deno.test("events staged by a process that is gone are moved by a reader once they wait too long", async () => {
+Deno.test("events staged by a process that is gone are moved by another's watch once they wait too long", async () => {
   await withFile(async (path) => {
     const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
+    const reader = new KvStore(kvReader);
     try {
-      const reader = new KvStore(kvReader);
       const ref = await plainTemplate(reader);
+      reader.start();
       // A process that holds the mover's lease and staged events, then died.
       await kvGone.set(
         keys.feedMover,
@@ -131,9 +132,10 @@ Deno.test("events staged by a process that is gone are moved by a reader once th
       );
       await stage(kvGone, [staged("orphan-1"), staged("orphan-2")]);
       kvGone.close();
-      // Fresh: a reader leaves them to the holder for now.
+      // Fresh: they are left to the holder for now.
       assert.deepEqual(await reader.readEvents({ after: 0, limit: 10 }), []);
-      await sleep(STALE_MS + 50);
+      // The reader only reads: the watch moves them.
+      await sleep(STALE_MS + WATCH_MS + 200);
       const events = await reader.readEvents({ after: 0, limit: 10 });
       assert.deepEqual(events.map((e) => e.intent.id), ["orphan-1", "orphan-2"]);
       // The reader's own writes go in after them.
@@ -144,6 +146,7 @@ Deno.test("events staged by a process that is gone are moved by a reader once th
         ["own"],
       );
     } finally {
+      await reader.drain(performance.now() + 1_000);
       kvReader.close();
     }
   });
@@ -152,9 +155,10 @@ Deno.test("events staged by a process that is gone are moved by a reader once th
 Deno.test("events staged by a process whose clock runs ahead are moved all the same", async () => {
   await withFile(async (path) => {
     const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
+    const reader = new KvStore(kvReader);
     try {
-      const reader = new KvStore(kvReader);
       await reader.prepare();
+      reader.start();
       await kvGone.set(
         keys.feedMover,
         new TextEncoder().encode(JSON.stringify({ holder: "gone", until: Date.now() + 60_000 })),
@@ -163,10 +167,11 @@ Deno.test("events staged by a process whose clock runs ahead are moved all the s
       await stage(kvGone, [staged("ahead")], Date.now() + 60_000);
       kvGone.close();
       assert.deepEqual(await reader.readEvents({ after: 0, limit: 10 }), []);
-      await sleep(STALE_MS + 50);
+      await sleep(STALE_MS + WATCH_MS + 200);
       const events = await reader.readEvents({ after: 0, limit: 10 });
       assert.deepEqual(events.map((e) => e.intent.id), ["ahead"]);
     } finally {
+      await reader.drain(performance.now() + 1_000);
       kvReader.close();
     }
   });
@@ -175,9 +180,10 @@ Deno.test("events staged by a process whose clock runs ahead are moved all the s
 Deno.test("a waiting reader sees events staged by a process that is gone", async () => {
   await withFile(async (path) => {
     const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
+    const reader = new KvStore(kvReader);
     try {
-      const reader = new KvStore(kvReader);
       await reader.prepare();
+      reader.start();
       await kvGone.set(
         keys.feedMover,
         new TextEncoder().encode(JSON.stringify({ holder: "gone", until: Date.now() + 60_000 })),
@@ -189,6 +195,7 @@ Deno.test("a waiting reader sees events staged by a process that is gone", async
       assert.equal(await woken, true);
       assert.ok(performance.now() - started < 2_000, `${performance.now() - started} ms`);
     } finally {
+      await reader.drain(performance.now() + 1_000);
       kvReader.close();
     }
   });

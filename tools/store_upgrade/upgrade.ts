@@ -39,6 +39,6 @@ export async function upgradeStore(
   const store = new KvStore(kv);
   const from = await store.prepare();
   const taken = await store.takeInEarlier();
-  await store.flushStaged();
+  await store.moveAll();
   return { rewritten, taken, from };
 }
