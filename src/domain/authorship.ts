@@ -91,17 +91,6 @@ async function verifyPrepared(
   return verdict.ok ? null : `${sig.path}: ${verdict.reason}`;
 }
 
-/** Verifies one single-key signature; returns the failure reason or null. */
-async function checkSingle(
-  sig: DecodedEd25519 | DecodedPasskey,
-  signedBytes: Uint8Array,
-  ctx: VerifyContext,
-): Promise<string | null> {
-  const step = prepareSingle(sig, signedBytes, ctx, undefined);
-  if ("failure" in step) return step.failure;
-  return await verifyPrepared(sig, step.prepared, signedBytes);
-}
-
 /** What a verified signature says: who signed, and for a Multisig its own descriptor. */
 export interface Verified {
   /** The authorship to record: the kind and the keys that signed, as sent. */
@@ -215,7 +204,10 @@ export async function verifySignature(
   ctx: VerifyContext,
 ): Promise<Verified> {
   if (sig.kind === "Multisig") return await checkMultisig(sig, signedBytes, ctx);
-  const failure = await checkSingle(sig, signedBytes, ctx);
+  const step = prepareSingle(sig, signedBytes, ctx, undefined);
+  const failure = "failure" in step
+    ? step.failure
+    : await verifyPrepared(sig, step.prepared, signedBytes);
   if (failure) throw new ServiceError("invalid_signature", failure);
   return {
     authorship: { kind: sig.kind, signers: [sig.keyText] },

@@ -291,9 +291,3 @@ export const ConfigBodySchema = v.strictObject({
 export type Payload = v.InferOutput<typeof PayloadSchema>;
 /** Variant B intent after validation. */
 export type Intent = v.InferOutput<typeof IntentSchema>;
-/** Ed25519 member body. */
-export type Ed25519Body = v.InferOutput<typeof Ed25519Schema>;
-/** Passkey member body. */
-export type PasskeyBody = v.InferOutput<typeof PasskeySchema>;
-/** Multisig member body (entries of `signatures` still unchecked). */
-export type MultisigBody = v.InferOutput<typeof MultisigSchema>;
