@@ -126,16 +126,6 @@ function randomToken(): string {
 }
 
 /**
- * `VERIFY_WORKERS`' default: one worker from three CPUs on, none below. On
- * two CPUs the serving thread, the KV writer and the clients already fill
- * both, and a worker costs more in messages than it takes off; each worker
- * also holds memory of its own (a runtime and its caches).
- */
-function defaultVerifyWorkers(cpus: number): number {
-  return cpus >= 3 ? 1 : 0;
-}
-
-/**
  * Reads the settings from an environment map.
  *
  * @param env variables, e.g. `Deno.env.toObject()`.
@@ -201,7 +191,8 @@ export function readSettings(
       100,
       600_000,
     ),
-    verifyWorkers: wholeNumber(env, "VERIFY_WORKERS", defaultVerifyWorkers(cpus), 0, 8),
+    // One worker from three CPUs on, none below: docs/decisions.md says why.
+    verifyWorkers: wholeNumber(env, "VERIFY_WORKERS", cpus >= 3 ? 1 : 0, 0, 8),
     webhooksAllowHttp: parseBool(env, "WEBHOOKS_ALLOW_HTTP", false),
     webhooksAllowPrivate: parseBool(env, "WEBHOOKS_ALLOW_PRIVATE", false),
     denoDeploy: env.DENO_DEPLOY === "true",

@@ -112,30 +112,12 @@ function decodeText(text: string, path: string, curve: KeyCurve): DecodedKey {
  * key.curve; // "ed25519"
  * ```
  */
-export function decodePublicKey(
+export function decodePublicKey<C extends KeyCurve>(
   text: string,
   path: string,
-  curve: "ed25519",
+  curve: C,
   cache?: PublicKeyCache,
-): Extract<DecodedKey, { curve: "ed25519" }>;
-export function decodePublicKey(
-  text: string,
-  path: string,
-  curve: "p256",
-  cache?: PublicKeyCache,
-): Extract<DecodedKey, { curve: "p256" }>;
-export function decodePublicKey(
-  text: string,
-  path: string,
-  curve: "any",
-  cache?: PublicKeyCache,
-): DecodedKey;
-export function decodePublicKey(
-  text: string,
-  path: string,
-  curve: KeyCurve,
-  cache?: PublicKeyCache,
-): DecodedKey {
+): C extends "any" ? DecodedKey : Extract<DecodedKey, { curve: C }> {
   let found = cache?.get(text);
   if (found === undefined) {
     found = decodeText(text, path, curve);
@@ -144,7 +126,7 @@ export function decodePublicKey(
   if (curve !== "any" && found.curve !== curve) {
     throw new ServiceError("invalid_body", `${path}: ${lengthProblem(curve, found.length)}`);
   }
-  return found;
+  return found as C extends "any" ? DecodedKey : Extract<DecodedKey, { curve: C }>;
 }
 
 /** Options of {@link decodeSigners}. */

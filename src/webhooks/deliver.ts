@@ -135,9 +135,15 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
   const request = requestBytes(url, options.headers, options.body, kept !== undefined);
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  // A failure's outcome, with the address reached or refused when there is one.
+  const failed = (error: DeliveryError, address?: string): DeliveryResult => {
+    const result: DeliveryResult = { status: null, error, durationMs: elapsed() };
+    if (address) result.address = address;
+    return result;
+  };
   // The URL rule again, as the settings stand now: nothing goes in plain text once refused.
   if (url.protocol === "http:" && !options.allowHttp) {
-    return { status: null, error: "refused_url", durationMs: elapsed() };
+    return failed("refused_url");
   }
   const deadline = new Deadline(options.timeoutMs, options.signal);
   let conn: Deno.Conn | null = null;
@@ -149,12 +155,10 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
     const addresses = isIpLiteral(host)
       ? [host]
       : await deadline.race((options.resolve ?? resolveHost)(host, { signal: deadline.signal }));
-    if (addresses.length === 0) return { status: null, error: "connection", durationMs: elapsed() };
+    if (addresses.length === 0) return failed("connection");
     if (!options.allowPrivate) {
       const refused = addresses.find((a) => !isIpLiteral(a) || !judgeAddress(a).globallyReachable);
-      if (refused !== undefined) {
-        return { status: null, error: "refused_address", durationMs: elapsed(), address: refused };
-      }
+      if (refused !== undefined) return failed("refused_address", refused);
     }
     let answer: { head: ResponseHead; reader: AnswerReader; via: Deno.Conn } | undefined;
     const reused = kept?.take(url.origin, addresses);
@@ -190,7 +194,7 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
         deadline,
         (a) => address = a,
       );
-      if (via === null) return { status: null, error: "connection", durationMs: elapsed() };
+      if (via === null) return failed("connection");
       await writeAll(via, request, deadline);
       const reader = readerOf(via, deadline);
       answer = { head: await reader.head(), reader, via };
@@ -213,16 +217,8 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
     return result;
   } catch (error) {
     if (deadline.abortedFromOutside) throw options.signal!.reason;
-    if (error instanceof RefusedAddress) {
-      return {
-        status: null,
-        error: "refused_address",
-        durationMs: elapsed(),
-        address: error.address,
-      };
-    }
-    const failure = deadline.timedOut ? "timeout" : "connection";
-    return { status: null, error: failure, durationMs: elapsed(), ...(address ? { address } : {}) };
+    if (error instanceof RefusedAddress) return failed("refused_address", error.address);
+    return failed(deadline.timedOut ? "timeout" : "connection", address);
   } finally {
     deadline.dispose();
     closeQuietly(conn);

@@ -2,11 +2,8 @@
  * A webhook endpoint (docs/interface.md §11) as the service keeps it, and every
  * change made to it, as pure functions: what an admin call or an attempt
  * makes of it. The store persists what these return, in commits checked
- * against the endpoint as it was read (`src/storage/webhooks.ts`).
- *
- * An endpoint is a server-held cursor over the feed: `position` is the
- * feed position up to which every event was acknowledged or is not of the
- * endpoint's types, so deliveries go on after it, in the feed's order.
+ * against the endpoint as it was read (`src/storage/webhooks.ts`). An endpoint
+ * is a cursor over the feed (docs/architecture.md: Webhook delivery).
  * @module
  */
 
