@@ -208,11 +208,7 @@ export class BodyFraming {
           // Field lines up to an empty line.
           const lineEnd = this.#lineEnd(body);
           if (lineEnd < 0) return -1;
-          if (lineEnd === this.#at) {
-            this.#begin("done", lineEnd + 2);
-          } else {
-            this.#begin("trailer", lineEnd + 2);
-          }
+          this.#begin(lineEnd === this.#at ? "done" : "trailer", lineEnd + 2);
           break;
         }
       }

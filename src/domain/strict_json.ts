@@ -1,13 +1,7 @@
 /**
  * The strict JSON reader for request bodies and passkey client data
- * (docs/interface.md §3, §4).
- *
- * A text is decoded as UTF-8, checked by a single validating scan that
- * enforces the rules `JSON.parse` does not (duplicate member names, lone
- * surrogate escapes, nesting depth, integers that JCS would write otherwise,
- * overflowing numbers, no BOM), and only then handed to `JSON.parse` to
- * build the value. The scan uses an explicit stack, so no input can overflow
- * the call stack, and it stops at the first container deeper than the limit.
+ * (docs/interface.md §3, §4): UTF-8, one validating scan (`_json_scan.ts`) for
+ * the rules `JSON.parse` does not enforce, then `JSON.parse` builds the value.
  * @module
  */
 

@@ -301,14 +301,9 @@ export class VerifyPool implements Verifier {
   }
 
   #leastBusy(): Slot | undefined {
+    const load = (slot: Slot) => slot.sent.size + slot.queue.size;
     let best: Slot | undefined;
-    for (const slot of this.#slots) {
-      if (
-        best === undefined || slot.sent.size + slot.queue.size < best.sent.size + best.queue.size
-      ) {
-        best = slot;
-      }
-    }
+    for (const slot of this.#slots) if (best === undefined || load(slot) < load(best)) best = slot;
     return best;
   }
 
