@@ -89,11 +89,9 @@ function trustedProxies(env: Env): ParsedCidr[] {
 }
 
 /**
- * Reads the abuse-control settings from an environment map. Unset or empty
- * variables take the defaults of docs/interface.md §2: 50 tokens per second per
- * address, 10 per second per signer, 20 wrong tokens a minute per address, no
- * trusted proxies, 100 pending intents per signer. A rate of `0` turns that
- * rate limit off.
+ * Reads the abuse-control settings from an environment map; unset or empty
+ * variables take the defaults of docs/interface.md §2, and a rate of `0` turns
+ * that rate limit off.
  *
  * @param env variables, e.g. `Deno.env.toObject()`.
  * @returns validated settings with defaults applied.

@@ -118,10 +118,7 @@ export function composeService(options: ServiceOptions): Service {
   const report = options.report ?? ((line: string) => console.error(line));
   const metrics = new MetricsRegistry();
   const feedMetrics = new FeedMetrics();
-  const store = new KvStore(options.kv, {
-    now,
-    metrics: feedMetrics,
-  });
+  const store = new KvStore(options.kv, { now, metrics: feedMetrics });
   const writer = createWriter(store, {
     batchMax: settings.commitBatchMax,
     observer: commitSpans(),

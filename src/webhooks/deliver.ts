@@ -70,11 +70,7 @@ export interface DeliverOptions {
   allowPrivate: boolean;
   /** `WEBHOOKS_ALLOW_HTTP`: when false, an `http:` URL fails `refused_url` without a connection. */
   allowHttp: boolean;
-  /**
-   * The process's knowledge of the runtime's socket rule (plain TCP to port
-   * 443 refused on Deno Deploy, `DENO_DEPLOY=true`), one for the process:
-   * it also learns the rule at the runtime's first refusal.
-   */
+  /** The process's knowledge of the runtime's socket rule (see `SocketRules`), one per process. */
   sockets: SocketRules;
   /** How names are resolved; default {@link resolveHost} (`Deno.resolveDns`). For tests. */
   resolve?: Resolver;
@@ -87,10 +83,7 @@ export interface DeliverOptions {
   connection?: KeptConnection;
   /** PEM certificates trusted besides the platform's roots. For tests. */
   caCerts?: string[];
-  /**
-   * Ends the attempt early (the process is stopping): the promise then
-   * rejects with the signal's reason, and there is no outcome to record.
-   */
+  /** Ends the attempt early (the process is stopping): it rejects with the signal's reason. */
   signal?: AbortSignal;
 }
 

@@ -22,19 +22,10 @@ export const MAX_WEBHOOKS = 100;
 /** How long a replaced secret stays in force at most, and by default: 24 hours. */
 export const REPLACED_SECRET_MS = 24 * 60 * 60 * 1000;
 
-/**
- * How old the endpoint a deliverer signs with may be, read or written by
- * it, when an attempt starts: a deliverer older than this reads it again.
- * So a rotation that retires secrets at once takes hold on every process
- * within this time; its answer waits for it (docs/interface.md §11).
- */
+/** How old the endpoint a deliverer signs with may be at an attempt (docs/interface.md §11). */
 export const SIGNING_VIEW_MS = 1_000;
 
-/**
- * The most secrets in force at once: the newest and up to 19 replaced ones.
- * Rotating more often than that in a day retires the oldest replaced secret
- * early, so that an endpoint's value and a delivery's headers stay bounded.
- */
+/** The most secrets in force at once, the newest included, so that headers stay bounded. */
 export const MAX_SECRETS = 20;
 
 /** A signing secret, and until when it is in force (Unix ms; null: until replaced). */

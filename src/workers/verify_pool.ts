@@ -257,12 +257,9 @@ export class VerifyPool implements Verifier {
       answered: false,
       progressAt: performance.now(),
     };
+    const { passkey } = this.#ctx;
     worker.postMessage(
-      {
-        type: "init",
-        passkey: this.#ctx.passkey,
-        workCharged: this.#workCharged,
-      } satisfies InitMessage,
+      { type: "init", passkey, workCharged: this.#workCharged } satisfies InitMessage,
     );
     worker.onmessage = (event: MessageEvent<Outcome[]>) => this.#settle(slot, event.data);
     worker.onerror = (event) => {
