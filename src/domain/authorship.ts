@@ -102,10 +102,7 @@ export interface Verified {
     signers: Map<string, { keyText: string; weight: number }>;
     threshold: number;
     path: string;
-    /**
-     * The rule of docs/interface.md §4; under a governed document the
-     * document's weights decide instead.
-     */
+    /** By docs/interface.md §4; under a governed document its weights decide instead. */
     reached: boolean;
     /** The refusal when `reached` is false. */
     shortfall: string;

@@ -149,10 +149,7 @@ export interface DecodeSignersOptions {
 /**
  * Refuses an Ed25519 key outside the prime-order subgroup ([L]A not the
  * identity): one secret key must not stand for two signers (A and A + T, T a
- * torsion point). The check is a scalar multiplication (about half a
- * millisecond in JavaScript), made once per decoded key: the key object keeps
- * its answer, and the key cache keeps the object by its text, which names its
- * bytes.
+ * torsion point). A scalar multiplication, made once per decoded key.
  *
  * @param key a decoded key; P-256 keys pass.
  * @param keyPath the key's path in the request.

@@ -95,15 +95,10 @@ export class AnswerReader {
   }
 
   /**
-   * Reads the body of the head just read, as far as it goes within the
-   * limits, until `late` settles (the read in flight then ends when the
-   * connection is closed).
+   * Reads the body of the head just read, within the limits, until `late`
+   * settles; nothing here changes the outcome, whose status is known.
    *
-   * Whatever happens here (the limits, a reset, the deadline) does not
-   * change the outcome: the answer's status is already known.
-   *
-   * @returns true when exactly the announced body arrived and nothing after
-   *   it: the connection can carry the next request.
+   * @returns true when exactly the announced body arrived and nothing after it.
    */
   async body(late: Promise<unknown>): Promise<boolean> {
     const framing = this.#framing;

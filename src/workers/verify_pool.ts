@@ -129,22 +129,11 @@ const WORKER_URL = new URL("./verify_worker.ts", import.meta.url);
 export interface VerifyPoolOptions {
   /** The workers' module; default `verify_worker.ts` beside this one. */
   workerUrl?: URL;
-  /**
-   * How long a worker may hold bodies without answering any before it is
-   * stopped and they are verified on the calling thread; default 5000 ms
-   * (a batch takes milliseconds).
-   */
+  /** How long a worker may hold bodies without answering before it is stopped; default 5000 ms. */
   stallMs?: number;
-  /**
-   * Told of a worker's fault (an error that is no refusal of the body), after
-   * which the body is verified on the calling thread; default: a line on stderr.
-   */
+  /** Told of a worker's fault (no refusal of the body's); default: a line on stderr. */
   onFault?: (fault: string) => void;
-  /**
-   * Whether the gate charges a body's work above one token (the address
-   * limit is on); default true. When false, a worker verifies bodies of any
-   * work under a known document without waiting for the gate.
-   */
+  /** Whether the gate charges work above one token (the address limit is on); default true. */
   workCharged?: boolean;
 }
 
