@@ -1,9 +1,7 @@
 /**
- * The one small bounded map behind every cache of the service (decoded
- * public keys; template and policy references, their bytes and the ids
- * found missing; the events a process staged, until moved), evicting by CLOCK ("second
- * chance"). Bounded, so that a stream of fresh keys or ids cannot grow memory
- * without limit.
+ * The one small bounded map behind every cache of the service (decoded public
+ * keys; template and policy references, their bytes and the ids found missing;
+ * the events a process staged, until moved).
  * @module
  */
 

@@ -106,12 +106,8 @@ const latin1 = new TextDecoder("latin1");
  * The framing of one answer's body (RFC 9112 §6.3), followed as its bytes
  * arrive: no body for 1xx, 204 and 304; `Content-Length` bytes (one value);
  * the chunks, their extensions and the trailer section of a chunked body
- * (§7.1). A body of neither kind runs to the end of the connection.
- *
- * Each call of {@link end} goes on from where the last one stopped, so a
- * body that arrives a byte at a time costs no more than one that arrives at
- * once: chunk-size and trailer lines are looked at about once each (twice
- * for a size line, which is also decoded), chunk data not at all.
+ * (§7.1). A body of neither kind runs to the end of the connection. Each
+ * call of {@link end} goes on from where the last one stopped.
  */
 export class BodyFraming {
   readonly #kind: "none" | "length" | "chunked" | "open";
@@ -208,11 +204,7 @@ export class BodyFraming {
           // Field lines up to an empty line.
           const lineEnd = this.#lineEnd(body);
           if (lineEnd < 0) return -1;
-          if (lineEnd === this.#at) {
-            this.#begin("done", lineEnd + 2);
-          } else {
-            this.#begin("trailer", lineEnd + 2);
-          }
+          this.#begin(lineEnd === this.#at ? "done" : "trailer", lineEnd + 2);
           break;
         }
       }

@@ -31,12 +31,20 @@ export const MAX_RATE_SETTING = 1_000_000;
 /** The largest `MAX_PENDING_PER_SIGNER` accepted. */
 export const MAX_PENDING_SETTING = 1_000_000;
 
-type Env = Record<string, string | undefined>;
+/** Environment variables by name. */
+export type Env = Record<string, string | undefined>;
 
-function wholeNumber(env: Env, name: string, fallback: number, min: number, max: number): number {
+/** A whole-number setting from `min` to `max`, `fallback` when unset or empty; else `SettingsError`. */
+export function wholeNumber(
+  env: Env,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  const value = /^[0-9]{1,16}$/.test(raw) ? Number(raw) : NaN;
+  const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
   if (!(value >= min && value <= max)) {
     throw new SettingsError(`${name} must be a whole number from ${min} to ${max}`);
   }
@@ -81,11 +89,9 @@ function trustedProxies(env: Env): ParsedCidr[] {
 }
 
 /**
- * Reads the abuse-control settings from an environment map. Unset or empty
- * variables take the defaults of docs/interface.md §2: 50 tokens per second per
- * address, 10 per second per signer, 20 wrong tokens a minute per address, no
- * trusted proxies, 100 pending intents per signer. A rate of `0` turns that
- * rate limit off.
+ * Reads the abuse-control settings from an environment map; unset or empty
+ * variables take the defaults of docs/interface.md §2, and a rate of `0` turns
+ * that rate limit off.
  *
  * @param env variables, e.g. `Deno.env.toObject()`.
  * @returns validated settings with defaults applied.

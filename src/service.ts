@@ -60,13 +60,8 @@ export interface Service {
   start(): void;
   /**
    * Stops in the order of docs/architecture.md (Shutdown) within
-   * `SHUTDOWN_TIMEOUT_MS`: no new due work or delivery attempt; then
-   * serving stops (with `serving`: streams and long-polls end, the listener
-   * closes, body reads still waiting end with 503, running requests are
-   * answered; without it, streams and long-polls end and body reads are
-   * cut); then due work and attempts in flight end, the events this
-   * process staged reach the feed and the worker threads end. The KV
-   * handles stay open: their opener closes them.
+   * `SHUTDOWN_TIMEOUT_MS`; without `serving`, streams and long-polls end and
+   * body reads are cut. The KV handles stay open: their opener closes them.
    */
   stop(serving?: {
     server: Pick<Deno.HttpServer, "shutdown">;
@@ -123,10 +118,7 @@ export function composeService(options: ServiceOptions): Service {
   const report = options.report ?? ((line: string) => console.error(line));
   const metrics = new MetricsRegistry();
   const feedMetrics = new FeedMetrics();
-  const store = new KvStore(options.kv, {
-    now,
-    metrics: feedMetrics,
-  });
+  const store = new KvStore(options.kv, { now, metrics: feedMetrics });
   const writer = createWriter(store, {
     batchMax: settings.commitBatchMax,
     observer: commitSpans(),

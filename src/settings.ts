@@ -8,7 +8,7 @@ import { SettingsError } from "./errors.ts";
 import { hex } from "@scure/base";
 import { checkExtractorUrl } from "./domain/extractor_url.ts";
 import { MAX_STORED_BODY_BYTES } from "./domain/intent.ts";
-import { type LimitSettings, readLimitSettings } from "./limits_settings.ts";
+import { type Env, type LimitSettings, readLimitSettings, wholeNumber } from "./limits_settings.ts";
 
 /** The validated settings the service runs with. */
 export interface Settings {
@@ -62,21 +62,6 @@ export interface Settings {
 
 /** The largest body accepted: an intent record stores the body, within a KV value. */
 export const MAX_BODY_BYTES_LIMIT = MAX_STORED_BODY_BYTES;
-
-type Env = Record<string, string | undefined>;
-
-function parseIntSetting(env: Env, name: string, fallback: number, min: number, max: number) {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^[0-9]+$/.test(raw)) {
-    throw new SettingsError(`${name} must be a whole number from ${min} to ${max}`);
-  }
-  const value = Number(raw);
-  if (value < min || value > max) {
-    throw new SettingsError(`${name} must be a whole number from ${min} to ${max}`);
-  }
-  return value;
-}
 
 function parseBool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
@@ -141,16 +126,6 @@ function randomToken(): string {
 }
 
 /**
- * `VERIFY_WORKERS`' default: one worker from three CPUs on, none below. On
- * two CPUs the serving thread, the KV writer and the clients already fill
- * both, and a worker costs more in messages than it takes off; each worker
- * also holds memory of its own (a runtime and its caches).
- */
-function defaultVerifyWorkers(cpus: number): number {
-  return cpus >= 3 ? 1 : 0;
-}
-
-/**
  * Reads the settings from an environment map.
  *
  * @param env variables, e.g. `Deno.env.toObject()`.
@@ -162,7 +137,7 @@ export function readSettings(
   env: Env,
   cpus: number = navigator.hardwareConcurrency ?? 1,
 ): Settings {
-  const port = parseIntSetting(env, "PORT", 8000, 0, 65535);
+  const port = wholeNumber(env, "PORT", 8000, 0, 65535);
   const hostname = env.HOSTNAME || "0.0.0.0";
   if (/[\s\p{Cc}/]/u.test(hostname)) {
     throw new SettingsError("HOSTNAME must be a host name or address");
@@ -202,25 +177,26 @@ export function readSettings(
     passkeyRpIds: parseList(env, "PASSKEY_RP_IDS", ["localhost"]),
     passkeyOrigins: origins,
     passkeyRequireUv: parseBool(env, "PASSKEY_REQUIRE_UV", false),
-    maxBodyBytes: parseIntSetting(env, "MAX_BODY_BYTES", 32_768, 1_024, MAX_BODY_BYTES_LIMIT),
-    bodyTimeoutMs: parseIntSetting(env, "BODY_TIMEOUT_MS", 10_000, 100, 600_000),
+    maxBodyBytes: wholeNumber(env, "MAX_BODY_BYTES", 32_768, 1_024, MAX_BODY_BYTES_LIMIT),
+    bodyTimeoutMs: wholeNumber(env, "BODY_TIMEOUT_MS", 10_000, 100, 600_000),
     metricsToken: parseToken(env, "METRICS_TOKEN"),
     eventsToken: parseToken(env, "EVENTS_TOKEN"),
-    eventsKeepaliveMs: parseIntSetting(env, "EVENTS_KEEPALIVE_MS", 10_000, 1_000, 15_000),
-    commitBatchMax: parseIntSetting(env, "COMMIT_BATCH_MAX", 64, 1, 99),
+    eventsKeepaliveMs: wholeNumber(env, "EVENTS_KEEPALIVE_MS", 10_000, 1_000, 15_000),
+    commitBatchMax: wholeNumber(env, "COMMIT_BATCH_MAX", 64, 1, 99),
     // Deno Deploy kills an instance 5 s after its SIGINT: stop within that.
-    shutdownTimeoutMs: parseIntSetting(
+    shutdownTimeoutMs: wholeNumber(
       env,
       "SHUTDOWN_TIMEOUT_MS",
       env.DENO_DEPLOY === "true" ? 4_000 : 10_000,
       100,
       600_000,
     ),
-    verifyWorkers: parseIntSetting(env, "VERIFY_WORKERS", defaultVerifyWorkers(cpus), 0, 8),
+    // One worker from three CPUs on, none below: docs/decisions.md says why.
+    verifyWorkers: wholeNumber(env, "VERIFY_WORKERS", cpus >= 3 ? 1 : 0, 0, 8),
     webhooksAllowHttp: parseBool(env, "WEBHOOKS_ALLOW_HTTP", false),
     webhooksAllowPrivate: parseBool(env, "WEBHOOKS_ALLOW_PRIVATE", false),
     denoDeploy: env.DENO_DEPLOY === "true",
-    webhookTimeoutMs: parseIntSetting(env, "WEBHOOK_TIMEOUT_MS", 15_000, 100, 120_000),
+    webhookTimeoutMs: wholeNumber(env, "WEBHOOK_TIMEOUT_MS", 15_000, 100, 120_000),
     webhookRetryScheduleMs: parseSchedule(
       env,
       "WEBHOOK_RETRY_SCHEDULE_MS",

@@ -7,41 +7,10 @@
  * @module
  */
 
+import { hexToBytes } from "@noble/curves/utils.js";
+
 /** The order n of the P-256 group, big-endian (FIPS 186-5 / SEC 2 §2.4.2). */
-const P256_ORDER = Uint8Array.from([
-  0xff,
-  0xff,
-  0xff,
-  0xff,
-  0x00,
-  0x00,
-  0x00,
-  0x00,
-  0xff,
-  0xff,
-  0xff,
-  0xff,
-  0xff,
-  0xff,
-  0xff,
-  0xff,
-  0xbc,
-  0xe6,
-  0xfa,
-  0xad,
-  0xa7,
-  0x17,
-  0x9e,
-  0x84,
-  0xf3,
-  0xb9,
-  0xca,
-  0xc2,
-  0xfc,
-  0x63,
-  0x25,
-  0x51,
-]);
+const P256_ORDER = hexToBytes("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551");
 
 const SCALAR_BYTES = 32;
 const TAG_SEQUENCE = 0x30;

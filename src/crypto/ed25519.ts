@@ -16,9 +16,12 @@
 
 import { Ed25519PublicKey } from "./ed25519_public_key.ts";
 import { verifyWithNoble } from "./_ed25519_noble.ts";
-import { verifyWithNode } from "./_ed25519_node.ts";
-import { verifyWithWebCrypto } from "./_ed25519_webcrypto.ts";
-import { nodeCryptoIsStrictEd25519, webCryptoIsStrictEd25519 } from "./_ed25519_probe.ts";
+import {
+  nodeCryptoIsStrictEd25519,
+  verifyWithNode,
+  verifyWithWebCrypto,
+  webCryptoIsStrictEd25519,
+} from "./_ed25519_native.ts";
 
 export { Ed25519PublicKey };
 
@@ -41,7 +44,7 @@ let probedBackend: Ed25519Backend | undefined;
  */
 export function ed25519DefaultBackend(): Promise<Ed25519Backend> {
   defaultBackend ??= (async (): Promise<Ed25519Backend> => {
-    if (nodeCryptoIsStrictEd25519()) return "node";
+    if (await nodeCryptoIsStrictEd25519()) return "node";
     return await webCryptoIsStrictEd25519() ? "webcrypto" : "noble";
   })().then((backend) => probedBackend = backend);
   return defaultBackend;

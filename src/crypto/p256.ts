@@ -12,11 +12,10 @@
  * @module
  */
 
+import { p256 } from "@noble/curves/nist.js";
 import { decodeP256PublicKey, P256PublicKey } from "./p256_public_key.ts";
 import { parseDerEcdsaSignature } from "./der.ts";
-import { verifyWithNoble } from "./_p256_noble.ts";
-import { verifyWithWebCrypto } from "./_p256_webcrypto.ts";
-import { webCryptoVerifiesP256 } from "./_p256_probe.ts";
+import { verifyWithWebCrypto, webCryptoVerifiesP256 } from "./_p256_webcrypto.ts";
 
 export { decodeP256PublicKey, P256PublicKey };
 
@@ -84,7 +83,16 @@ export async function verifyP256(
   const backend = options.backend ?? probedBackend ?? await p256DefaultBackend();
   switch (backend) {
     case "noble":
-      return verifyWithNoble(decoded, message, rs);
+      // noble decodes the key at every call and keeps nothing per key: the uncompressed
+      // form costs a curve-equation check, where the compressed one would cost a square root.
+      return p256.verify(rs, message, decoded.uncompressed, {
+        // The strict DER parser has already read the signature into r ‖ s.
+        format: "compact",
+        // Authenticators do not normalise s: a high-S signature is as valid as its low-S twin.
+        lowS: false,
+        // The message is the signed bytes: noble hashes them with SHA-256 (ES256).
+        prehash: true,
+      });
     case "webcrypto":
       // A copy of the message: Web Crypto reads it after the key import is awaited,
       // and the verdict must be on the bytes as they were at the call.

@@ -272,10 +272,8 @@ export class JsonScan {
 
 /** True when the `\u` escape at i of `unit` is the one `JSON.stringify` writes. */
 function isStringifyEscape(text: string, i: number, unit: number): boolean {
-  if (unit >= 0x20 || unit === 0x08 || unit === 0x09 || unit === 0x0a || unit === 0x0c) {
-    return false;
-  }
-  if (unit === 0x0d) return false;
+  // Not one with a short escape (\b \t \n \f \r), nor a character written as it is.
+  if (unit >= 0x20 || (unit >= 0x08 && unit <= 0x0d && unit !== 0x0b)) return false;
   return text.slice(i + 2, i + 6) === unit.toString(16).padStart(4, "0");
 }
 

@@ -1,12 +1,9 @@
 /**
  * Approvals over time (docs/interface.md §10): reading what a pending intent
  * waits for, and the expiry of a pending intent. Adding a signer's approval or
- * rejection is `decide.ts`.
- *
- * Each change is one atomic commit checked against the version of the intent
- * it was decided on; when another change got there first, the intent is read
- * again and the decision made again, so concurrent decisions on any number of
- * processes are all counted and exactly one of them ends the intent.
+ * rejection is `decide.ts`. Each change is decided on the intent as it stands
+ * (see `Store.changeIntent`), so concurrent decisions are all counted and
+ * exactly one of them ends the intent.
  * @module
  */
 

@@ -91,17 +91,6 @@ async function verifyPrepared(
   return verdict.ok ? null : `${sig.path}: ${verdict.reason}`;
 }
 
-/** Verifies one single-key signature; returns the failure reason or null. */
-async function checkSingle(
-  sig: DecodedEd25519 | DecodedPasskey,
-  signedBytes: Uint8Array,
-  ctx: VerifyContext,
-): Promise<string | null> {
-  const step = prepareSingle(sig, signedBytes, ctx, undefined);
-  if ("failure" in step) return step.failure;
-  return await verifyPrepared(sig, step.prepared, signedBytes);
-}
-
 /** What a verified signature says: who signed, and for a Multisig its own descriptor. */
 export interface Verified {
   /** The authorship to record: the kind and the keys that signed, as sent. */
@@ -113,10 +102,7 @@ export interface Verified {
     signers: Map<string, { keyText: string; weight: number }>;
     threshold: number;
     path: string;
-    /**
-     * The rule of docs/interface.md §4; under a governed document the
-     * document's weights decide instead.
-     */
+    /** By docs/interface.md §4; under a governed document its weights decide instead. */
     reached: boolean;
     /** The refusal when `reached` is false. */
     shortfall: string;
@@ -215,7 +201,10 @@ export async function verifySignature(
   ctx: VerifyContext,
 ): Promise<Verified> {
   if (sig.kind === "Multisig") return await checkMultisig(sig, signedBytes, ctx);
-  const failure = await checkSingle(sig, signedBytes, ctx);
+  const step = prepareSingle(sig, signedBytes, ctx, undefined);
+  const failure = "failure" in step
+    ? step.failure
+    : await verifyPrepared(sig, step.prepared, signedBytes);
   if (failure) throw new ServiceError("invalid_signature", failure);
   return {
     authorship: { kind: sig.kind, signers: [sig.keyText] },

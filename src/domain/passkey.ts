@@ -160,7 +160,57 @@ export function precheckPasskey(
   challenge?: string,
 ): PrecheckedPasskey | { ok: false; reason: string } {
   try {
-    return precheckChecked(assertion, signedBytes, policy, challenge);
+    const { authenticatorData, clientData, publicKey, signature } = assertion ?? {};
+    if (!(authenticatorData instanceof Uint8Array)) return fail("authenticator data is not bytes");
+    if (typeof clientData !== "string") return fail("client data is not a string");
+    if (!(publicKey instanceof Uint8Array) && !(publicKey instanceof P256PublicKey)) {
+      return fail("public key is not bytes");
+    }
+    if (!(signature instanceof Uint8Array)) return fail("signature is not bytes");
+    if (!(signedBytes instanceof Uint8Array)) return fail("signed bytes are not bytes");
+
+    let flags: number;
+    try {
+      ({ flags } = parseAuthenticatorData(authenticatorData));
+    } catch (error) {
+      if (error instanceof AuthenticatorDataError) return fail(error.message);
+      throw error;
+    }
+    const hashes = policy.rpIdHashes ?? rpIdHashes(policy.rpIds);
+    if (!hashes.some((hash) => startsWith(authenticatorData, hash))) {
+      return fail("authenticator data rpIdHash matches no accepted relying party");
+    }
+    if ((flags & FLAG_USER_PRESENT) === 0) return fail("user presence flag is not set");
+    if (policy.requireUserVerification && (flags & FLAG_USER_VERIFIED) === 0) {
+      return fail("user verification flag is not set");
+    }
+
+    const clientDataBytes = encoder.encode(clientData);
+    const clientDataFailure = checkClientData(
+      clientDataBytes,
+      challenge ?? challengeText(signedBytes),
+      policy,
+    );
+    if (clientDataFailure) return fail(clientDataFailure);
+
+    try {
+      parseDerEcdsaSignature(signature);
+    } catch (error) {
+      return fail(
+        error instanceof RangeError
+          ? "signature r or s is out of range"
+          : "signature is not strict DER",
+      );
+    }
+
+    // WebAuthn §7.2 steps 19–20: the signature covers authData ‖ SHA-256(clientDataJSON bytes).
+    // Hashed here, not by Web Crypto: a Web Crypto digest is handed to a thread
+    // pool, which costs more than hashing a few hundred bytes.
+    const clientDataHash = sha256(clientDataBytes);
+    const message = new Uint8Array(authenticatorData.length + clientDataHash.length);
+    message.set(authenticatorData, 0);
+    message.set(clientDataHash, authenticatorData.length);
+    return { ok: true, publicKey, message, signature };
   } catch {
     // Every expected failure returns a reason below; this only keeps the "never throws" promise.
     return { ok: false, reason: "passkey assertion could not be verified" };
@@ -234,63 +284,4 @@ export async function verifyPasskey(
 ): Promise<PasskeyVerdict> {
   const prepared = precheckPasskey(assertion, signedBytes, policy);
   return prepared.ok ? await verifyPrechecked(prepared) : prepared;
-}
-
-function precheckChecked(
-  assertion: PasskeyAssertion,
-  signedBytes: Uint8Array,
-  policy: PasskeyPolicy,
-  challenge?: string,
-): PrecheckedPasskey | { ok: false; reason: string } {
-  const { authenticatorData, clientData, publicKey, signature } = assertion ?? {};
-  if (!(authenticatorData instanceof Uint8Array)) return fail("authenticator data is not bytes");
-  if (typeof clientData !== "string") return fail("client data is not a string");
-  if (!(publicKey instanceof Uint8Array) && !(publicKey instanceof P256PublicKey)) {
-    return fail("public key is not bytes");
-  }
-  if (!(signature instanceof Uint8Array)) return fail("signature is not bytes");
-  if (!(signedBytes instanceof Uint8Array)) return fail("signed bytes are not bytes");
-
-  let flags: number;
-  try {
-    ({ flags } = parseAuthenticatorData(authenticatorData));
-  } catch (error) {
-    if (error instanceof AuthenticatorDataError) return fail(error.message);
-    throw error;
-  }
-  const hashes = policy.rpIdHashes ?? rpIdHashes(policy.rpIds);
-  if (!hashes.some((hash) => startsWith(authenticatorData, hash))) {
-    return fail("authenticator data rpIdHash matches no accepted relying party");
-  }
-  if ((flags & FLAG_USER_PRESENT) === 0) return fail("user presence flag is not set");
-  if (policy.requireUserVerification && (flags & FLAG_USER_VERIFIED) === 0) {
-    return fail("user verification flag is not set");
-  }
-
-  const clientDataBytes = encoder.encode(clientData);
-  const clientDataFailure = checkClientData(
-    clientDataBytes,
-    challenge ?? challengeText(signedBytes),
-    policy,
-  );
-  if (clientDataFailure) return fail(clientDataFailure);
-
-  try {
-    parseDerEcdsaSignature(signature);
-  } catch (error) {
-    return fail(
-      error instanceof RangeError
-        ? "signature r or s is out of range"
-        : "signature is not strict DER",
-    );
-  }
-
-  // WebAuthn §7.2 steps 19–20: the signature covers authData ‖ SHA-256(clientDataJSON bytes).
-  // Hashed here, not by Web Crypto: a Web Crypto digest is handed to a thread
-  // pool, which costs more than hashing a few hundred bytes.
-  const clientDataHash = sha256(clientDataBytes);
-  const message = new Uint8Array(authenticatorData.length + clientDataHash.length);
-  message.set(authenticatorData, 0);
-  message.set(clientDataHash, authenticatorData.length);
-  return { ok: true, publicKey, message, signature };
 }

@@ -112,30 +112,12 @@ function decodeText(text: string, path: string, curve: KeyCurve): DecodedKey {
  * key.curve; // "ed25519"
  * ```
  */
-export function decodePublicKey(
+export function decodePublicKey<C extends KeyCurve>(
   text: string,
   path: string,
-  curve: "ed25519",
+  curve: C,
   cache?: PublicKeyCache,
-): Extract<DecodedKey, { curve: "ed25519" }>;
-export function decodePublicKey(
-  text: string,
-  path: string,
-  curve: "p256",
-  cache?: PublicKeyCache,
-): Extract<DecodedKey, { curve: "p256" }>;
-export function decodePublicKey(
-  text: string,
-  path: string,
-  curve: "any",
-  cache?: PublicKeyCache,
-): DecodedKey;
-export function decodePublicKey(
-  text: string,
-  path: string,
-  curve: KeyCurve,
-  cache?: PublicKeyCache,
-): DecodedKey {
+): C extends "any" ? DecodedKey : Extract<DecodedKey, { curve: C }> {
   let found = cache?.get(text);
   if (found === undefined) {
     found = decodeText(text, path, curve);
@@ -144,7 +126,7 @@ export function decodePublicKey(
   if (curve !== "any" && found.curve !== curve) {
     throw new ServiceError("invalid_body", `${path}: ${lengthProblem(curve, found.length)}`);
   }
-  return found;
+  return found as C extends "any" ? DecodedKey : Extract<DecodedKey, { curve: C }>;
 }
 
 /** Options of {@link decodeSigners}. */
@@ -167,10 +149,7 @@ export interface DecodeSignersOptions {
 /**
  * Refuses an Ed25519 key outside the prime-order subgroup ([L]A not the
  * identity): one secret key must not stand for two signers (A and A + T, T a
- * torsion point). The check is a scalar multiplication (about half a
- * millisecond in JavaScript), made once per decoded key: the key object keeps
- * its answer, and the key cache keeps the object by its text, which names its
- * bytes.
+ * torsion point). A scalar multiplication, made once per decoded key.
  *
  * @param key a decoded key; P-256 keys pass.
  * @param keyPath the key's path in the request.

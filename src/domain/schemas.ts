@@ -1,16 +1,10 @@
 /**
- * Request shapes, one valibot schema each. These schemas validate requests and
- * are also the source of the OpenAPI document, and so of the wire protocol's
- * types (`protocol/shapes.ts`, generated from the document), so none of the
- * three can drift apart.
- *
- * The schemas check shape (types, members, lengths, alphabets), and
- * `ConfigBodySchema` the extractor URL rule. Decoding base58 into bytes and
- * checking key points happens in `signature.ts`, which reports the same kind
- * of field path. Every rule a JSON Schema can state is written as an action
- * the OpenAPI conversion turns into a keyword (`components.ts` handles those
- * valibot's converter does not know), so the published schema refuses what
- * these refuse.
+ * Request shapes, one valibot schema each. They validate requests and are the
+ * source of the OpenAPI document, and so of the wire protocol's types
+ * (`protocol/shapes.ts`), so none of the three can drift apart. They check
+ * shape; base58 and key points are decoded in `signature.ts`. Every rule a
+ * JSON Schema can state is an action the OpenAPI conversion turns into a
+ * keyword, so the published schema refuses what these refuse.
  * @module
  */
 
@@ -291,9 +285,3 @@ export const ConfigBodySchema = v.strictObject({
 export type Payload = v.InferOutput<typeof PayloadSchema>;
 /** Variant B intent after validation. */
 export type Intent = v.InferOutput<typeof IntentSchema>;
-/** Ed25519 member body. */
-export type Ed25519Body = v.InferOutput<typeof Ed25519Schema>;
-/** Passkey member body. */
-export type PasskeyBody = v.InferOutput<typeof PasskeySchema>;
-/** Multisig member body (entries of `signatures` still unchecked). */
-export type MultisigBody = v.InferOutput<typeof MultisigSchema>;

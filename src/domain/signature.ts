@@ -16,7 +16,7 @@ import {
   type PublicKeyCache,
 } from "./public_keys.ts";
 import type { Signers } from "./intent.ts";
-import { Ed25519Schema, MAX_MULTISIG_ENTRIES, MultisigSchema, PasskeySchema } from "./schemas.ts";
+import { Ed25519Schema, MultisigSchema, PasskeySchema } from "./schemas.ts";
 import { fieldPath, validate } from "./validate.ts";
 
 /** An Ed25519 signature with decoded bytes. */
@@ -111,9 +111,6 @@ function decodeMultisig(value: unknown, path: string, keys?: PublicKeyCache): De
     const decoded = decodeSignature(entry, entryPath, { nested: true, keys });
     return decoded as DecodedEd25519 | DecodedPasskey;
   });
-  if (signatures.length > MAX_MULTISIG_ENTRIES) {
-    throw new ServiceError("invalid_body", `${fieldPath(path, "signatures")}: too many entries`);
-  }
   return {
     kind: "Multisig",
     signers,

@@ -1,17 +1,10 @@
 /**
  * The strict JSON reader for request bodies and passkey client data
- * (docs/interface.md §3, §4).
- *
- * A text is decoded as UTF-8, checked by a single validating scan that
- * enforces the rules `JSON.parse` does not (duplicate member names, lone
- * surrogate escapes, nesting depth, integers that JCS would write otherwise,
- * overflowing numbers, no BOM), and only then handed to `JSON.parse` to
- * build the value. The scan uses an explicit stack, so no input can overflow
- * the call stack, and it stops at the first container deeper than the limit.
+ * (docs/interface.md §3, §4): UTF-8, one validating scan (`_json_scan.ts`) for
+ * the rules `JSON.parse` does not enforce, then `JSON.parse` builds the value.
  * @module
  */
 
-import { firstInvalidUtf8Offset, utf8Offset } from "./_utf8_offsets.ts";
 import { JsonScan, ScanError } from "./_json_scan.ts";
 
 /**
@@ -59,6 +52,25 @@ const DEFAULT_MAX_DEPTH = 32;
 // instead of U+FFFD; `ignoreBOM` keeps a leading BOM in the text so the
 // scanner can reject it rather than silently dropping it.
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
+const encoder = new TextEncoder();
+
+/**
+ * Where `bytes` stop being well-formed UTF-8: where the lenient decoder puts
+ * its first U+FFFD that the bytes do not spell (EF BF BD), as everything
+ * before it decoded as it is written.
+ */
+function firstInvalidUtf8Offset(bytes: Uint8Array): number {
+  let offset = 0;
+  for (const char of lenient.decode(bytes)) {
+    const code = char.codePointAt(0)!;
+    const spelled = bytes[offset] === 0xef && bytes[offset + 1] === 0xbf &&
+      bytes[offset + 2] === 0xbd;
+    if (code === 0xfffd && !spelled) break;
+    offset += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+  }
+  return offset;
+}
 
 /**
  * Parses UTF-8 bytes as strict JSON: RFC 8259 grammar, no BOM, nothing after
@@ -127,7 +139,8 @@ export function readStrictJson(
     scan.run(maxDepth);
   } catch (e) {
     if (!(e instanceof ScanError)) throw e;
-    const offset = e.index >= text.length ? bytes.length : utf8Offset(text, e.index);
+    // The text came from valid UTF-8 and the scan never stops inside a surrogate pair.
+    const offset = encoder.encode(text.slice(0, e.index)).length;
     throw new StrictJsonError(offset, e.reason, e.hint);
   }
   // The scan accepted a subset of what JSON.parse accepts, so this cannot

@@ -1,14 +1,12 @@
 /**
- * The submit use case's store side: find the template or policy once the
- * body is read (before its signature is verified: `findReference`), then,
- * once verified, check the quorum the document fixes and store once
- * (`storeSubmission`). Check order (docs/interface.md §4, §10): shape and
- * encodings (`verify_submission.ts`), the address's further tokens (the
- * HTTP edge), template/policy, signature (`verify_submission.ts` again), the
- * document's quorum (`signer_not_authorized`, then `quorum_mismatch`), then
- * the id (`intent_exists`, or the replay of this same signed submission),
- * then `too_many_pending`. A request whose authorship does not verify, or
- * whose signer the document does not name, never learns whether an id exists.
+ * The submit use case's store side (docs/architecture.md: A submission's
+ * path): `findReference` finds the template or policy before the signature is
+ * verified; `storeSubmission` then applies the document's quorum
+ * (`signer_not_authorized`, then `quorum_mismatch`) and stores once, the id
+ * checked last (`intent_exists`, or the replay of this same signed
+ * submission), then `too_many_pending`. A request whose authorship does not
+ * verify, or whose signer the document does not name, never learns whether
+ * an id exists.
  * @module
  */
 

@@ -1,11 +1,9 @@
 /**
  * The part of a submission that needs no store, in two steps so that the
- * cheap refusals come first (docs/interface.md §4): reading (the strict
- * parse, the stored form's size, the shape and encodings, and the work the
- * request asks for), then, once the caller has charged that work and found
- * the template or policy, verifying the signature. Both depend on the
- * request's bytes and the verification context alone, so they can run on any
- * thread (see `src/workers/verify_pool.ts`); the store's part is `submit.ts`.
+ * cheap refusals come first (docs/interface.md §4): reading, then, once the
+ * caller has charged the work and found the document, verifying. Both depend
+ * on the bytes and the verification context alone, so they run on any thread
+ * (`src/workers/verify_pool.ts`); the store's part is `submit.ts`.
  * @module
  */
 

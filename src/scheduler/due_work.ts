@@ -1,19 +1,11 @@
 /**
- * Work that falls due later, done by whichever process finds it due.
- *
- * Due work lives in the store (`listDueWork`), written by the commit that
- * makes it due, so it needs no queue (Deno Deploy and KV Connect have none)
- * and survives any process. Each process looks at the index at start, then
- * again at the earliest due time it knows of and at least every
- * {@link DEFAULT_POLL_MS} (for work other processes made due); the entry
- * module's cron job runs {@link DueWorkScheduler.runDue} every minute, which
- * on an instance platform starts a process where none runs.
- *
- * Each kind of work has a handler. A handler does its work in one atomic
- * commit that also removes the entry, checked against what the work is
- * about as it stands, so processes that look at once do it once; it answers
- * `"done"` then, `"drop"` when there was nothing to do (the scheduler removes
- * the entry), or `"later"` to leave it for a later look.
+ * Work that falls due later, kept in the store and done by whichever process
+ * finds it due (docs/architecture.md: The scheduler). Each process looks at
+ * start, at the earliest due time it knows of and at least every
+ * {@link DEFAULT_POLL_MS}; the cron job runs {@link DueWorkScheduler.runDue}.
+ * A handler per kind does its work in one atomic commit that also removes
+ * the entry, and answers `"done"`, `"drop"` (the scheduler removes the entry)
+ * or `"later"`.
  * @module
  */
 

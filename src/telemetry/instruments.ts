@@ -1,22 +1,11 @@
 /**
  * The service's counters, gauges and histograms, each defined once and read
- * two ways: rendered in the Prometheus text exposition format 0.0.4 at
- * `GET /metrics`, and reported as OpenTelemetry instruments (docs/interface.md
- * §13) through `npm:@opentelemetry/api`, whose SDK the runtime provides when
- * `OTEL_DENO=true` (without it the API does nothing).
- *
- * Counts live here once. A counter or gauge is an observable instrument to
- * OpenTelemetry: its callback reads the same series at each export, so
- * counting costs nothing more with telemetry on. A histogram is recorded in
- * both at each observation (OpenTelemetry has no observable histogram), with
- * the same bucket bounds.
- *
- * Every instrument has two names: the Prometheus one (`intents_…_total`,
- * labels in snake case) and the OpenTelemetry one (`intents.…`, attributes
- * named as the semantic conventions name them where they have a name, such
- * as `http.route`). Series are keyed by their label values joined with NUL,
- * which no label value holds; every label value comes from a bounded set, so
- * a client cannot grow a registry.
+ * two ways: the Prometheus text exposition format 0.0.4 of `GET /metrics`,
+ * and OpenTelemetry instruments (docs/interface.md §13; docs/architecture.md).
+ * Counters and gauges are observable instruments that read the same series
+ * at each export; a histogram is recorded in both, with the same buckets.
+ * Series are keyed by their label values joined with NUL, which no label
+ * value holds; every label value comes from a bounded set.
  * @module
  */
 

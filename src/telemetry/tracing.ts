@@ -1,23 +1,14 @@
 /**
- * The service's spans (docs/interface.md §13), through `npm:@opentelemetry/api`:
- * the runtime provides the SDK when `OTEL_DENO=true` and makes each request's
- * server span (`Deno.serve`'s) the active span of its handler, across every
- * `await`. Without it the API does nothing, and neither does this module:
+ * The service's spans (docs/interface.md §13), through `npm:@opentelemetry/api`,
+ * whose SDK the runtime provides when `OTEL_DENO=true`. Without it
  * {@link TRACING} is false and every helper returns at once, allocating
- * nothing, so telemetry off costs a branch.
+ * nothing. Attributes say what happened, never a secret, a signature, a
+ * token, a body or a URL (a webhook URL may carry a credential).
  *
- * Attributes say what happened (variant, kind, outcome, status, code), never
- * a secret, a signature, a token, a body or a URL (a webhook URL may carry a
- * credential in its query).
- *
- * The spans of the serving path end through {@link endSpan}, in batches.
- * A span handed to the runtime wakes its exporter thread when that thread
- * sleeps (an eventfd write on this thread, a thread switch on that one), and
- * one handed over on its own, in the middle of a request, nearly always
- * does: under load those wake-ups cost about as much as the spans. So a
- * span's end time is read when it ends, and the spans ended go to the runtime
- * together, stamped with those times, at most 100 ms later (the runtime
- * exports every few seconds anyway).
+ * The serving path's spans end through {@link endSpan}, in batches: a span
+ * handed to the runtime on its own nearly always wakes its exporter thread,
+ * which under load costs about as much as the span. So an end time is read
+ * when the span ends, and the spans go to the runtime together within 100 ms.
  * @module
  */
 
@@ -73,13 +64,13 @@ export interface SpanOptions {
  */
 export function startSpan(name: string, options: SpanOptions = {}): Span | undefined {
   if (!TRACING) return undefined;
-  return tracer.startSpan(name, {
-    attributes: options.attributes,
-    links: options.links,
-    root: options.root,
-    kind: options.kind === "client" ? SpanKind.CLIENT : SpanKind.INTERNAL,
-    startTime: options.startTime,
-  }, parentContext(options.parent));
+  const { attributes, links, root, startTime } = options;
+  const kind = options.kind === "client" ? SpanKind.CLIENT : SpanKind.INTERNAL;
+  return tracer.startSpan(
+    name,
+    { attributes, links, root, kind, startTime },
+    parentContext(options.parent),
+  );
 }
 
 /**
@@ -91,13 +82,9 @@ export function startBatchedSpan(
   name: string,
   options: Omit<SpanOptions, "kind"> = {},
 ): Span | undefined {
-  if (!TRACING) return undefined;
-  const { attributes, links, root, startTime = spanTime() } = options;
-  return tracer.startSpan(
-    name,
-    { attributes, links, root, startTime },
-    parentContext(options.parent),
-  );
+  return TRACING
+    ? startSpan(name, { ...options, startTime: options.startTime ?? spanTime() })
+    : undefined;
 }
 
 function parentContext(parent: SpanContext | undefined): Context | undefined {

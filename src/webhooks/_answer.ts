@@ -1,14 +1,8 @@
 /**
  * Reading a receiver's answer to a delivery (docs/interface.md §11) in work
- * linear in its bytes: at most {@link MAX_ANSWER_BYTES} of it in all (head
- * and body) and in at most {@link MAX_ANSWER_READS} reads, so that a
- * receiver that trickles its answer a byte at a time costs the service no
- * more than one that sends it at once.
- *
- * The bytes are read into one buffer, never copied; the search for the
- * head's end goes on where it stopped; a head is decoded once; the body's
- * framing is followed as it arrives ({@link BodyFraming}). {@link work}
- * counts what that costs, for the tests.
+ * linear in its bytes, within {@link MAX_ANSWER_BYTES} and
+ * {@link MAX_ANSWER_READS}, into one buffer, each byte looked at once
+ * (docs/decisions.md). {@link AnswerReader.work} counts that, for the tests.
  * @module
  */
 
@@ -101,15 +95,10 @@ export class AnswerReader {
   }
 
   /**
-   * Reads the body of the head just read, as far as it goes within the
-   * limits, until `late` settles (the read in flight then ends when the
-   * connection is closed).
+   * Reads the body of the head just read, within the limits, until `late`
+   * settles; nothing here changes the outcome, whose status is known.
    *
-   * Whatever happens here (the limits, a reset, the deadline) does not
-   * change the outcome: the answer's status is already known.
-   *
-   * @returns true when exactly the announced body arrived and nothing after
-   *   it: the connection can carry the next request.
+   * @returns true when exactly the announced body arrived and nothing after it.
    */
   async body(late: Promise<unknown>): Promise<boolean> {
     const framing = this.#framing;

@@ -1,14 +1,10 @@
 /**
- * The time limit of one delivery attempt (`WEBHOOK_TIMEOUT_MS`) and its
- * early end from outside, for `deliver.ts`.
+ * The time limit of one delivery attempt (`WEBHOOK_TIMEOUT_MS`) and its early
+ * end from outside, for `deliver.ts`.
  * @module
  */
 
-/**
- * The time limit of one attempt, and its early end from outside: one signal
- * that aborts when either comes, and a way to stop waiting for any operation
- * when it does (the socket is closed too, which ends the operation itself).
- */
+/** One signal that aborts at the time limit or the early end, and waits cut short by it. */
 export class Deadline {
   readonly #controller = new AbortController();
   readonly #timer: ReturnType<typeof setTimeout>;

@@ -1,23 +1,13 @@
 /**
  * Whether an IP address is globally reachable, as the IANA IPv4 and IPv6
- * Special-Purpose Address Registries (RFC 6890, RFC 8190) record it, so that
- * webhooks are never sent into the service's own networks (docs/interface.md §11).
- *
- * The tables below are the registries' entries with their "Globally
- * Reachable" column, plus the blocks the general address-space registries
- * set apart (IPv4 multicast 224.0.0.0/4; IPv6 multicast ff00::/8 and
- * everything outside 2000::/3 that is "Reserved by IETF", such as the
- * deprecated site-local fec0::/10). The most specific entry decides, so the
- * exceptions the registries list inside a non-global block (192.0.0.9/32 in
- * 192.0.0.0/24, AMT in 2001::/23) are globally reachable.
- *
- * An IPv6 address that carries an IPv4 address is judged by that address:
- * IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96, deprecated), the
- * well-known NAT64 prefix (64:ff9b::/96, RFC 6052), 6to4 (2002::/16,
- * RFC 3056) and Teredo (2001::/32, RFC 4380: the client address, inverted).
- * The local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) is refused whole:
- * the registry lists it as not globally reachable, and where its IPv4 bits
- * sit depends on a prefix length only the local network knows.
+ * Special-Purpose Address Registries (RFC 6890, RFC 8190) record it in their
+ * "Globally Reachable" column, plus the blocks the general address-space
+ * registries set apart (multicast, and outside 2000::/3 what is "Reserved by
+ * IETF"), so that webhooks are never sent into the service's own networks
+ * (docs/interface.md §11). The most specific entry decides. An IPv6 address
+ * that carries an IPv4 address (IPv4-mapped, IPv4-compatible, 64:ff9b::/96,
+ * 6to4, Teredo) is judged by that address; 64:ff9b:1::/48 is refused whole,
+ * as where its IPv4 bits sit only the local network knows.
  *
  * Tables as of the registries updated 2025 (IPv6: Dummy IPv6 Prefix, RFC 9780).
  * @module

@@ -1,17 +1,10 @@
 /**
- * One webhook delivery attempt (docs/interface.md §11), safe against DNS rebinding:
- * the URL rule is applied again (`refused_url`), the host name is resolved
- * here and every address it resolves to is judged (`judgeAddress`), then
- * the connection is opened on the path the runtime allows (`transport.ts`):
- * to a judged address with TLS checked against the name, or, where plain
- * TCP to port 443 is refused (Deno Deploy), to the name with the peer's
- * address judged before any byte of the request is written.
- *
- * The request is written by hand on that connection because `fetch`
- * resolves names itself and follows redirects, and offers neither a hook to
- * check the addresses it connects to nor a way to pin one. The answer is
- * read in work linear in its bytes, within 64 KiB and 256 reads
- * (`_answer.ts`).
+ * One webhook delivery attempt (docs/interface.md §11), safe against DNS
+ * rebinding: the URL rule again, every address the name resolves to judged,
+ * the connection opened on the path the runtime allows (`transport.ts`), and
+ * the request written by hand, since `fetch` resolves names itself, follows
+ * redirects and cannot be pinned to an address. The answer is read within
+ * 64 KiB and 256 reads (`_answer.ts`).
  * @module
  */
 
@@ -50,16 +43,7 @@ export type DeliveryError = typeof DELIVERY_ERRORS[number];
 export interface DeliveryResult {
   /** The answer's HTTP status, or `null` when none came. 2xx acknowledges the event. */
   status: number | null;
-  /**
-   * `null` when an answer came that is not a redirect (which still fails
-   * unless 2xx); `"redirect"` for a 3xx (never followed); `"timeout"` when no
-   * answer came within `timeoutMs`; `"connection"` when the name did not
-   * resolve, no address accepted a connection, TLS failed (certificate
-   * included), or the answer was not HTTP/1.x or not read within 64 KiB and
-   * 256 reads; `"refused_address"` when an address the host is or resolves
-   * to, or the one connected to by name, is not globally reachable;
-   * `"refused_url"` when the URL is `http:` and plain HTTP is not allowed.
-   */
+  /** `null` when an answer came that is not a redirect, else the `error` of docs/interface.md §11. */
   error: DeliveryError | null;
   /** Milliseconds from the start until the answer's head was read, or until the failure. */
   durationMs: number;
@@ -86,30 +70,20 @@ export interface DeliverOptions {
   allowPrivate: boolean;
   /** `WEBHOOKS_ALLOW_HTTP`: when false, an `http:` URL fails `refused_url` without a connection. */
   allowHttp: boolean;
-  /**
-   * The process's knowledge of the runtime's socket rule (plain TCP to port
-   * 443 refused on Deno Deploy, `DENO_DEPLOY=true`), one for the process:
-   * it also learns the rule at the runtime's first refusal.
-   */
+  /** The process's knowledge of the runtime's socket rule (see `SocketRules`), one per process. */
   sockets: SocketRules;
   /** How names are resolved; default {@link resolveHost} (`Deno.resolveDns`). For tests. */
   resolve?: Resolver;
   /** How plain TCP connections are opened on the pinned path; default `Deno.connect`. For tests. */
   connect?: Connector;
   /**
-   * Where a connection is kept between attempts (HTTP/1.1 keep-alive): the
-   * attempt reuses the one kept there when it goes to the same origin and
-   * an address just judged, and leaves its own there when the answer allows
-   * it. Without it, each attempt has a connection of its own
-   * (`connection: close`).
+   * Where a connection is kept between attempts (`kept_connection.ts`); without
+   * it, each attempt has a connection of its own (`connection: close`).
    */
   connection?: KeptConnection;
   /** PEM certificates trusted besides the platform's roots. For tests. */
   caCerts?: string[];
-  /**
-   * Ends the attempt early (the process is stopping): the promise then
-   * rejects with the signal's reason, and there is no outcome to record.
-   */
+  /** Ends the attempt early (the process is stopping): it rejects with the signal's reason. */
   signal?: AbortSignal;
 }
 
@@ -154,9 +128,15 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
   const request = requestBytes(url, options.headers, options.body, kept !== undefined);
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  // A failure's outcome, with the address reached or refused when there is one.
+  const failed = (error: DeliveryError, address?: string): DeliveryResult => {
+    const result: DeliveryResult = { status: null, error, durationMs: elapsed() };
+    if (address) result.address = address;
+    return result;
+  };
   // The URL rule again, as the settings stand now: nothing goes in plain text once refused.
   if (url.protocol === "http:" && !options.allowHttp) {
-    return { status: null, error: "refused_url", durationMs: elapsed() };
+    return failed("refused_url");
   }
   const deadline = new Deadline(options.timeoutMs, options.signal);
   let conn: Deno.Conn | null = null;
@@ -168,12 +148,10 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
     const addresses = isIpLiteral(host)
       ? [host]
       : await deadline.race((options.resolve ?? resolveHost)(host, { signal: deadline.signal }));
-    if (addresses.length === 0) return { status: null, error: "connection", durationMs: elapsed() };
+    if (addresses.length === 0) return failed("connection");
     if (!options.allowPrivate) {
       const refused = addresses.find((a) => !isIpLiteral(a) || !judgeAddress(a).globallyReachable);
-      if (refused !== undefined) {
-        return { status: null, error: "refused_address", durationMs: elapsed(), address: refused };
-      }
+      if (refused !== undefined) return failed("refused_address", refused);
     }
     let answer: { head: ResponseHead; reader: AnswerReader; via: Deno.Conn } | undefined;
     const reused = kept?.take(url.origin, addresses);
@@ -209,7 +187,7 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
         deadline,
         (a) => address = a,
       );
-      if (via === null) return { status: null, error: "connection", durationMs: elapsed() };
+      if (via === null) return failed("connection");
       await writeAll(via, request, deadline);
       const reader = readerOf(via, deadline);
       answer = { head: await reader.head(), reader, via };
@@ -232,16 +210,8 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
     return result;
   } catch (error) {
     if (deadline.abortedFromOutside) throw options.signal!.reason;
-    if (error instanceof RefusedAddress) {
-      return {
-        status: null,
-        error: "refused_address",
-        durationMs: elapsed(),
-        address: error.address,
-      };
-    }
-    const failure = deadline.timedOut ? "timeout" : "connection";
-    return { status: null, error: failure, durationMs: elapsed(), ...(address ? { address } : {}) };
+    if (error instanceof RefusedAddress) return failed("refused_address", error.address);
+    return failed(deadline.timedOut ? "timeout" : "connection", address);
   } finally {
     deadline.dispose();
     closeQuietly(conn);
@@ -289,14 +259,9 @@ function readerOf(conn: Deno.Conn, deadline: Deadline): AnswerReader {
 }
 
 /**
- * Reads what the answer's body holds, within the limits, so that a
- * well-behaved receiver is not reset mid-write; its bytes are not used. The
- * body gets {@link DRAIN_MS} at most (within the attempt's time): a
- * receiver whose body's end cannot be recognised must not hold its
- * endpoint for the whole time limit.
- *
- * @returns true when exactly the announced body arrived and nothing after
- *   it: the connection can carry the next request.
+ * Reads what the answer's body holds, within the limits and {@link DRAIN_MS},
+ * so that a well-behaved receiver is not reset mid-write; its bytes are not
+ * used. True when the connection can carry the next request.
  */
 async function drain(reader: AnswerReader): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;

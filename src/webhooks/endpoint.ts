@@ -2,11 +2,8 @@
  * A webhook endpoint (docs/interface.md §11) as the service keeps it, and every
  * change made to it, as pure functions: what an admin call or an attempt
  * makes of it. The store persists what these return, in commits checked
- * against the endpoint as it was read (`src/storage/webhooks.ts`).
- *
- * An endpoint is a server-held cursor over the feed: `position` is the
- * feed position up to which every event was acknowledged or is not of the
- * endpoint's types, so deliveries go on after it, in the feed's order.
+ * against the endpoint as it was read (`src/storage/webhooks.ts`). An endpoint
+ * is a cursor over the feed (docs/architecture.md: Webhook delivery).
  * @module
  */
 
@@ -25,19 +22,10 @@ export const MAX_WEBHOOKS = 100;
 /** How long a replaced secret stays in force at most, and by default: 24 hours. */
 export const REPLACED_SECRET_MS = 24 * 60 * 60 * 1000;
 
-/**
- * How old the endpoint a deliverer signs with may be, read or written by
- * it, when an attempt starts: a deliverer older than this reads it again.
- * So a rotation that retires secrets at once takes hold on every process
- * within this time; its answer waits for it (docs/interface.md §11).
- */
+/** How old the endpoint a deliverer signs with may be at an attempt (docs/interface.md §11). */
 export const SIGNING_VIEW_MS = 1_000;
 
-/**
- * The most secrets in force at once: the newest and up to 19 replaced ones.
- * Rotating more often than that in a day retires the oldest replaced secret
- * early, so that an endpoint's value and a delivery's headers stay bounded.
- */
+/** The most secrets in force at once, the newest included, so that headers stay bounded. */
 export const MAX_SECRETS = 20;
 
 /** A signing secret, and until when it is in force (Unix ms; null: until replaced). */

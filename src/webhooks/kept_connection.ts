@@ -1,26 +1,14 @@
 /**
- * The one connection a deliverer keeps open to its endpoint between
- * attempts (HTTP/1.1 keep-alive), so that an endpoint taking events one
- * after another does not pay a TCP and TLS handshake for each.
- *
- * A kept connection is reused only under the rules a new one is made under
- * (docs/interface.md §11): the attempt resolves the name and judges its addresses
- * first, and the connection serves only when it goes to the same origin
- * (scheme, name, port: the name its TLS certificate was checked against)
- * and to an address among those just judged. A name that now resolves
- * elsewhere gets a new connection to a judged address; one that now
- * resolves to a refused address is refused before any connection is used.
+ * The one connection a deliverer keeps open to its endpoint between attempts
+ * (HTTP/1.1 keep-alive), reused only under the rules a new one is made under:
+ * the same origin, and an address among those the attempt just judged
+ * (docs/interface.md §11, docs/architecture.md: Webhook delivery).
  * @module
  */
 
 import { closeQuietly } from "./_deadline.ts";
 
-/**
- * How long a connection is kept without use: less than the idle timeouts
- * receivers commonly close at (Node's 5 s), so that a kept connection is
- * seldom found closed by the other side. One that is (the next request gets
- * no byte back) is closed, and the attempt goes on a new connection.
- */
+/** How long a connection is kept without use: below the 5 s at which receivers commonly close. */
 export const KEEP_IDLE_MS = 4_000;
 
 interface Kept {

@@ -1,13 +1,9 @@
 /**
  * What webhooks need of the storage: the port `src/storage/webhooks.ts`
- * implements on Deno KV (`KvStore.webhooks`). The admin routes and the
- * deliverer (`src/delivery/`) know only this.
- *
- * Three things are kept per endpoint: the endpoint itself (its cursor over
- * the feed and its retry state included), its lease (which process delivers
- * to it, until when) and its attempts log (the latest 100). Every write that
- * a delivery makes is checked against the endpoint and the lease as the
- * deliverer read them, so an admin change or a new holder made meanwhile wins.
+ * implements on Deno KV (`KvStore.webhooks`). Per endpoint it keeps the
+ * endpoint (its cursor and retry state), its lease and its attempts log;
+ * every write a delivery makes is checked against the endpoint and the lease
+ * as the deliverer read them, so an admin change or a new holder wins.
  * @module
  */
 

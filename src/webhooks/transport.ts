@@ -1,23 +1,10 @@
 /**
- * How a delivery attempt reaches its endpoint once the name is resolved
- * and every address judged (docs/interface.md §11). Two paths:
- *
- * - Pinned, wherever the runtime allows plain TCP to the port: a TCP
- *   connection to a judged address, then (for `https:`) TLS on it, checked
- *   against the URL's name, so a name that resolves differently a moment
- *   later cannot redirect the attempt, and nothing at all reaches an
- *   address that was not judged.
- * - By name, for an `https:` URL on port 443 where plain TCP there is
- *   refused (Deno Deploy: "use `Deno.connectTls`"): `Deno.connectTls` to the
- *   name, then the address it connected to (`remoteAddr`) is judged before
- *   the TLS handshake is awaited and before the caller writes a byte. The
- *   TCP handshake and the ClientHello may reach an address that was not
- *   judged; an HTTP byte never does.
- *
- * The pinned path needs `Deno.startTls`: `Deno.connectTls` takes one
- * `hostname` for both where it connects and what the certificate must
- * name, so it cannot connect to an address and check the certificate
- * against a name (docs/decisions.md).
+ * How a delivery attempt reaches its endpoint once the name is resolved and
+ * every address judged (docs/interface.md §11): pinned (TCP to a judged
+ * address, then TLS checked against the URL's name) wherever the runtime
+ * allows plain TCP to the port, else by name (`Deno.connectTls`, the peer's
+ * address judged before a byte of the request is written). Why two paths,
+ * and why `Deno.startTls`: docs/decisions.md.
  * @module
  */
 

@@ -19,20 +19,12 @@ const QUERY = "(?:\\?[a-zA-Z0-9!$%&()*+,./:;=?@\\[\\]^_`{|}~-]*)?";
 
 /**
  * What a JSON Schema can state of the rule of {@link checkWebhookUrl} in a
- * process with these settings, for the published OpenAPI document:
- * `https://` (or `http://` too when `allowHttp`; the scheme is lower case in
- * the normal form), an authority without user info, then a path or a query,
- * all printable ASCII with no fragment and no backslash (the normal form has
- * nothing else: no white space, no control character, nothing outside
- * ASCII). Every URL the rule accepts matches it, and a URL in its normal
- * form of at most {@link MAX_WEBHOOK_URL_LENGTH} characters matches it only
- * when the rule accepts it or refuses its address (a run-time matter, and no
- * pattern's). Most URLs not in their normal form do not match it (upper case
- * or a percent sign in a host, a character the parser would percent-encode);
- * a default port, a dot segment or an IPv4 address written otherwise still
- * matches and is refused for its form, which no pattern states without
- * lookarounds that generators of test data do not read. The text of a regular
- * expression without flags, as JSON Schema's `pattern` takes it.
+ * process with these settings, for the published OpenAPI document
+ * (docs/decisions.md: "The URL's published schema"): every URL the rule
+ * accepts matches it; a default port, a dot segment or an IPv4 address
+ * written otherwise still matches and is refused for its form, which no
+ * pattern states without lookarounds. A regular expression without flags,
+ * as JSON Schema's `pattern` takes it.
  *
  * @param options `allowHttp`, as the process runs with it.
  * @returns the pattern.
@@ -63,18 +55,11 @@ export interface WebhookUrlOptions {
 }
 
 /**
- * Checks a webhook endpoint URL: absolute, scheme `https` (or `http` when
- * `allowHttp`), with a host, no user info, no fragment, no white space, at
- * most 2048 characters, and written in its normal form as docs/interface.md §6
- * defines it: the URL standard's serialization (`new URL(url).href`) equals
- * it, or equals it with the `/` of an empty path added (`https://x.example`,
- * `https://x.example?a=1`). Unlike §6, a query is allowed.
- *
- * Unless `allowPrivate`, a host written as an IP address is judged by the
- * IANA special-purpose registries (see `judgeAddress`), after the URL parser
- * has read it, so `https://0x7f.1/` is refused as loopback rather than only
- * as not normal. A host name is not resolved here: each delivery attempt
- * resolves it and checks every address it gets.
+ * Checks a webhook endpoint URL by the rule of docs/interface.md §11: the
+ * normal form of §6 (the `/` of an empty path may be left out), a query
+ * allowed. Unless `allowPrivate`, a host written as an IP address is judged
+ * (`judgeAddress`) as the URL parser reads it, so `https://0x7f.1/` is
+ * refused as loopback; a host name is resolved and judged at each attempt.
  *
  * @param url the candidate URL.
  * @param options the operator's settings.

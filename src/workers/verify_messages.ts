@@ -1,17 +1,7 @@
 /**
- * The messages between the verification pool and its worker threads.
- *
- * A body goes to a worker in a `work` message; the worker reads it and
- * answers `read` with what the serving thread decides on (the work it costs,
- * the template or policy it names), keeping what it read. The serving thread
- * charges that work and finds the document, then answers `go` (verify it) or
- * `drop` (refused: forget it) in a later `work` message; the worker answers
- * `verified` or `refused`. A worker that knows the document exists (it was
- * told `go` for a body under it before: documents are never removed) and
- * need not wait for a charge (the work is 1, or nothing is charged) verifies
- * at once and answers `verified` with the summary, which the serving thread
- * then passes through its gate, which cannot refuse it for a reason that
- * verifying first would hide.
+ * The messages between the verification pool and its worker threads: `work`
+ * (bodies to read, and `go` or `drop` for bodies read before), answered by one
+ * {@link Outcome} per body (docs/architecture.md: Verification workers).
  * @module
  */
 

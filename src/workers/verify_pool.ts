@@ -1,28 +1,14 @@
 /**
- * Where submission bodies are read and verified: on the thread that serves
- * HTTP, or on a pool of `VERIFY_WORKERS` worker threads so that thread only
- * reads, stores and answers. Parsing and verifying are a large part of a
- * submission's CPU; with workers beside it, the serving thread does the rest.
- *
- * A body is read first (`read`), and what it asks for (its work, its
- * template or policy) is decided on by the caller before its signature is
- * verified (`ReadBody.verify`), or it is dropped (docs/interface.md §4: the
- * cheap refusals first). A worker holds no store, so it keeps what it read
- * until the serving thread says verify or drop: no second parse there. A
- * worker verifies at once when the caller cannot refuse the body (its
- * document is known to exist and its work need not be charged): its read
- * then comes with the verification (see `verify_messages.ts`).
- *
- * Bodies go to a worker in batches, one message per worker per turn of the
- * event loop (with the decisions on bodies read before), and come back one
- * message per batch: a message costs the serving thread far more than a
- * body's share of a batch does.
- *
- * Reading and verifying are pure functions of the bytes and the passkey
- * policy, so a worker that fails (it could not start, its thread died, or it
- * held bodies without answering for `stallMs`) costs nothing but time: what
- * it held is answered on the calling thread, and a worker that had been
- * answering is replaced.
+ * Where submission bodies are read and verified: on the serving thread, or on
+ * a pool of `VERIFY_WORKERS` worker threads (docs/architecture.md:
+ * Verification workers). A body is read first (`read`); the caller decides on
+ * its summary (the work, the document) before its signature is verified
+ * (`ReadBody.verify`) or dropped. Bodies go to a worker in batches, one
+ * message per worker per turn of the event loop. Reading and verifying are
+ * pure, so a worker that fails (it could not start, its thread died, or it
+ * held bodies without answering for `stallMs`) costs only time: what it held
+ * is answered on the calling thread, and one that had been answering is
+ * replaced.
  * @module
  */
 
@@ -143,22 +129,11 @@ const WORKER_URL = new URL("./verify_worker.ts", import.meta.url);
 export interface VerifyPoolOptions {
   /** The workers' module; default `verify_worker.ts` beside this one. */
   workerUrl?: URL;
-  /**
-   * How long a worker may hold bodies without answering any before it is
-   * stopped and they are verified on the calling thread; default 5000 ms
-   * (a batch takes milliseconds).
-   */
+  /** How long a worker may hold bodies without answering before it is stopped; default 5000 ms. */
   stallMs?: number;
-  /**
-   * Told of a worker's fault (an error that is no refusal of the body), after
-   * which the body is verified on the calling thread; default: a line on stderr.
-   */
+  /** Told of a worker's fault (no refusal of the body's); default: a line on stderr. */
   onFault?: (fault: string) => void;
-  /**
-   * Whether the gate charges a body's work above one token (the address
-   * limit is on); default true. When false, a worker verifies bodies of any
-   * work under a known document without waiting for the gate.
-   */
+  /** Whether the gate charges work above one token (the address limit is on); default true. */
   workCharged?: boolean;
 }
 
@@ -271,12 +246,9 @@ export class VerifyPool implements Verifier {
       answered: false,
       progressAt: performance.now(),
     };
+    const { passkey } = this.#ctx;
     worker.postMessage(
-      {
-        type: "init",
-        passkey: this.#ctx.passkey,
-        workCharged: this.#workCharged,
-      } satisfies InitMessage,
+      { type: "init", passkey, workCharged: this.#workCharged } satisfies InitMessage,
     );
     worker.onmessage = (event: MessageEvent<Outcome[]>) => this.#settle(slot, event.data);
     worker.onerror = (event) => {
@@ -315,14 +287,9 @@ export class VerifyPool implements Verifier {
   }
 
   #leastBusy(): Slot | undefined {
+    const load = (slot: Slot) => slot.sent.size + slot.queue.size;
     let best: Slot | undefined;
-    for (const slot of this.#slots) {
-      if (
-        best === undefined || slot.sent.size + slot.queue.size < best.sent.size + best.queue.size
-      ) {
-        best = slot;
-      }
-    }
+    for (const slot of this.#slots) if (best === undefined || load(slot) < load(best)) best = slot;
     return best;
   }
 

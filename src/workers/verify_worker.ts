@@ -1,12 +1,8 @@
 /**
- * A worker thread of the verification pool: reads the bodies it is sent
- * (`readSubmissionBody`), and verifies each once the serving thread has
- * charged its work and found its template or policy (`go`), or at once when
- * neither can refuse it (see `verify_messages.ts`). It answers what it
- * settled in one turn of its event loop with one message. It holds no store
- * and no secret, and caches of its own (its verify context, the documents it
- * was told exist); what it may answer is a summary, a verified submission, a
- * `ServiceError`'s code and message, or a fault, which the pool reports.
+ * A worker thread of the verification pool: reads the bodies it is sent, and
+ * verifies each on `go`, or at once when the gate cannot refuse it
+ * (`verify_messages.ts`); what it settled in one turn of its event loop goes
+ * in one message. It holds no store and no secret, only caches of its own.
  * @module
  */
 

@@ -8,8 +8,7 @@ import {
   ed25519DefaultBackend,
   verifyEd25519,
 } from "../../src/crypto/ed25519.ts";
-import { cofactoredOnlySignature } from "../../src/crypto/_ed25519_probe.ts";
-import { ed25519KeyObject } from "../../src/crypto/_ed25519_node.ts";
+import { cofactoredOnlySignature, ed25519KeyObject } from "../../src/crypto/_ed25519_native.ts";
 import { verify as nodeVerify } from "node:crypto";
 import { needsVectors, readVectorJson } from "../support/vectors.ts";
 

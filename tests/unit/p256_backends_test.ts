@@ -16,7 +16,7 @@ import {
   type P256ProbeVerify,
   RFC6979_P256,
   verifiesLikeWebAuthn,
-} from "../../src/crypto/_p256_probe.ts";
+} from "../../src/crypto/_p256_webcrypto.ts";
 import { needsVectors, readVectorJson } from "../support/vectors.ts";
 
 const BACKENDS: readonly P256Backend[] = ["webcrypto", "noble"];
