@@ -25,6 +25,7 @@ import { decodeState, logKeys } from "../../src/log/keys.ts";
 import { fullPath, readTiles } from "../../src/log/tiles.ts";
 import { plainTemplate, smallIntent } from "../support/store_kit.ts";
 import { storeTest } from "../support/stores.ts";
+import { sleep } from "../support/time.ts";
 
 const { signerKey, verifierKey } = generateNoteKey("log.test/intents");
 const signer = parseSignerKey(signerKey);
@@ -91,7 +92,7 @@ function watchCheckpoints(kv: Deno.Kv): { stop(): Promise<Map<number, Set<string
         roots.add(base64.encode(held.rootHash));
         seen.set(held.size, roots);
       }
-      await new Promise((r) => setTimeout(r, 5));
+      await sleep(5);
     }
   })();
   return {
@@ -134,7 +135,7 @@ storeTest(
       const race = async (integrator: Integrator) => {
         while (writing) {
           await integrator.catchUp();
-          await new Promise((r) => setTimeout(r, 3));
+          await sleep(3);
         }
       };
       await Promise.all([writers, race(a), race(b)]);
