@@ -124,6 +124,22 @@ async function main(
     console.error(`intents: cannot read the store: ${reason}`);
     Deno.exit(1);
   }
+  try {
+    // The log's key and identity, checked against the store's before serving (docs/log.md).
+    const { signer, generated } = await service.log.prepare();
+    console.error(
+      `intents: the log's verifier key is ${signer.verifierKey}` +
+        (generated ? " (its signer key was made now and is kept in the store)" : ""),
+    );
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      console.error(`intents: ${error.message}`);
+      Deno.exit(2);
+    }
+    const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+    console.error(`intents: cannot read the log's key from the store: ${reason}`);
+    Deno.exit(1);
+  }
   service.start();
   scheduler.resolve(service.dueWork);
   const inFlight = new InFlightRequests();

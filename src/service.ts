@@ -21,6 +21,7 @@ import { DueWorkScheduler } from "./scheduler/due_work.ts";
 import { dueWorkHandlers } from "./scheduler/handlers.ts";
 import { DueWorkMetrics } from "./scheduler/metrics.ts";
 import { WebhookDeliveries } from "./delivery/deliveries.ts";
+import { VerifiableLog } from "./log/log.ts";
 import { WebhookMetrics } from "./delivery/metrics.ts";
 import { WEBHOOK_WORK } from "./webhooks/store.ts";
 import { inlineVerifier, type Verifier, VerifyPool } from "./workers/verify_pool.ts";
@@ -56,7 +57,9 @@ export interface Service {
   metrics: MetricsRegistry;
   deliveries: WebhookDeliveries;
   dueWork: DueWorkScheduler;
-  /** Starts the work done beside requests: webhook deliveries and due work. */
+  /** The verifiable log: its key (`log.prepare()`, at boot), integration and checkpoints. */
+  log: VerifiableLog;
+  /** Starts the work done beside requests: webhook deliveries, due work and the log. */
   start(): void;
   /**
    * Stops in the order of docs/architecture.md (Shutdown) within
@@ -127,6 +130,8 @@ export function composeService(options: ServiceOptions): Service {
   const deadlines = new DeadlineSweeper(Math.min(250, Math.max(10, settings.bodyTimeoutMs / 10)));
   const stopping = new AbortController();
   const threads = options.verifyThreads ?? settings.verifyWorkers;
+  // The feed as a verifiable log: extended in the background by one process at a time.
+  const log = new VerifiableLog({ kv: options.kv, store, settings: settings.log, report });
   const app = createApp({
     verifier: (ctx) =>
       startVerifier(threads, ctx, { workCharged: settings.limits.ratePerAddress > 0, report }),
@@ -140,6 +145,7 @@ export function composeService(options: ServiceOptions): Service {
     deadlines,
     stopping: stopping.signal,
     metrics,
+    tlog: log.reader,
   });
   // Webhook endpoints whose leases this process takes are delivered to from here.
   const webhookMetrics = new WebhookMetrics();
@@ -171,6 +177,7 @@ export function composeService(options: ServiceOptions): Service {
     store.start();
     deliveries.start();
     dueWork.start();
+    log.start();
   };
 
   let stopped: Promise<Stopped> | undefined;
@@ -180,6 +187,8 @@ export function composeService(options: ServiceOptions): Service {
       const stopBy = performance.now() + timeoutMs;
       // No new look for due work; one under way ends with its commit (or is cut below).
       const dueWorkStopped = dueWork.stop();
+      // No new integration step; one under way ends with its commit, and the lease is let go.
+      const logStopped = log.stop();
       // Webhook attempts in flight get a moment to end; then the leases are released for others.
       const deliveriesStopped = deliveries.stop({ graceMs: Math.min(1_000, timeoutMs / 4) });
       let served: Stopped = { drained: true, unanswered: 0 };
@@ -191,6 +200,7 @@ export function composeService(options: ServiceOptions): Service {
       }
       deadlines.stop();
       await within(dueWorkStopped, 250);
+      await within(logStopped, Math.max(250, stopBy - performance.now()));
       await within(deliveriesStopped, stopBy - performance.now());
       // Events this process staged go into the feed before it stops: nothing waits on it.
       await store.drain(stopBy).catch(() => {});
@@ -200,5 +210,5 @@ export function composeService(options: ServiceOptions): Service {
       return served;
     })();
 
-  return { store, app, metrics, deliveries, dueWork, start, stop };
+  return { store, app, metrics, deliveries, dueWork, log, start, stop };
 }

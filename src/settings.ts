@@ -9,6 +9,7 @@ import { hex } from "@scure/base";
 import { checkExtractorUrl } from "./domain/extractor_url.ts";
 import { MAX_STORED_BODY_BYTES } from "./domain/intent.ts";
 import { type Env, type LimitSettings, readLimitSettings, wholeNumber } from "./limits_settings.ts";
+import { type LogSettings, readLogSettings } from "./log_settings.ts";
 
 /** The validated settings the service runs with. */
 export interface Settings {
@@ -58,6 +59,8 @@ export interface Settings {
   webhookRetryScheduleMs: readonly number[];
   /** The abuse-control limits (docs/interface.md §12). */
   limits: LimitSettings;
+  /** The verifiable log's settings (docs/interface.md §14). */
+  log: LogSettings;
 }
 
 /** The largest body accepted: an intent record stores the body, within a KV value. */
@@ -203,5 +206,6 @@ export function readSettings(
       WEBHOOK_RETRY_SCHEDULE_MS,
     ),
     limits: readLimitSettings(env),
+    log: readLogSettings(env),
   };
 }

@@ -7,6 +7,7 @@
 import { ServiceError } from "../errors.ts";
 import type { Settings } from "../settings.ts";
 import { type IntentWriter, StorageUnavailableError, type Store } from "../domain/store.ts";
+import type { LogReader } from "../domain/log.ts";
 import type { AppContext, RequestContext } from "./context.ts";
 import { errorResponse, HttpError, internalErrorResponse } from "./respond.ts";
 import type { RequestLogLine } from "./request_log.ts";
@@ -56,6 +57,8 @@ export interface AppDeps {
    * calling thread. Its owner closes it.
    */
   verifier?: (ctx: VerifyContext) => Verifier;
+  /** The verifiable log (docs/interface.md §14); without it, `/log` answers 404. */
+  tlog?: LogReader;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -151,6 +154,7 @@ export function createApp(deps: AppDeps): App {
     stopping: deps.stopping ?? new AbortController().signal,
     deadlines: deps.deadlines,
     limits: new RequestLimits(deps.settings.limits, deps.limitClock),
+    tlog: deps.tlog,
   };
   metrics.verifyWorkersFrom(() => context.verifier.threads);
   const served = routes();

@@ -6,6 +6,7 @@
 
 import type { Settings } from "../settings.ts";
 import type { IntentWriter, Store } from "../domain/store.ts";
+import type { LogReader } from "../domain/log.ts";
 import type { WebhookStore } from "../webhooks/store.ts";
 import type { VerifyContext } from "../domain/authorship.ts";
 import { ServiceError } from "../errors.ts";
@@ -44,6 +45,8 @@ export interface AppContext {
   deadlines?: DeadlineSweeper;
   /** This process's rate limits (docs/interface.md §12). */
   limits: RequestLimits;
+  /** The verifiable log (docs/interface.md §14), when served. */
+  tlog?: LogReader;
 }
 
 /** One request's context: the app, the path parameters, and what the handler reports. */

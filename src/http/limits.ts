@@ -81,7 +81,11 @@ function bucketOf(request: Request, ctx: RequestContext): string {
  * @throws {ServiceError} `rate_limited`; {@link HttpError} 401 `unauthorized`.
  */
 export function admit(request: Request, ctx: RequestContext, route: Route): void {
-  if (route.access !== "public") {
+  const asPublic = route.publicWhen !== undefined && !request.headers.has("authorization") &&
+    route.publicWhen(request, ctx.app.settings);
+  if (asPublic) {
+    admitAddress(request, ctx, "one");
+  } else if (route.access !== "public") {
     requireToken(request, ctx, ACCESS[route.access].tokens(ctx.app.settings));
   } else if (route.cost !== undefined && route.cost !== "none") {
     admitAddress(request, ctx, route.cost);

@@ -43,6 +43,15 @@ export interface Route {
   access: Access;
   /** Default `"none"`. Only a public route has a cost: a route behind a token has its own budget. */
   cost?: AddressCost;
+  /**
+   * For a route behind a token that some requests may make without one
+   * (docs/interface.md §14): true when this request, carrying no
+   * `Authorization`, is let in as public, for one token of its client
+   * address's budget.
+   */
+  publicWhen?: (request: Request, settings: Settings) => boolean;
+  /** True when the template's last parameter takes the rest of the path, slashes and all. */
+  rest?: boolean;
   handler: Handler;
   /**
    * Its OpenAPI operation, made from the document's examples when the

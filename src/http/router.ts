@@ -14,6 +14,7 @@ import { CONFIG_ROUTES } from "./routes/config.ts";
 import { openApiRoute, OPERATION_ROUTES } from "./routes/operations.ts";
 import { PAGE_ROUTES } from "./routes/static.ts";
 import { WEBHOOK_ROUTES } from "./routes/webhooks.ts";
+import { LOG_ROUTES } from "./routes/log.ts";
 
 /**
  * Every route of the service, each declared once beside its handler in
@@ -31,6 +32,7 @@ export function routes(): Route[] {
     ...OPERATION_ROUTES,
     ...PAGE_ROUTES,
     ...WEBHOOK_ROUTES,
+    ...LOG_ROUTES,
   ];
   // The document describes the table it is served from.
   table.push(openApiRoute(table));
@@ -63,9 +65,11 @@ const PARAMETER = /^\{[a-z_]+\}$/;
  * The pattern of a path template: each `{name}` segment captures one
  * segment; null when the template has no parameter (it is compared whole).
  *
+ * With `rest`, the last `{name}` takes the rest of the path, slashes and all.
+ *
  * @throws {SyntaxError} when the template is not `/`-separated literal segments and `{name}`s.
  */
-export function templatePattern(path: string): RegExp | null {
+export function templatePattern(path: string, rest = false): RegExp | null {
   if (!path.startsWith("/")) throw new SyntaxError(`Cannot parse path template "${path}"`);
   let hasParameter = false;
   const parts = path.slice(1).split("/").map((segment) => {
@@ -78,6 +82,7 @@ export function templatePattern(path: string): RegExp | null {
     }
     return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   });
+  if (rest && parts.at(-1) === "([^/]+)") parts[parts.length - 1] = "(.+)";
   return hasParameter ? new RegExp(`^/${parts.join("/")}$`) : null;
 }
 
@@ -116,7 +121,7 @@ export class Router {
       if (entry === undefined) {
         entry = {
           path: route.path,
-          pattern: templatePattern(route.path),
+          pattern: templatePattern(route.path, route.rest),
           methods: new Map(),
           allow: "",
         };

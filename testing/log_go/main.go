@@ -35,8 +35,14 @@ import (
 
 const origin = "example.com/log"
 
-// entry is the log's entry for the i-th test record.
+// given holds the entries a check was handed (its input's "entries"), if any.
+var given [][]byte
+
+// entry is the log's entry for the i-th test record, or the i-th entry given.
 func entry(i int64) []byte {
+	if given != nil {
+		return given[i]
+	}
 	record, _ := json.Marshal(map[string]string{"id": strconv.FormatInt(i, 10), "state": "accepted"})
 	sum := sha256.Sum256(record)
 	out, _ := json.Marshal(map[string]string{
@@ -247,12 +253,33 @@ type checkInput struct {
 	Tiles            []tileCase  `json:"tiles"`
 	Bundles          []tileCase  `json:"bundles"`
 	TlogProofs       []string    `json:"tlog_proofs"`
+	// Origin and Entries, when given, replace the test origin and records:
+	// what a running log served (base64 of each entry, in order).
+	Origin  string   `json:"origin"`
+	Entries []string `json:"entries"`
 }
 
 func check() error {
 	var in checkInput
 	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
 		return err
+	}
+	wantOrigin := origin
+	if in.Origin != "" {
+		wantOrigin = in.Origin
+	}
+	if in.Entries != nil {
+		given = make([][]byte, len(in.Entries))
+		for i, e := range in.Entries {
+			b, err := base64.StdEncoding.DecodeString(e)
+			if err != nil {
+				return fmt.Errorf("entry %d: %v", i, err)
+			}
+			given[i] = b
+		}
+		if int64(len(given)) < in.Size {
+			return fmt.Errorf("%d entries given for a tree of %d", len(given), in.Size)
+		}
 	}
 	store := build(in.Size)
 	var failures []string
@@ -282,7 +309,7 @@ func check() error {
 			fail("%s: %d unverified signatures, not %d", what, len(n.UnverifiedSigs), len(in.CosignerKeys))
 		}
 		lines := strings.SplitN(n.Text, "\n", 2)
-		if lines[0] != origin {
+		if lines[0] != wantOrigin {
 			fail("%s: origin %q", what, lines[0])
 			return tlog.Tree{}, false
 		}

@@ -45,6 +45,7 @@ Deno.test("every route is declared once, with the access and cost of docs/interf
     "GET /",
     "GET /healthz",
     "GET /intents/{id}/approvals",
+    "GET /log/key",
     "GET /openapi.json",
     "GET /policies/{id}",
     "GET /readyz",
@@ -54,11 +55,22 @@ Deno.test("every route is declared once, with the access and cost of docs/interf
     "POST /intents/{id}/approvals",
     "POST /intents/{id}/rejections",
   ]);
-  assert.deepEqual(named((e) => e.access === "admin_or_events"), ["GET /events"]);
+  assert.deepEqual(named((e) => e.access === "admin_or_events"), [
+    "GET /events",
+    "GET /log/checkpoint",
+    "GET /log/proof",
+    "GET /log/tile/{tile}",
+  ]);
+  // Behind a token, but public for some requests (docs/interface.md §14).
+  assert.deepEqual(named((e) => e.publicWhen !== undefined), [
+    "GET /log/checkpoint",
+    "GET /log/proof",
+  ]);
   assert.deepEqual(named((e) => e.access === "admin_or_metrics"), ["GET /metrics"]);
   assert.deepEqual(named((e) => e.cost === "work"), ["POST /intents"]);
   assert.deepEqual(named((e) => e.cost === "one"), [
     "GET /intents/{id}/approvals",
+    "GET /log/key",
     "GET /policies/{id}",
     "GET /templates/{id}",
     "POST /intents/{id}/approvals",
@@ -137,12 +149,17 @@ Deno.test("the OpenAPI operation of each route says who may call it and what it 
   for (const route of served) {
     const name = `${route.method} ${route.path}`;
     const operation = doc.paths[route.path][route.method.toLowerCase()];
-    assert.deepEqual(operation.security, ACCESS[route.access].security, name);
+    const security = ACCESS[route.access].security;
+    assert.deepEqual(operation.security, route.publicWhen ? [...security, {}] : security, name);
     assert.equal("401" in operation.responses, route.access !== "public", name);
     const limited = Object.values(operation.responses).every(
       // deno-lint-ignore no-explicit-any
       (response: any) => "RateLimit-Policy" in (response.headers ?? {}),
     );
-    assert.equal(limited, (route.cost ?? "none") !== "none", name);
+    assert.equal(
+      limited,
+      (route.cost ?? "none") !== "none" || route.publicWhen !== undefined,
+      name,
+    );
   }
 });

@@ -1,7 +1,9 @@
 /**
  * Boot end to end: malformed settings stop the server with a one-line message
  * naming the variable (an evidence extractor URL not in its normal form names
- * that form), and a missing ADMIN_TOKEN is generated and printed once.
+ * that form), and a missing ADMIN_TOKEN is generated and printed once; the
+ * log's verifier key is printed at start, and a start whose log settings
+ * disagree with the store's log stops, naming the variable.
  */
 
 import assert from "node:assert/strict";
@@ -9,6 +11,7 @@ import { runServerExpectingExit, startServer, tempKvPath } from "../support/serv
 import { auditIntents } from "../support/audit.ts";
 import { spawnServer } from "../../testing/spawn_server.ts";
 import { sleep } from "../support/time.ts";
+import { generateNoteKey } from "../../protocol/log/note.ts";
 
 const MALFORMED: [string, string][] = [
   ["PORT", "abc"],
@@ -33,6 +36,10 @@ const MALFORMED: [string, string][] = [
   ["TRUSTED_PROXIES", "10.0.0.1,,10.0.0.2"],
   ["TRUSTED_PROXIES", "proxy.internal"],
   ["MAX_PENDING_PER_SIGNER", "0"],
+  ["LOG_SIGNING_KEY", "PRIVATE+KEY+x+00000000+AQ=="],
+  ["LOG_ORIGIN", "two words"],
+  ["LOG_PUBLIC", "yes"],
+  ["LOG_WITNESSES", "https://w.example=w.example+00000000+BA=="],
 ];
 
 for (const [name, value] of MALFORMED) {
@@ -197,5 +204,39 @@ Deno.test("serves intents stored before the feed, and takes them into it in thei
     assert.equal(stored.length, 45);
   } finally {
     after.close();
+  }
+});
+
+Deno.test("prints the log's verifier key; a start with another origin or key stops, naming it", async () => {
+  const kvPath = await tempKvPath();
+  const env = { KV_PATH: kvPath, ADMIN_TOKEN: "boot-test-admin-token-0123456789" };
+  const server = await spawnServer({ env, stdout: "discard" });
+  let vkey: string;
+  try {
+    vkey = await (await fetch(`${server.url}/log/key`)).text();
+    assert.ok(server.stderr().includes(`the log's verifier key is ${vkey}`), server.stderr());
+    assert.ok(!server.stderr().includes("PRIVATE+KEY"));
+  } finally {
+    await server.stop();
+  }
+  for (
+    const [name, extra] of [
+      ["LOG_ORIGIN", { LOG_ORIGIN: "other.example/log" }],
+      ["LOG_SIGNING_KEY", { LOG_SIGNING_KEY: generateNoteKey("localhost/intents").signerKey }],
+    ] as const
+  ) {
+    const { code, stderr } = await runServerExpectingExit({ ...env, ...extra });
+    assert.equal(code, 2, stderr);
+    const lines = stderr.trim().split("\n").filter((l) => !l.includes("ADMIN_TOKEN"));
+    assert.equal(lines.length, 1, stderr);
+    assert.ok(lines[0].startsWith(`intents: ${name}:`), lines[0]);
+    assert.ok(!stderr.includes("PRIVATE+KEY"));
+  }
+  // The same settings start again with the same key.
+  const again = await spawnServer({ env, stdout: "discard" });
+  try {
+    assert.equal(await (await fetch(`${again.url}/log/key`)).text(), vkey);
+  } finally {
+    await again.stop();
   }
 });

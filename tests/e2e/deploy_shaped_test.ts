@@ -36,10 +36,13 @@ import { startServer } from "../support/server.ts";
 import { openSse } from "../../testing/sse.ts";
 import { needsKvConnect, newTestStore } from "../support/stores.ts";
 import { sleep, within } from "../support/time.ts";
+import { generateNoteKey } from "../../protocol/log/note.ts";
 
 /** `SHUTDOWN_TIMEOUT_MS`' default where `DENO_DEPLOY=true`. */
 const DEPLOY_BOUND_MS = 4_000;
 const EVENTS_TOKEN = "deploy-events-token-0123456789";
+/** The log's key, which every instance where DENO_DEPLOY=true is given. */
+const LOG_SIGNING_KEY = generateNoteKey("deploy.test/intents").signerKey;
 const INSTANCES = 3;
 /** Instances stopped (and replaced) while the load runs. */
 const ROTATIONS = 2;
@@ -70,6 +73,7 @@ async function deployShaped(deno: string | undefined): Promise<void> {
   const store = await newTestStore("kv_connect");
   const fleet = new Fleet(store.kvPath, deno, {
     DENO_DEPLOY: "true",
+    LOG_SIGNING_KEY,
     DENO_KV_ACCESS_TOKEN: Deno.env.get("DENO_KV_ACCESS_TOKEN")!,
     PORT: "0",
     // Unset as on the platform: the defaults apply.
@@ -246,7 +250,7 @@ Deno.test(`Deno ${DEPLOY_DENO} starts main.ts with no flags; with DENO_DEPLOY=tr
       deno,
       flags: [],
       kvPath: plain.kvPath,
-      env: { ...env, DENO_DEPLOY: "true", SHUTDOWN_TIMEOUT_MS: "" },
+      env: { ...env, DENO_DEPLOY: "true", LOG_SIGNING_KEY, SHUTDOWN_TIMEOUT_MS: "" },
     });
     const ready = await fetch(`${deploy.url}/readyz`);
     assert.equal(ready.status, 200, await ready.text());

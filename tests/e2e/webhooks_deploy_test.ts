@@ -21,6 +21,10 @@ import { startServer } from "../support/server.ts";
 import { startTlsReceiver, type TlsReceiver } from "../support/tls_receiver.ts";
 import { HAS_OPENSSL, makeCertificates, settled } from "../support/webhooks.ts";
 import { sleep } from "../support/time.ts";
+import { generateNoteKey } from "../../protocol/log/note.ts";
+
+/** The log's key, which a start where DENO_DEPLOY=true needs. */
+const LOG_SIGNING_KEY = generateNoteKey("deploy.test/intents").signerKey;
 
 /** The server as Deploy would run it, its socket rule applied by the preload. */
 async function withDeployServer(
@@ -80,7 +84,7 @@ for (const version of [undefined, DEPLOY_DENO]) {
           WEBHOOKS_ALLOW_PRIVATE: "true",
           DENO_CERT: certs!.caFile,
           WEBHOOK_TIMEOUT_MS: "5000",
-          ...(deploy ? { DENO_DEPLOY: "true" } : {}),
+          ...(deploy ? { DENO_DEPLOY: "true", LOG_SIGNING_KEY } : {}),
         };
         try {
           const deno = version ? await denoBinary(version) : undefined;
@@ -116,6 +120,7 @@ for (const version of [undefined, DEPLOY_DENO]) {
         WEBHOOKS_ALLOW_PRIVATE: "false",
         DENO_CERT: certs!.caFile,
         DENO_DEPLOY: "true",
+        LOG_SIGNING_KEY,
         WEBHOOK_RETRY_SCHEDULE_MS: "100,100",
       };
       try {

@@ -26,6 +26,7 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
   ["src/service.ts", [
     "src/http/",
     "src/delivery/",
+    "src/log/",
     "src/scheduler/",
     "src/storage/",
     "src/workers/",
@@ -55,6 +56,13 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
     "src/telemetry/",
     "src/timing.ts",
   ]],
+  ["src/log/", [
+    "src/storage/",
+    "src/domain/",
+    "src/log_settings.ts",
+    "src/errors.ts",
+    "protocol/",
+  ]],
   ["src/storage/", [
     "src/webhooks/",
     "src/domain/",
@@ -65,7 +73,12 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
   ]],
   ["src/scheduler/", ["src/domain/", "src/telemetry/"]],
   ["src/workers/", ["src/domain/", "src/telemetry/", "src/clock_cache.ts", "src/errors.ts"]],
-  ["src/settings.ts", ["src/limits_settings.ts", "src/domain/", "src/errors.ts"]],
+  ["src/settings.ts", [
+    "src/limits_settings.ts",
+    "src/log_settings.ts",
+    "src/domain/",
+    "src/errors.ts",
+  ]],
   ["src/webhooks/", ["src/ip_address.ts", "src/http1_response.ts", "protocol/"]],
   ["src/domain/", [
     "src/crypto/",
@@ -75,6 +88,7 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
     "protocol/",
   ]],
   ["src/limits_settings.ts", ["src/ip_address.ts", "src/errors.ts"]],
+  ["src/log_settings.ts", ["src/errors.ts", "protocol/"]],
   ["src/crypto/", []],
   ["src/telemetry/", []],
   ["src/media_type.ts", []],

@@ -3,6 +3,10 @@
 import assert from "node:assert/strict";
 import { readSettings } from "../../src/settings.ts";
 import { SettingsError } from "../../src/errors.ts";
+import { generateNoteKey } from "../../protocol/log/note.ts";
+
+/** A log signer key, which a start where DENO_DEPLOY=true needs. */
+const LOG_SIGNING_KEY = generateNoteKey("deploy.test/intents").signerKey;
 
 Deno.test("readSettings applies the documented defaults", () => {
   const s = readSettings({});
@@ -148,10 +152,45 @@ for (const [name, value] of MALFORMED) {
 }
 
 Deno.test("where DENO_DEPLOY=true, SHUTDOWN_TIMEOUT_MS defaults to 4000 (Deploy kills 5 s after SIGINT)", () => {
-  assert.equal(readSettings({ DENO_DEPLOY: "true" }).shutdownTimeoutMs, 4000);
+  assert.equal(readSettings({ DENO_DEPLOY: "true", LOG_SIGNING_KEY }).shutdownTimeoutMs, 4000);
   assert.equal(readSettings({ DENO_DEPLOY: "1" }).shutdownTimeoutMs, 10000);
   assert.equal(
-    readSettings({ DENO_DEPLOY: "true", SHUTDOWN_TIMEOUT_MS: "3000" }).shutdownTimeoutMs,
+    readSettings({ DENO_DEPLOY: "true", LOG_SIGNING_KEY, SHUTDOWN_TIMEOUT_MS: "3000" })
+      .shutdownTimeoutMs,
     3000,
+  );
+});
+
+Deno.test("the log's settings: LOG_SIGNING_KEY, LOG_ORIGIN, LOG_PUBLIC, and what stops a start", () => {
+  const { signerKey } = generateNoteKey("example.com/log");
+  const given = readSettings({ LOG_SIGNING_KEY: signerKey }).log;
+  assert.equal(given.origin, "example.com/log");
+  assert.ok(given.signer);
+  assert.equal(given.public, false);
+  assert.equal(readSettings({}).log.origin, "localhost/intents");
+  assert.equal(readSettings({}).log.signer, undefined);
+  assert.equal(readSettings({ LOG_ORIGIN: "example.org/x" }).log.origin, "example.org/x");
+  assert.equal(readSettings({ LOG_PUBLIC: "true" }).log.public, true);
+  // The settings hold the signer, never the key's text.
+  assert.ok(!JSON.stringify(given).includes(signerKey.split("+").at(-1)!));
+  const refusals: [Record<string, string>, RegExp][] = [
+    [{ LOG_SIGNING_KEY: "PRIVATE+KEY+x+00000000+AQ==" }, /^LOG_SIGNING_KEY must be/],
+    [{ LOG_SIGNING_KEY: signerKey, LOG_ORIGIN: "other/log" }, /^LOG_ORIGIN must equal/],
+    [{ LOG_ORIGIN: "has space" }, /^LOG_ORIGIN must be/],
+    [{ DENO_DEPLOY: "true" }, /^LOG_SIGNING_KEY must be set where DENO_DEPLOY=true/],
+    [{ LOG_PUBLIC: "yes" }, /^LOG_PUBLIC must be/],
+    [{ LOG_WITNESSES: "https://w.example=w+00000000+BA==" }, /^LOG_WITNESSES:/],
+    [{ LOG_WITNESS_QUORUM: "1" }, /^LOG_WITNESS_QUORUM/],
+  ];
+  for (const [env, message] of refusals) {
+    assert.throws(
+      () => readSettings(env),
+      (e) => e instanceof SettingsError && message.test(e.message),
+    );
+  }
+  const malformed = "PRIVATE+KEY+x+00000000+AQ==";
+  assert.throws(
+    () => readSettings({ LOG_SIGNING_KEY: malformed }),
+    (e) => e instanceof Error && !e.message.includes(malformed),
   );
 });

@@ -8,6 +8,7 @@
 
 import { join } from "node:path";
 import { projectRoot, spawnServer } from "../../testing/spawn_server.ts";
+import { generateNoteKey } from "../../protocol/log/note.ts";
 
 export { projectRoot };
 
@@ -73,7 +74,10 @@ export async function spawnLoadServer(options: SpawnOptions): Promise<Spawned> {
         // A measurement is one client at full speed: the abuse limits are turned off, and
         // pending intents may pile up.
         ...LIMITS_OFF,
-        ...(options.deploy ? { DENO_DEPLOY: "true" } : {}),
+        // Where DENO_DEPLOY=true the log's key must be given: one for this run.
+        ...(options.deploy
+          ? { DENO_DEPLOY: "true", LOG_SIGNING_KEY: generateNoteKey("load.test/intents").signerKey }
+          : {}),
         ...options.env,
       },
       stdout: "discard",

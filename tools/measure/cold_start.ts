@@ -17,6 +17,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { spawnServer } from "../../testing/spawn_server.ts";
+import { generateNoteKey } from "../../protocol/log/note.ts";
 
 /** Milliseconds from spawning the server to its first 200 on `/healthz`. */
 async function coldStart(deno: string): Promise<number> {
@@ -28,6 +29,7 @@ async function coldStart(deno: string): Promise<number> {
     flags: [],
     env: {
       DENO_DEPLOY: "true",
+      LOG_SIGNING_KEY: generateNoteKey("cold-start.test/intents").signerKey,
       KV_PATH: join(dir, "intents.kv"),
       ADMIN_TOKEN: "cold-start-token-0123456789",
     },

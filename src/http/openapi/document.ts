@@ -27,7 +27,10 @@ export type DocumentSettings = Pick<Settings, "webhooksAllowHttp">;
  */
 function asDeclared(operation: Obj, route: Route): Obj {
   const out: Obj = {};
-  const security = ACCESS[route.access].security;
+  // A route some requests may make without a token also takes none (`{}`), for an address token.
+  const security = route.publicWhen
+    ? [...ACCESS[route.access].security, {}]
+    : ACCESS[route.access].security;
   for (const [key, value] of Object.entries(operation)) {
     out[key] = value;
     if (key === "tags") out.security = security;
@@ -36,7 +39,7 @@ function asDeclared(operation: Obj, route: Route): Obj {
   if (route.access !== "public") {
     out.responses = { ...(operation.responses as Obj), ...TOKEN_REFUSALS };
   }
-  const cost = route.cost ?? "none";
+  const cost = route.publicWhen ? "one" : route.cost ?? "none";
   return cost === "none" ? out : rateLimited(out);
 }
 

@@ -1,0 +1,156 @@
+/**
+ * Integration: the tree extended by the events after its size, in bounded
+ * steps. One step reads the tree's state, the events that follow it in the
+ * feed (the event with id n is the entry at index n − 1), computes their
+ * entries, the tiles that change and the new root (`appendLeaves`, reading
+ * only the rightmost stored tile of each level), and writes, in ONE commit
+ * checked against the state as read: the changed hash tiles, the entry
+ * bundles, each new leaf's index, and the new state. Two integrators that
+ * read the same state cannot both commit, and both compute the same tree
+ * from the same feed, so they never diverge; a process that dies between
+ * steps leaves a whole state, from which any process resumes.
+ * @module
+ */
+
+import { entryBytes } from "@intents/protocol/log/entry";
+import { leafHash } from "@intents/protocol/log/hash";
+import {
+  decodeEntryBundle,
+  encodeEntryBundle,
+  type Tile,
+  TILE_WIDTH,
+} from "@intents/protocol/log/tile";
+import { appendLeaves } from "@intents/protocol/log/tile_append";
+import type { IntentEvent } from "../domain/intent.ts";
+import { renderIntent } from "../domain/record.ts";
+import type { Store } from "../domain/store.ts";
+import { retryWhileLocked } from "../storage/retry.ts";
+import { decodeState, encodeIndex, encodeState, logKeys, type TreeState } from "./keys.ts";
+import { fullPath, readTiles, tileKey } from "./tiles.ts";
+
+/**
+ * Entries one step integrates at most: with a leaf index each, a step stays
+ * far within denokv's limits (1,000 mutations, 800 KiB a commit: about 300
+ * mutations and 100 KB here).
+ */
+export const STEP_ENTRIES = 256;
+/** Event bytes one step reads at most (records up to 64 KiB each): bounded memory. */
+const STEP_READ_BYTES = 1 << 20;
+
+/** What a step did. */
+export type StepResult =
+  /** It extended the tree by `count` entries to `state`. */
+  | { outcome: "integrated"; state: TreeState & { rootHash: Uint8Array }; count: number }
+  /** The tree already covers the feed. */
+  | { outcome: "caught_up"; state: TreeState }
+  /** Another process extended the tree first: read again. */
+  | { outcome: "lost" };
+
+/** What {@link integrateStep} works with. */
+export interface StepOptions {
+  kv: Deno.Kv;
+  /** The feed, read through the storage port. */
+  store: Pick<Store, "readEvents">;
+  /** Entries at most (default {@link STEP_ENTRIES}). */
+  limit?: number;
+  /** Written in the step's commit too: the integrator's lease, renewed by its work. */
+  also?: { key: Deno.KvKey; value: Uint8Array };
+}
+
+/**
+ * The entry of an event: the commitment to its type and its record as the
+ * feed serves it (docs/interface.md §14).
+ */
+export function eventEntry(event: IntentEvent): Uint8Array {
+  return entryBytes(event.type, JSON.parse(renderIntent(event.intent)));
+}
+
+/**
+ * One step of integration (see the module's documentation).
+ *
+ * @throws {Error} when the feed's positions are not the dense run after the
+ *   tree's size, or a stored tile the step needs is missing (neither
+ *   happens on a store only this version writes).
+ */
+export async function integrateStep(options: StepOptions): Promise<StepResult> {
+  const { kv, store, limit = STEP_ENTRIES } = options;
+  const entry = await kv.get<Uint8Array>(logKeys.state);
+  const state = decodeState(entry.value);
+  const events = await store.readEvents({
+    after: state.size,
+    limit: Math.min(limit, STEP_ENTRIES),
+    maxBytes: STEP_READ_BYTES,
+  });
+  if (events.length === 0) return { outcome: "caught_up", state };
+  events.forEach((event, i) => {
+    if (event.position !== state.size + 1 + i) {
+      throw new Error(`the feed gave position ${event.position} after ${state.size + i}`);
+    }
+  });
+  const entries = events.map(eventEntry);
+  const leaves = entries.map(leafHash);
+
+  const held = rightmostTiles(state.size);
+  const stored = await readTiles(kv, held);
+  const read = (tile: Tile): Uint8Array => {
+    const data = stored.get(fullPath(tile));
+    if (data === undefined) throw new Error(`the log's ${fullPath(tile)} is not stored`);
+    return data;
+  };
+  const { size, writes, rootHash } = appendLeaves(state.size, leaves, read);
+
+  const op = kv.atomic().check(entry);
+  for (const write of writes) op.set(tileKey(write.tile), write.data);
+  for (const [index, bundle] of bundlesAfter(state.size, entries, read)) {
+    op.set(logKeys.bundle(index), bundle);
+  }
+  leaves.forEach((leaf, i) => op.set(logKeys.leaf(leaf), encodeIndex(state.size + i)));
+  op.set(logKeys.state, encodeState({ size, rootHash }));
+  if (options.also) op.set(options.also.key, options.also.value);
+  const result = await retryWhileLocked(() => op.commit());
+  if (!result.ok) return { outcome: "lost" };
+  return { outcome: "integrated", state: { size, rootHash }, count: events.length };
+}
+
+/**
+ * The partial tile of each level of the tree of `size` leaves, and its
+ * partial entry bundle: all that appending to it reads.
+ */
+function rightmostTiles(size: number): Tile[] {
+  const tiles: Tile[] = [];
+  if (size % TILE_WIDTH !== 0) {
+    tiles.push({
+      level: "entries",
+      index: Math.floor(size / TILE_WIDTH),
+      width: size % TILE_WIDTH,
+    });
+  }
+  for (let level = 0, count = size; count > 0; level++, count = Math.floor(count / TILE_WIDTH)) {
+    if (count % TILE_WIDTH !== 0) {
+      tiles.push({ level, index: Math.floor(count / TILE_WIDTH), width: count % TILE_WIDTH });
+    }
+  }
+  return tiles;
+}
+
+/** The entry bundles that change when `entries` follow the tree of `size` leaves. */
+function bundlesAfter(
+  size: number,
+  entries: readonly Uint8Array[],
+  read: (tile: Tile) => Uint8Array,
+): Map<number, Uint8Array> {
+  const bundles = new Map<number, Uint8Array[]>();
+  const first = Math.floor(size / TILE_WIDTH);
+  if (size % TILE_WIDTH !== 0) {
+    const width = size % TILE_WIDTH;
+    const bundle = read({ level: "entries", index: first, width });
+    bundles.set(first, decodeEntryBundle(bundle).slice(0, width));
+  }
+  entries.forEach((entry, i) => {
+    const index = Math.floor((size + i) / TILE_WIDTH);
+    const list = bundles.get(index) ?? [];
+    list.push(entry);
+    bundles.set(index, list);
+  });
+  return new Map([...bundles].map(([index, list]) => [index, encodeEntryBundle(list)]));
+}

@@ -1,0 +1,185 @@
+/**
+ * The integrator: the tree extended as the feed grows, at most about a
+ * second behind, by one process at a time, the holder of a short lease
+ * (`["log", "integrator"]`, renewed by each of its steps and while it
+ * waits), then a checkpoint signed for the state it reached. Any process
+ * may hold it; one that dies leaves it to run out, and another takes over
+ * from the stored state. The lease only saves duplicate work: every step is
+ * checked against the state it read, and every checkpoint against the one
+ * stored (`integrate.ts`, `checkpoints.ts`).
+ * @module
+ */
+
+import type { Store } from "../domain/store.ts";
+import { decodeLease, encodeLease } from "../storage/values_codec.ts";
+import { retryWhileLocked } from "../storage/retry.ts";
+import type { CheckpointSigner } from "./checkpoints.ts";
+import { integrateStep, type StepResult } from "./integrate.ts";
+import { logKeys, type TreeState } from "./keys.ts";
+
+/** How long the lease lasts unless renewed. */
+export const LEASE_MS = 3_000;
+/** How often a process without the lease looks whether it is free, and a holder waits for events. */
+export const LOOK_MS = 1_000;
+/** While catching up, a checkpoint at least this often once one exists. */
+const SIGN_EVERY_MS = 1_000;
+
+/** What the integrator works with. */
+export interface IntegratorOptions {
+  kv: Deno.Kv;
+  store: Pick<Store, "readEvents" | "waitForEvents">;
+  signer: CheckpointSigner;
+  /** Where failures are said, once each until it works again. */
+  report: (line: string) => void;
+  /** The lease's clock (Unix ms); default `Date.now`. */
+  now?: () => number;
+}
+
+/** Extends the tree in the background while this process holds the lease. */
+export class Integrator {
+  readonly #kv: Deno.Kv;
+  readonly #store: IntegratorOptions["store"];
+  readonly #signer: CheckpointSigner;
+  readonly #report: (line: string) => void;
+  readonly #now: () => number;
+  readonly #holder = crypto.randomUUID();
+  readonly #stopping = new AbortController();
+  #heldUntil = 0;
+  #running: Promise<void> | undefined;
+  #lastFailure = "";
+  /** True once a checkpoint is stored (by anyone), so that catching up signs as it goes. */
+  #checkpointed = false;
+  #signedAt = 0;
+
+  constructor(options: IntegratorOptions) {
+    this.#kv = options.kv;
+    this.#store = options.store;
+    this.#signer = options.signer;
+    this.#report = options.report;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Starts the background loop (once). */
+  start(): void {
+    this.#running ??= this.#run();
+  }
+
+  /** Stops the loop (a step under way ends with its commit) and lets the lease go. */
+  async stop(): Promise<void> {
+    this.#stopping.abort();
+    await this.#running;
+    await this.#release().catch(() => {});
+  }
+
+  /**
+   * Integrates until the tree covers the feed, then signs: one pass of what
+   * the lease holder does (tests call it directly, as another process would).
+   *
+   * @returns the state reached.
+   */
+  async catchUp(): Promise<TreeState> {
+    for (;;) {
+      const step: StepResult = await integrateStep({
+        kv: this.#kv,
+        store: this.#store,
+        also: this.#leaseWrite(),
+      });
+      if (step.outcome === "lost") continue;
+      if (step.outcome === "caught_up") {
+        if (step.state.rootHash !== null) {
+          await this.#sign({ size: step.state.size, rootHash: step.state.rootHash });
+        }
+        return step.state;
+      }
+      this.#heldUntil = Math.max(this.#heldUntil, this.#now() + LEASE_MS - 100);
+      if (this.#checkpointed && this.#now() - this.#signedAt >= SIGN_EVERY_MS) {
+        await this.#sign(step.state);
+      }
+      if (this.#stopping.signal.aborted) return step.state;
+    }
+  }
+
+  async #sign(state: { size: number; rootHash: Uint8Array }): Promise<void> {
+    for (let tries = 0; tries < 3; tries++) {
+      const outcome = await this.#signer.sign(state);
+      if (outcome === "lost") continue;
+      if (outcome !== "refused") this.#checkpointed = true;
+      this.#signedAt = this.#now();
+      return;
+    }
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#stopping.signal;
+    while (!signal.aborted) {
+      try {
+        if (!(await this.#holdLease())) {
+          await pause(LOOK_MS, signal);
+          continue;
+        }
+        const state = await this.catchUp();
+        this.#lastFailure = "";
+        if (signal.aborted) break;
+        await this.#store.waitForEvents(state.size, { timeoutMs: LOOK_MS, signal });
+      } catch (error) {
+        const message = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+        if (message !== this.#lastFailure) {
+          this.#lastFailure = message;
+          this.#report(`intents: the log's integration failed (retrying): ${message}`);
+        }
+        await pause(LOOK_MS, signal);
+      }
+    }
+  }
+
+  /** The lease as this process's next step writes it. */
+  #leaseWrite(): { key: Deno.KvKey; value: Uint8Array } {
+    return {
+      key: logKeys.integrator,
+      value: encodeLease({ holder: this.#holder, until: this.#now() + LEASE_MS }),
+    };
+  }
+
+  /** True when this process holds the lease, taken or renewed now if need be. */
+  async #holdLease(): Promise<boolean> {
+    const now = this.#now();
+    if (this.#heldUntil - now > LEASE_MS / 2) return true;
+    const entry = await this.#kv.get<Uint8Array>(logKeys.integrator);
+    const lease = decodeLease(entry.value);
+    if (lease !== null && lease.holder !== this.#holder && lease.until > now) {
+      this.#heldUntil = 0;
+      return false;
+    }
+    const until = now + LEASE_MS;
+    const op = this.#kv.atomic().check(entry)
+      .set(logKeys.integrator, encodeLease({ holder: this.#holder, until }));
+    const result = await retryWhileLocked(() => op.commit());
+    this.#heldUntil = result.ok ? until : 0;
+    return result.ok;
+  }
+
+  /** Lets the lease go, if this process holds it, so that another takes it at once. */
+  async #release(): Promise<void> {
+    if (this.#heldUntil === 0) return;
+    this.#heldUntil = 0;
+    const entry = await this.#kv.get<Uint8Array>(logKeys.integrator);
+    if (decodeLease(entry.value)?.holder !== this.#holder) return;
+    const op = this.#kv.atomic().check(entry)
+      .set(logKeys.integrator, encodeLease({ holder: this.#holder, until: 0 }));
+    await retryWhileLocked(() => op.commit());
+  }
+}
+
+/** Waits `ms`, or less when `signal` aborts; leaves no timer behind. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

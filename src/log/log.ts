@@ -1,0 +1,77 @@
+/**
+ * The verifiable log of docs/interface.md §14, composed for one process: its
+ * key (`identity.ts`), the background integrator that extends the tree and
+ * signs checkpoints (`integrator.ts`), and the reader the edge serves from
+ * (`reader.ts`, behind the port `src/domain/log.ts`).
+ * @module
+ */
+
+import type { LogReader } from "../domain/log.ts";
+import type { Store } from "../domain/store.ts";
+import type { LogSettings } from "../log_settings.ts";
+import { CheckpointSigner } from "./checkpoints.ts";
+import { type PreparedKey, prepareLogKey } from "./identity.ts";
+import { Integrator } from "./integrator.ts";
+import { KvLogReader } from "./reader.ts";
+
+/** What {@link VerifiableLog} works with. */
+export interface VerifiableLogOptions {
+  kv: Deno.Kv;
+  /** The feed, read through the storage port. */
+  store: Pick<Store, "readEvents" | "waitForEvents" | "isPosition">;
+  settings: LogSettings;
+  /** Where operators' lines go. */
+  report: (line: string) => void;
+}
+
+/** The log of one process. */
+export class VerifiableLog {
+  /** What the edge reads. */
+  readonly reader: LogReader;
+  readonly #options: VerifiableLogOptions;
+  #prepared: Promise<PreparedKey> | undefined;
+  #integrator: Integrator | undefined;
+  #stopped = false;
+
+  constructor(options: VerifiableLogOptions) {
+    this.#options = options;
+    this.reader = new KvLogReader({
+      kv: options.kv,
+      store: options.store,
+      verifierKey: async () => (await this.prepare()).signer.verifierKey,
+    });
+  }
+
+  /**
+   * The log's key, made or checked once (see `prepareLogKey`): `main.ts`
+   * calls it before serving, so that a disagreeing start stops at boot.
+   *
+   * @throws {SettingsError} naming the variable that disagrees with the store.
+   */
+  prepare(): Promise<PreparedKey> {
+    return this.#prepared ??= prepareLogKey(this.#options.kv, this.#options.settings);
+  }
+
+  /** Starts integrating in the background, once the key is known. */
+  start(): void {
+    this.prepare().then(({ signer }) => {
+      if (this.#stopped || this.#integrator) return;
+      const { kv, store, report } = this.#options;
+      this.#integrator = new Integrator({
+        kv,
+        store,
+        signer: new CheckpointSigner({ kv, signer, report }),
+        report,
+      });
+      this.#integrator.start();
+    }, (error) => {
+      this.#options.report(`intents: the log cannot start: ${(error as Error).message}`);
+    });
+  }
+
+  /** Stops integrating and lets the lease go. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#integrator?.stop();
+  }
+}

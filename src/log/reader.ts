@@ -1,0 +1,94 @@
+/**
+ * The log as the edge reads it (the port `src/domain/log.ts`): the newest
+ * stored checkpoint (cached per process for up to a second), tiles and
+ * entry bundles at any width the tree holds, and inclusion proofs against
+ * the served checkpoint, by index or by leaf hash.
+ * @module
+ */
+
+import { inclusionProofNodes, proveInclusion } from "@intents/protocol/log/hash";
+import { formatTlogProof } from "@intents/protocol/log/proof";
+import { decodeEntryBundle, encodeEntryBundle, type Tile } from "@intents/protocol/log/tile";
+import type { LogReader, ServedCheckpoint } from "../domain/log.ts";
+import type { Store } from "../domain/store.ts";
+import { decodeCheckpoint } from "./checkpoints.ts";
+import { decodeIndex, logKeys } from "./keys.ts";
+import { storedTreeReader, tileKey } from "./tiles.ts";
+
+/** How long one process serves the checkpoint it read (docs/interface.md §14). */
+export const CHECKPOINT_CACHE_MS = 1_000;
+
+/** What {@link KvLogReader} reads. */
+export interface KvLogReaderOptions {
+  kv: Deno.Kv;
+  /** Whether the feed has an event yet: an empty log is 404, one catching up 503. */
+  store: Pick<Store, "isPosition">;
+  /** The log's verifier key, once the key is known. */
+  verifierKey: () => Promise<string>;
+  /** A monotonic clock in milliseconds; default `performance.now`. */
+  clock?: () => number;
+}
+
+/** The log read from Deno KV. */
+export class KvLogReader implements LogReader {
+  readonly #kv: Deno.Kv;
+  readonly #store: KvLogReaderOptions["store"];
+  readonly #clock: () => number;
+  readonly verifierKey: () => Promise<string>;
+  #cached: { at: number; value: Promise<ServedCheckpoint> } | undefined;
+
+  constructor(options: KvLogReaderOptions) {
+    this.#kv = options.kv;
+    this.#store = options.store;
+    this.verifierKey = options.verifierKey;
+    this.#clock = options.clock ?? (() => performance.now());
+  }
+
+  checkpoint(): Promise<ServedCheckpoint> {
+    const now = this.#clock();
+    if (this.#cached === undefined || now - this.#cached.at >= CHECKPOINT_CACHE_MS) {
+      const value = this.#readCheckpoint();
+      this.#cached = { at: now, value };
+      // A failed read is not kept.
+      value.catch(() => {
+        if (this.#cached?.value === value) this.#cached = undefined;
+      });
+    }
+    return this.#cached.value;
+  }
+
+  async #readCheckpoint(): Promise<ServedCheckpoint> {
+    const entry = await this.#kv.get<Uint8Array>(logKeys.checkpoint);
+    const held = decodeCheckpoint(entry.value);
+    if (held !== null) return { state: "ready", text: held.text, size: held.size };
+    return (await this.#store.isPosition(1)) ? { state: "catching_up" } : { state: "empty" };
+  }
+
+  async tile(tile: Tile): Promise<Uint8Array<ArrayBuffer> | null> {
+    const { value } = await this.#kv.get<Uint8Array>(tileKey(tile));
+    if (!(value instanceof Uint8Array)) return null;
+    if (tile.level === "entries") {
+      const entries = decodeEntryBundle(value);
+      return entries.length < tile.width ? null : encodeEntryBundle(entries.slice(0, tile.width));
+    }
+    return value.length < tile.width * 32 ? null : value.slice(0, tile.width * 32);
+  }
+
+  async proveIndex(index: number): Promise<string | null> {
+    const served = await this.checkpoint();
+    if (served.state !== "ready" || index >= served.size) return null;
+    const nodes = inclusionProofNodes(index, served.size);
+    const read = await storedTreeReader(this.#kv, served.size, nodes);
+    return formatTlogProof({
+      index,
+      proof: proveInclusion(index, served.size, read),
+      checkpoint: served.text,
+    });
+  }
+
+  async proveLeaf(leafHash: Uint8Array): Promise<string | null> {
+    const { value } = await this.#kv.get<Uint8Array>(logKeys.leaf(leafHash));
+    if (value === null) return null;
+    return await this.proveIndex(decodeIndex(value));
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * The log's integration on real stores (a KV file and KV Connect): the tree
+ * is the feed's entries in feed order, whoever integrates, however many
+ * integrate at once and while intents are committed; a process that stops
+ * between steps leaves a state any other resumes from; checkpoints never
+ * sign two roots for one size.
+ */
+
+import assert from "node:assert/strict";
+import { base64 } from "@scure/base";
+import { leafHash, memoryTree, treeHash } from "../../protocol/log/hash.ts";
+import {
+  generateNoteKey,
+  openNote,
+  parseSignerKey,
+  parseVerifierKey,
+} from "../../protocol/log/note.ts";
+import { parseCheckpoint } from "../../protocol/log/checkpoint.ts";
+import { encodeEntryBundle, tileData, tilesOfTree } from "../../protocol/log/tile.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
+import { CheckpointSigner, decodeCheckpoint } from "../../src/log/checkpoints.ts";
+import { eventEntry, integrateStep } from "../../src/log/integrate.ts";
+import { Integrator } from "../../src/log/integrator.ts";
+import { decodeState, logKeys } from "../../src/log/keys.ts";
+import { fullPath, readTiles } from "../../src/log/tiles.ts";
+import { plainTemplate, smallIntent } from "../support/store_kit.ts";
+import { storeTest } from "../support/stores.ts";
+import { sleep } from "../support/time.ts";
+
+const { signerKey, verifierKey } = generateNoteKey("log.test/intents");
+const signer = parseSignerKey(signerKey);
+const logKey = parseVerifierKey(verifierKey);
+
+/** Stores `count` intents named `prefix-i`, nine a batch, as requests' commits do. */
+async function insertMany(store: KvStore, prefix: string, count: number): Promise<void> {
+  const ref = await plainTemplate(store, `T-${prefix}`).catch(async () =>
+    (await store.findDocument("template", `T-${prefix}`))!
+  );
+  for (let i = 0; i < count; i += 9) {
+    const batch = [];
+    for (let j = i; j < Math.min(count, i + 9); j++) {
+      batch.push({ intent: smallIntent(`${prefix}-${j}`, ref), ref });
+    }
+    const results = await store.insertIntents(batch);
+    assert.ok(results.every((r) => r.outcome === "created"));
+  }
+}
+
+/** The entries of every event of the feed, in feed order. */
+async function feedEntries(store: KvStore): Promise<Uint8Array[]> {
+  const entries: Uint8Array[] = [];
+  for (;;) {
+    const events = await store.readEvents({ after: entries.length, limit: 500 });
+    if (events.length === 0) return entries;
+    entries.push(...events.map(eventEntry));
+  }
+}
+
+/** Checks that the stored tree is exactly the tree of `entries`: state, every tile and bundle. */
+async function assertTreeOf(kv: Deno.Kv, entries: Uint8Array[]): Promise<void> {
+  const state = decodeState((await kv.get(logKeys.state)).value);
+  assert.equal(state.size, entries.length);
+  const leaves = entries.map(leafHash);
+  assert.deepEqual(state.rootHash, treeHash(leaves));
+  const tree = memoryTree(leaves);
+  const tiles = tilesOfTree(entries.length);
+  const stored = await readTiles(kv, tiles);
+  for (const tile of tiles) {
+    assert.deepEqual(stored.get(fullPath(tile)), tileData(tile, tree), fullPath(tile));
+  }
+  for (let index = 0; index * 256 < entries.length; index++) {
+    const { value } = await kv.get(logKeys.bundle(index));
+    assert.deepEqual(value, encodeEntryBundle(entries.slice(index * 256, index * 256 + 256)));
+  }
+  for (const i of [0, entries.length - 1]) {
+    const { value } = await kv.get(logKeys.leaf(leaves[i]));
+    assert.ok(value instanceof Uint8Array);
+  }
+}
+
+/** Watches the stored checkpoint until stopped: every one seen, by size. */
+function watchCheckpoints(kv: Deno.Kv): { stop(): Promise<Map<number, Set<string>>> } {
+  const seen = new Map<number, Set<string>>();
+  let stopped = false;
+  const running = (async () => {
+    while (!stopped) {
+      const held = decodeCheckpoint((await kv.get(logKeys.checkpoint)).value);
+      if (held) {
+        const opened = openNote(held.text, [logKey]);
+        assert.ok(opened.ok, "the checkpoint's signature verifies");
+        const roots = seen.get(held.size) ?? new Set();
+        roots.add(base64.encode(held.rootHash));
+        seen.set(held.size, roots);
+      }
+      await sleep(5);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await running;
+      return seen;
+    },
+  };
+}
+
+storeTest(
+  "two integrators beside committing writers build the feed's tree and agree",
+  async (t) => {
+    const kvA = await t.open();
+    const kvB = await t.open();
+    const storeA = new KvStore(kvA);
+    const storeB = new KvStore(kvB);
+    const report = (line: string) => assert.fail(line);
+    const a = new Integrator({
+      kv: kvA,
+      store: storeA,
+      signer: new CheckpointSigner({ kv: kvA, signer, report }),
+      report,
+    });
+    const b = new Integrator({
+      kv: kvB,
+      store: storeB,
+      signer: new CheckpointSigner({ kv: kvB, signer, report }),
+      report,
+    });
+    const watch = watchCheckpoints(kvA);
+    try {
+      await storeA.prepare();
+      await storeB.prepare();
+      // Both race on every step (each calls catchUp, lease or not), while intents are committed.
+      let writing = true;
+      const writers = Promise.all([insertMany(storeA, "a", 170), insertMany(storeB, "b", 170)])
+        .finally(() => writing = false);
+      const race = async (integrator: Integrator) => {
+        while (writing) {
+          await integrator.catchUp();
+          await sleep(3);
+        }
+      };
+      await Promise.all([writers, race(a), race(b)]);
+      await storeA.moveAll();
+      await storeB.moveAll();
+      await Promise.all([a.catchUp(), b.catchUp()]);
+      const entries = await feedEntries(storeA);
+      assert.equal(entries.length, 340);
+      await assertTreeOf(kvA, entries);
+      const seen = await watch.stop();
+      assert.ok(seen.size >= 1);
+      for (const [size, roots] of seen) assert.equal(roots.size, 1, `one root for size ${size}`);
+      const last = decodeCheckpoint((await kvB.get(logKeys.checkpoint)).value)!;
+      assert.equal(last.size, 340);
+      assert.equal(parseCheckpoint(openNoteText(last.text)).origin, "log.test/intents");
+    } finally {
+      await watch.stop();
+      await storeA.drain(performance.now() + 2000);
+      await storeB.drain(performance.now() + 2000);
+      kvA.close();
+      kvB.close();
+    }
+  },
+);
+
+function openNoteText(text: string): string {
+  const opened = openNote(text, [logKey]);
+  assert.ok(opened.ok);
+  return opened.text;
+}
+
+storeTest("a process that stops between steps leaves a state another resumes from", async (t) => {
+  const kv = await t.open();
+  const other = await t.open();
+  const store = new KvStore(kv);
+  try {
+    await store.prepare();
+    await insertMany(store, "r", 300);
+    await store.moveAll();
+    // Steps of 100 entries, then the process is gone (the steps of a bounded loop, abandoned).
+    for (let i = 0; i < 2; i++) {
+      const step = await integrateStep({ kv, store, limit: 100 });
+      assert.equal(step.outcome, "integrated");
+    }
+    assert.equal(decodeState((await kv.get(logKeys.state)).value).size, 200);
+    const report = (line: string) => assert.fail(line);
+    const resumed = new Integrator({
+      kv: other,
+      store: new KvStore(other),
+      signer: new CheckpointSigner({ kv: other, signer, report }),
+      report,
+    });
+    const state = await resumed.catchUp();
+    assert.equal(state.size, 300);
+    await assertTreeOf(other, await feedEntries(store));
+  } finally {
+    await store.drain(performance.now() + 2000);
+    kv.close();
+    other.close();
+  }
+});
