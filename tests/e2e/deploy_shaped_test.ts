@@ -233,7 +233,8 @@ Deno.test(
 
 Deno.test(`Deno ${DEPLOY_DENO} starts main.ts with no flags; with DENO_DEPLOY=true a SIGINT stops it within 4 s`, async () => {
   const deno = await denoBinary(DEPLOY_DENO);
-  const env = { VERIFY_WORKERS: "", EVENTS_TOKEN };
+  // The same log key for both starts: a store keeps the log's origin and key.
+  const env = { VERIFY_WORKERS: "", EVENTS_TOKEN, LOG_SIGNING_KEY };
   // Without KV_PATH, Deno.openKv()'s default location; here a temp file.
   const plain = await startServer({ deno, flags: [], env });
   let deploy;
@@ -250,7 +251,7 @@ Deno.test(`Deno ${DEPLOY_DENO} starts main.ts with no flags; with DENO_DEPLOY=tr
       deno,
       flags: [],
       kvPath: plain.kvPath,
-      env: { ...env, DENO_DEPLOY: "true", LOG_SIGNING_KEY, SHUTDOWN_TIMEOUT_MS: "" },
+      env: { ...env, DENO_DEPLOY: "true", SHUTDOWN_TIMEOUT_MS: "" },
     });
     const ready = await fetch(`${deploy.url}/readyz`);
     assert.equal(ready.status, 200, await ready.text());
