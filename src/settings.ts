@@ -9,7 +9,7 @@ import { hex } from "@scure/base";
 import { checkExtractorUrl } from "./domain/extractor_url.ts";
 import { MAX_STORED_BODY_BYTES } from "./domain/intent.ts";
 import { type Env, type LimitSettings, readLimitSettings, wholeNumber } from "./limits_settings.ts";
-import { type LogSettings, readLogSettings } from "./log_settings.ts";
+import { type LogSettings, readLogSettings } from "./log/settings.ts";
 
 /** The validated settings the service runs with. */
 export interface Settings {

@@ -15,7 +15,7 @@ import {
   parseSignerKey,
 } from "@intents/protocol/log/note";
 import { SettingsError } from "../errors.ts";
-import type { LogSettings } from "../log_settings.ts";
+import type { LogSettings } from "./settings.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
 import {
   decodeIdentity,

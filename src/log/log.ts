@@ -8,7 +8,7 @@
 
 import type { LogReader } from "../domain/log.ts";
 import type { Store } from "../domain/store.ts";
-import type { LogSettings } from "../log_settings.ts";
+import type { LogSettings } from "./settings.ts";
 import { CheckpointSigner } from "./checkpoints.ts";
 import { type PreparedKey, prepareLogKey } from "./identity.ts";
 import { Integrator } from "./integrator.ts";

@@ -12,7 +12,7 @@ import { generateNoteKey, parseSignerKey } from "../../protocol/log/note.ts";
 import { signNote } from "../../protocol/log/note.ts";
 import { formatCheckpoint } from "../../protocol/log/checkpoint.ts";
 import { SettingsError } from "../../src/errors.ts";
-import { readLogSettings } from "../../src/log_settings.ts";
+import { readLogSettings } from "../../src/log/settings.ts";
 import { prepareLogKey } from "../../src/log/identity.ts";
 import { CheckpointSigner, decodeCheckpoint } from "../../src/log/checkpoints.ts";
 import { encodeText, logKeys } from "../../src/log/keys.ts";

@@ -56,13 +56,8 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
     "src/telemetry/",
     "src/timing.ts",
   ]],
-  ["src/log/", [
-    "src/storage/",
-    "src/domain/",
-    "src/log_settings.ts",
-    "src/errors.ts",
-    "protocol/",
-  ]],
+  ["src/settings.ts", ["src/limits_settings.ts", "src/log/", "src/domain/", "src/errors.ts"]],
+  ["src/log/", ["src/storage/", "src/domain/", "src/errors.ts", "protocol/"]],
   ["src/storage/", [
     "src/webhooks/",
     "src/domain/",
@@ -73,12 +68,6 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
   ]],
   ["src/scheduler/", ["src/domain/", "src/telemetry/"]],
   ["src/workers/", ["src/domain/", "src/telemetry/", "src/clock_cache.ts", "src/errors.ts"]],
-  ["src/settings.ts", [
-    "src/limits_settings.ts",
-    "src/log_settings.ts",
-    "src/domain/",
-    "src/errors.ts",
-  ]],
   ["src/webhooks/", ["src/ip_address.ts", "src/http1_response.ts", "protocol/"]],
   ["src/domain/", [
     "src/crypto/",
@@ -88,7 +77,6 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
     "protocol/",
   ]],
   ["src/limits_settings.ts", ["src/ip_address.ts", "src/errors.ts"]],
-  ["src/log_settings.ts", ["src/errors.ts", "protocol/"]],
   ["src/crypto/", []],
   ["src/telemetry/", []],
   ["src/media_type.ts", []],

@@ -7,7 +7,7 @@
  */
 
 import { isValidKeyName, type NoteSigner, parseSignerKey } from "@intents/protocol/log/note";
-import { SettingsError } from "./errors.ts";
+import { SettingsError } from "../errors.ts";
 
 /** The origin of a log whose key is made at first start and `LOG_ORIGIN` is unset. */
 export const DEFAULT_LOG_ORIGIN = "localhost/intents";
