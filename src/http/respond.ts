@@ -54,7 +54,7 @@ export class HttpError extends ServiceError {
 }
 
 /** Headers every API response carries. */
-const BASE_HEADERS = {
+export const API_HEADERS: Readonly<Record<string, string>> = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
 };
@@ -68,7 +68,7 @@ export function json(
   const text = typeof body === "string" ? body : JSON.stringify(body);
   return new Response(text, {
     status,
-    headers: { ...BASE_HEADERS, "content-type": "application/json", ...headers },
+    headers: { ...API_HEADERS, "content-type": "application/json", ...headers },
   });
 }
 

@@ -121,14 +121,16 @@ function passkeyMember(signed: unknown, secret: Uint8Array) {
   };
 }
 
-function record(
-  body: Record<string, unknown>,
-  head: Record<string, unknown>,
-  authorship: { kind: string; signers: string[] },
-): Record<string, unknown> {
+/** What the server stores and returns for `body`, signed by `signers` (received at a fixed time). */
+function record(body: Record<string, Record<string, unknown>>, kind: string, signers: string[]) {
+  const signed = body.payload ?? body.intent;
+  const { id, template_id, policy_id, attrs } = signed;
   return {
-    ...head,
-    authorship,
+    id,
+    variant: body.payload ? "A" : "B",
+    ...(template_id ? { template_id } : { policy_id }),
+    ...(attrs ? { attrs } : {}),
+    authorship: { kind, signers },
     received_at: "2026-01-01T12:00:00.000Z",
     state: "accepted",
     request: body,
@@ -173,40 +175,22 @@ export function openApiExamples(): OpenApiExamples {
       variant_a_ed25519: {
         summary: "Variant A signed with Ed25519",
         body: bodyAEd,
-        record: record(bodyAEd, {
-          id: payloadEd.id,
-          variant: "A",
-          template_id: template.id,
-          attrs,
-        }, { kind: "Ed25519", signers: [edKey] }),
+        record: record(bodyAEd, "Ed25519", [edKey]),
       },
       variant_a_passkey: {
         summary: "Variant A signed with a passkey (WebAuthn assertion)",
         body: bodyAPk,
-        record: record(bodyAPk, { id: payloadPk.id, variant: "A", template_id: template.id }, {
-          kind: "Passkey",
-          signers: [pkKey],
-        }),
+        record: record(bodyAPk, "Passkey", [pkKey]),
       },
       variant_b_ed25519: {
         summary: "Variant B signed with Ed25519",
         body: bodyBEd,
-        record: record(bodyBEd, {
-          id: intentEd.id,
-          variant: "B",
-          policy_id: policy.id,
-          attrs,
-        }, { kind: "Ed25519", signers: [edKey] }),
+        record: record(bodyBEd, "Ed25519", [edKey]),
       },
       variant_b_multisig: {
         summary: "Variant B signed by a 2-of-2 multisig (Ed25519 key and passkey)",
         body: bodyBMs,
-        record: record(bodyBMs, {
-          id: intentMs.id,
-          variant: "B",
-          policy_id: policy.id,
-          attrs,
-        }, { kind: "Multisig", signers: [edKey, pkKey] }),
+        record: record(bodyBMs, "Multisig", [edKey, pkKey]),
       },
     },
   };

@@ -17,7 +17,13 @@ import { checkSigners, spendSigners } from "../limits.ts";
 import { intentIdOf } from "./intents.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
-import { ERR, errorResponse, idParameter, jsonResponse } from "../openapi/responses.ts";
+import {
+  BODY_REFUSALS,
+  ERR,
+  errorResponse,
+  idParameter,
+  jsonResponse,
+} from "../openapi/responses.ts";
 
 /**
  * `GET /intents/{id}/approvals`: its route costs an address token, so
@@ -119,14 +125,12 @@ function decisionRoute(decision: Decision): Route {
         ]),
         "404": ERR.notFound("intent under a governed document"),
         "405": ERR.methodNotAllowed,
-        "408": ERR.timeout,
         "409": errorResponse(
           "The intent is accepted, expired or rejected, or this key has approved or " +
             "rejected it (with another signature).",
           ["not_pending", "already_approved", "already_rejected"],
         ),
-        "413": ERR.tooLarge,
-        "415": ERR.mediaType,
+        ...BODY_REFUSALS,
         "500": ERR.internal,
       },
     }),

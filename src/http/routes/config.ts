@@ -12,7 +12,14 @@ import { json } from "../respond.ts";
 import { type AppContext, readJsonBody, type RequestContext } from "../context.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
-import { ERR, errorResponse, jsonBody, jsonResponse } from "../openapi/responses.ts";
+import {
+  BODY_REFUSALS,
+  ERR,
+  errorResponse,
+  header,
+  jsonBody,
+  jsonResponse,
+} from "../openapi/responses.ts";
 
 // The ETag of the configuration before it was ever set.
 const UNSET_TAG = "default";
@@ -79,7 +86,7 @@ const CONFIG_EXAMPLE = {
   effective_url: "https://extractor.example/v1",
   updated_at: "2026-01-01T12:00:00.000Z",
 };
-const ETAG = { description: "Version of the configuration.", schema: { type: "string" } };
+const ETAG = header("Version of the configuration.");
 
 /** The configuration's routes (docs/interface.md §6): the admin's. */
 export const CONFIG_ROUTES: Route[] = [
@@ -127,10 +134,8 @@ export const CONFIG_ROUTES: Route[] = [
         }),
         "400": ERR.invalidJsonBody(["invalid_evidence_extractor_url"]),
         "405": ERR.methodNotAllowed,
-        "408": ERR.timeout,
         "412": errorResponse("If-Match does not match.", ["precondition_failed"]),
-        "413": ERR.tooLarge,
-        "415": ERR.mediaType,
+        ...BODY_REFUSALS,
         "500": ERR.internal,
         "503": ERR.unavailable,
       },

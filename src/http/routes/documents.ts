@@ -18,8 +18,10 @@ import { ref } from "../openapi/components.ts";
 import {
   ERR,
   errorResponse,
+  header,
   idParameter,
   jsonResponse,
+  location,
   REQUEST_ID_HEADER,
 } from "../openapi/responses.ts";
 
@@ -136,9 +138,7 @@ function documentRoutes(kind: DocumentKind): Route[] {
           }),
           "201": jsonResponse(`Stored.`, ref("DocumentId"), {
             example: { id: examples[kind].id },
-            headers: {
-              Location: { description: `/${plural}/{id}`, schema: { type: "string" } },
-            },
+            headers: location(`/${plural}/{id}`),
           }),
           "400": errorResponse(
             "The body is empty or the Content-Type is unusable; sent as application/json, the " +
@@ -171,7 +171,7 @@ function documentRoutes(kind: DocumentKind): Route[] {
             description: `The exact bytes stored, with the stored content type.`,
             headers: {
               "X-Request-Id": REQUEST_ID_HEADER,
-              ETag: { description: "The id, quoted.", schema: { type: "string" } },
+              ETag: header("The id, quoted."),
             },
             content: { "*/*": { schema: {}, example: examples[kind].text } },
           },

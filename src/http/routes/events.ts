@@ -10,11 +10,10 @@
  * @module
  */
 
-import { ServiceError } from "../../errors.ts";
 import { renderEvent, renderIntent } from "../../domain/record.ts";
 import type { AppContext, RequestContext } from "../context.ts";
-import { json } from "../respond.ts";
-import { readPosition } from "./positions.ts";
+import { API_HEADERS, json } from "../respond.ts";
+import { eventPosition } from "./positions.ts";
 import { readQuery, wholeNumber } from "./query.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
@@ -48,16 +47,6 @@ function wantsStream(request: Request): boolean {
   );
 }
 
-/** The position to start after: 0 (the beginning), or an event id the feed handed out. */
-async function startAfter(app: AppContext, id: string | null, name: string): Promise<number> {
-  if (id === null) return 0;
-  const position = await readPosition(app.store, id);
-  if (position === null) {
-    throw new ServiceError("invalid_body", `${name}: is not an event id this service handed out`);
-  }
-  return position;
-}
-
 async function getEvents(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
   const params = readQuery(request, EVENTS_QUERY);
@@ -66,12 +55,12 @@ async function getEvents(request: Request, ctx: RequestContext): Promise<Respons
   if (wantsStream(request)) {
     const lastEventId = request.headers.get("last-event-id");
     const after = lastEventId !== null
-      ? await startAfter(app, lastEventId, "Last-Event-ID")
-      : await startAfter(app, params.get("after"), "after");
+      ? await eventPosition(app.store, lastEventId, "Last-Event-ID")
+      : await eventPosition(app.store, params.get("after"), "after");
     return eventStream(request, app, after);
   }
   const given = params.get("after");
-  const after = await startAfter(app, given, "after");
+  const after = await eventPosition(app.store, given, "after");
   const read = () => app.store.readEvents({ after, limit, maxBytes: PAGE_BYTES });
   let events = await read();
   if (events.length === 0 && wait > 0) {
@@ -156,9 +145,8 @@ function eventStream(request: Request, app: AppContext, after: number): Response
   return new Response(body, {
     status: 200,
     headers: {
+      ...API_HEADERS,
       "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
       // Proxies that buffer responses (nginx) would hold the events back.
       "x-accel-buffering": "no",
     },

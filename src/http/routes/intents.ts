@@ -18,12 +18,14 @@ import { readQuery, wholeNumber } from "./query.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {
+  BODY_REFUSALS,
   ERR,
   errorResponse,
   examplesOf,
   idParameter,
   integerParameter,
   jsonResponse,
+  location,
   strictQuery,
   tooManyRequests,
 } from "../openapi/responses.ts";
@@ -187,7 +189,7 @@ export const INTENT_ROUTES: Route[] = [
           ref("IntentRecord"),
           {
             headers: {
-              Location: { description: "/intents/{id}", schema: { type: "string" } },
+              ...location("/intents/{id}"),
               "Idempotent-Replayed": {
                 description: "`true`: this answer replays an earlier submission.",
                 schema: { type: "string", enum: ["true"] },
@@ -197,16 +199,14 @@ export const INTENT_ROUTES: Route[] = [
         ),
         "201": jsonResponse("Stored and accepted.", ref("IntentRecord"), {
           examples: examplesOf(intents, (key) => intents[key].record),
-          headers: { Location: { description: "/intents/{id}", schema: { type: "string" } } },
+          headers: location("/intents/{id}"),
         }),
         "202": jsonResponse(
           "Stored pending: under a governed document whose threshold the submission's " +
             "signers do not reach; approvals arrive through POST /intents/{id}/approvals. " +
             "The id is taken.",
           ref("IntentRecord"),
-          {
-            headers: { Location: { description: "/intents/{id}", schema: { type: "string" } } },
-          },
+          { headers: location("/intents/{id}") },
         ),
         "400": ERR.invalidJsonBody([
           "invalid_signature",
@@ -220,14 +220,12 @@ export const INTENT_ROUTES: Route[] = [
           ["signer_not_authorized"],
         ),
         "405": ERR.methodNotAllowed,
-        "408": ERR.timeout,
         "409": errorResponse(
           "An intent with this id exists, and this body is not the signed submission that " +
             "took it (`Unsigned` bodies are never replayed).",
           ["intent_exists"],
         ),
-        "413": ERR.tooLarge,
-        "415": ERR.mediaType,
+        ...BODY_REFUSALS,
         "429": tooManyRequests(["too_many_pending"]),
         "500": ERR.internal,
         "503": ERR.unavailable,

@@ -8,7 +8,7 @@
 import type { Settings } from "../../settings.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { METRICS_CONTENT_TYPE } from "../../telemetry/instruments.ts";
-import { json } from "../respond.ts";
+import { API_HEADERS, json } from "../respond.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import { buildOpenApiDocument } from "../openapi/document.ts";
@@ -107,11 +107,7 @@ async function readyz(_request: Request, { app }: RequestContext): Promise<Respo
 function metrics(_request: Request, { app }: RequestContext): Response {
   return new Response(app.registry.render(), {
     status: 200,
-    headers: {
-      "content-type": METRICS_CONTENT_TYPE,
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-    },
+    headers: { ...API_HEADERS, "content-type": METRICS_CONTENT_TYPE },
   });
 }
 

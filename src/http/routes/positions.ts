@@ -5,6 +5,7 @@
  * @module
  */
 
+import { ServiceError } from "../../errors.ts";
 import type { Store } from "../../domain/store.ts";
 
 const DECIMAL = /^[1-9][0-9]{0,15}$/;
@@ -19,4 +20,22 @@ export async function readPosition(
   if (!DECIMAL.test(text)) return null;
   const position = Number(text);
   return await store.isPosition(position) ? position : null;
+}
+
+/**
+ * The position to start after: 0 (the beginning) for null, else the event id `name` gives.
+ *
+ * @throws {ServiceError} 400 `invalid_body` when it is not an event id the feed handed out.
+ */
+export async function eventPosition(
+  store: Pick<Store, "isPosition">,
+  id: string | null,
+  name: string,
+): Promise<number> {
+  if (id === null) return 0;
+  const position = await readPosition(store, id);
+  if (position === null) {
+    throw new ServiceError("invalid_body", `${name}: is not an event id this service handed out`);
+  }
+  return position;
 }

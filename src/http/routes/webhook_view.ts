@@ -32,6 +32,12 @@ export function notFound(): ServiceError {
   return new ServiceError("not_found", "no such webhook endpoint");
 }
 
+/** `value`, unless it is null: then 404, no such webhook endpoint. */
+export function found<T>(value: T | null): T {
+  if (value === null) throw notFound();
+  return value;
+}
+
 /** The position of the event the endpoint waits to deliver, or null. */
 async function nextEventOf(app: AppContext, endpoint: Endpoint): Promise<number | null> {
   if (endpoint.retrying !== null) return endpoint.retrying;
