@@ -1,17 +1,9 @@
 /**
- * Who may call a route, and the abuse-control limits of
- * docs/interface.md §12 at the HTTP edge, per process, as each route
- * declares them (`route.ts`): a token bucket per client address on the
- * routes with a cost (`POST /intents`, the approval and rejection
- * routes, `GET /intents/{id}/approvals` and the reads of templates and
- * policies), one token checked before
- * anything else and the further tokens of a request's work charged once its
- * body is read; a bucket per public key, checked once its signature has
- * verified and spent only by a request that stored something; the bearer
- * token of every route that needs one, with a bucket of wrong tokens per
- * client address; and the headers that report them.
- * `rate_limit.ts` holds the buckets and the header syntax;
- * `client_address.ts` says who a request counts as.
+ * Who may call a route, and the limits of docs/interface.md §12, applied as
+ * each route declares them (`route.ts`): its bearer token (a bucket of wrong
+ * ones per client address), or its cost to the client address's bucket; then
+ * a request's further work, and the keys that signed it. `rate_limit.ts` holds
+ * the buckets and the headers, `client_address.ts` says who a request counts as.
  * @module
  */
 
@@ -27,12 +19,9 @@ import { HttpError } from "./respond.ts";
  * `Retry-After` of a `too_many_pending`: nothing tells when one of the key's
  * pending intents ends, so a client is asked to wait a minute.
  */
-export const PENDING_RETRY_AFTER_S = 60;
+const PENDING_RETRY_AFTER_S = 60;
 
-/**
- * The per-address decision a request of a route with a cost was let in
- * with, its bucket, and its route's cost.
- */
+/** The per-address decision a request of a route with a cost was let in with, and the cost. */
 const ADMITTED = new WeakMap<
   RequestContext,
   { bucket: string; decision: RateLimitDecision; cost: AddressCost }
@@ -73,10 +62,8 @@ function bucketOf(request: Request, ctx: RequestContext): string {
 }
 
 /**
- * Lets a request through to its route's handler as the route declares,
- * before anything else of it is looked at: its bearer token
- * ({@link requireToken}), or a token of its client address
- * ({@link admitAddress}).
+ * Lets a request through to its route's handler as the route declares, before
+ * anything else of it is looked at: its bearer token, or its address's token.
  *
  * @throws {ServiceError} `rate_limited`; {@link HttpError} 401 `unauthorized`.
  */
@@ -89,12 +76,8 @@ export function admit(request: Request, ctx: RequestContext, route: Route): void
 }
 
 /**
- * Spends a token of the request's client address, before anything else is
- * looked at; every answer then carries `RateLimit-Policy` and `RateLimit`.
- *
- * @param cost the route's: with `"work"`, {@link chargeWork} charges the rest later.
- * @throws {ServiceError} `rate_limited` (with `Retry-After`) when the
- *   address has no token left.
+ * Spends a token of the request's client address; every answer then carries
+ * `RateLimit-Policy` and `RateLimit`. With `"work"`, {@link chargeWork} charges the rest later.
  */
 function admitAddress(
   request: Request,
@@ -112,11 +95,9 @@ function admitAddress(
 }
 
 /**
- * Charges the tokens of a request's work beyond the one {@link admitAddress}
- * spent, once its body is read and before any signature is verified: all of
- * them, or none, and only on a route whose cost is `"work"`. Work past
- * the bucket's capacity costs the whole bucket, so that every request an
- * address may send can be afforded.
+ * Charges the tokens of a request's work beyond the first, once its body is
+ * read and before any signature is verified: all or none, on a route whose
+ * cost is `"work"`; work past the capacity costs the whole bucket.
  *
  * @param work max(1, signatures carried, public keys named) (`workOf`).
  * @throws {ServiceError} `rate_limited` (with `Retry-After`, the headers
@@ -161,15 +142,10 @@ export function refusedPending(ctx: RequestContext): void {
 }
 
 /**
- * Lets the request through when it carries one of `tokens`. An address
- * whose budget of wrong tokens is empty is refused before its token is
- * compared, so that guessing stops even for a right guess; a wrong or
- * missing token spends one; a right one spends nothing. A 401 and the
+ * Lets the request through when it carries one of `tokens` (undefined ones
+ * skipped). An address whose budget of wrong tokens is empty is refused before
+ * its token is compared; a wrong or missing token spends one. A 401 and the
  * refusal carry the `"auth"` policy's headers.
- *
- * @param tokens accepted tokens (undefined entries are skipped).
- * @throws {ServiceError} `rate_limited` (with `Retry-After`) when the budget is empty.
- * @throws {HttpError} 401 `unauthorized` with `WWW-Authenticate: Bearer`.
  */
 function requireToken(
   request: Request,
