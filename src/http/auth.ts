@@ -13,7 +13,7 @@ const encoder = new TextEncoder();
  * how long the expected one is: both are hashed first, then every byte of the
  * digests is compared.
  */
-export function constantTimeEqual(a: string, b: string): boolean {
+function constantTimeEqual(a: string, b: string): boolean {
   const x = sha256(encoder.encode(a));
   const y = sha256(encoder.encode(b));
   let diff = 0;
@@ -21,28 +21,19 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or null. */
-export function bearerToken(request: Request): string | null {
-  const header = request.headers.get("authorization");
-  if (!header) return null;
-  const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-  return match ? match[1] : null;
-}
-
 /**
- * Whether the request carries one of `tokens` as its bearer token. Every
- * accepted token is compared, so timing does not tell which matched.
- *
- * @param tokens accepted tokens (undefined entries are skipped).
+ * Whether the request carries one of `tokens` (undefined ones skipped) as its
+ * `Authorization: Bearer` token. Every accepted token is compared, so timing
+ * does not tell which matched.
  */
 export function bearerMatches(
   request: Request,
   tokens: readonly (string | undefined)[],
 ): boolean {
-  const given = bearerToken(request);
+  const given = /^Bearer[ ]+([^\s]+)\s*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
   let ok = false;
   for (const token of tokens) {
-    if (token !== undefined && given !== null && constantTimeEqual(given, token)) ok = true;
+    if (token !== undefined && given !== undefined && constantTimeEqual(given, token)) ok = true;
   }
   return ok;
 }

@@ -27,9 +27,6 @@ const ADMITTED = new WeakMap<
   { bucket: string; decision: RateLimitDecision; cost: AddressCost }
 >();
 
-/** The client address a request counts as, worked out once per request. */
-const BUCKETS = new WeakMap<RequestContext, string>();
-
 function refuse(
   ctx: RequestContext,
   decisions: RateLimitDecision[],
@@ -48,17 +45,13 @@ function refuse(
 
 /** The bucket of the request's client address (docs/interface.md §12). */
 function bucketOf(request: Request, ctx: RequestContext): string {
-  let bucket = BUCKETS.get(ctx);
-  if (bucket === undefined) {
-    // A request handed to the app without its peer (a test's direct call) counts as one client.
-    bucket = ctx.peer === undefined ? "unknown" : clientAddress({
-      remoteAddr: ctx.peer,
-      headers: request.headers,
-      trustedProxies: ctx.app.limits.settings.trustedProxies,
-    }).bucketKey;
-    BUCKETS.set(ctx, bucket);
-  }
-  return bucket;
+  // A request handed to the app without its peer (a test's direct call) counts as one client.
+  if (ctx.peer === undefined) return "unknown";
+  return clientAddress({
+    remoteAddr: ctx.peer,
+    headers: request.headers,
+    trustedProxies: ctx.app.limits.settings.trustedProxies,
+  }).bucketKey;
 }
 
 /**

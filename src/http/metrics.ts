@@ -1,15 +1,8 @@
 /**
- * The edge's metrics of one server process, fed by the app's request
- * observer and by the event feed: rendered at `GET /metrics` (admin token or
- * `METRICS_TOKEN`) with the other parts' (`src/telemetry/registry.ts`) in
- * the text exposition format 0.0.4, and reported as OpenTelemetry
- * instruments when telemetry is on (`src/telemetry/instruments.ts` holds
- * both renderings; docs/interface.md §13).
- *
- * Counts are per process: with several processes, Prometheus scrapes each and
- * sums. Every label value comes from a bounded set (route names, known
- * methods, status codes, error codes, variants, signature kinds), so a client
- * cannot grow the registry.
+ * The edge's metrics of one server process (docs/interface.md §13), rendered
+ * at `GET /metrics` with the other parts' and reported as OpenTelemetry
+ * instruments when telemetry is on. Every label value comes from a bounded
+ * set (route templates, known methods, codes), so a client cannot grow them.
  * @module
  */
 

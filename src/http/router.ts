@@ -1,7 +1,6 @@
 /**
  * The routes of the service, in one table, and the router that finds a
- * request's route by its method and path, from the routes' own path
- * templates (`route.ts`).
+ * request's route by its method and path.
  * @module
  */
 
@@ -17,9 +16,8 @@ import { WEBHOOK_ROUTES } from "./routes/webhooks.ts";
 
 /**
  * Every route of the service, each declared once beside its handler in
- * `routes/`: the router, the token and budget checks, `http.route` and the
- * OpenAPI document all read this table. A path's methods are listed in the
- * order `Allow` names them, and the document lists paths in the table's order.
+ * `routes/`. A path's methods are in the order `Allow` names them, and the
+ * document lists paths in the table's order.
  */
 export function routes(): Route[] {
   const table = [

@@ -57,18 +57,20 @@ export const ERR = {
       ...extra,
     ]),
   notFound: (what: string) => errorResponse(`No such ${what}.`, ["not_found"]),
-  timeout: errorResponse("The body did not arrive in time.", ["request_timeout"]),
-  tooLarge: errorResponse("The body is larger than MAX_BODY_BYTES.", ["payload_too_large"]),
-  mediaType: errorResponse("Content-Type is not application/json.", ["unsupported_media_type"]),
-  methodNotAllowed: errorResponse(
+};
+
+/** The error responses many operations share, by status. */
+const SHARED = {
+  "405": errorResponse(
     "The method is not allowed on this path.",
     ["method_not_allowed"],
     { Allow: header("The allowed methods.") },
   ),
-  internal: errorResponse("An internal error; the body says nothing about the cause.", [
-    "internal",
-  ]),
-  unavailable: errorResponse(
+  "408": errorResponse("The body did not arrive in time.", ["request_timeout"]),
+  "413": errorResponse("The body is larger than MAX_BODY_BYTES.", ["payload_too_large"]),
+  "415": errorResponse("Content-Type is not application/json.", ["unsupported_media_type"]),
+  "500": errorResponse("An internal error; the body says nothing about the cause.", ["internal"]),
+  "503": errorResponse(
     "The storage cannot take writes now (full, read-only, or locked by another process), or " +
       "the server stopped while the body arrived; nothing was stored, and the request may be " +
       "sent again.",
@@ -76,8 +78,10 @@ export const ERR = {
   ),
 };
 
-/** The refusals of an operation that reads a JSON body: too slow, too large, not JSON. */
-export const BODY_REFUSALS = { "408": ERR.timeout, "413": ERR.tooLarge, "415": ERR.mediaType };
+/** The shared error responses of `statuses`. */
+export function shared(...statuses: (keyof typeof SHARED)[]): Obj {
+  return Object.fromEntries(statuses.map((status) => [status, SHARED[status]]));
+}
 
 /** A JSON success response; `extra` may carry `headers`, `example` or `examples`. */
 export function jsonResponse(description: string, schema: JsonSchema, extra: Obj = {}): Obj {

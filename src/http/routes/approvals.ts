@@ -17,13 +17,7 @@ import { checkSigners, spendSigners } from "../limits.ts";
 import { intentIdOf } from "./intents.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
-import {
-  BODY_REFUSALS,
-  ERR,
-  errorResponse,
-  idParameter,
-  jsonResponse,
-} from "../openapi/responses.ts";
+import { ERR, errorResponse, idParameter, jsonResponse, shared } from "../openapi/responses.ts";
 
 /**
  * `GET /intents/{id}/approvals`: its route costs an address token, so
@@ -124,14 +118,12 @@ function decisionRoute(decision: Decision): Route {
           "signer_not_authorized",
         ]),
         "404": ERR.notFound("intent under a governed document"),
-        "405": ERR.methodNotAllowed,
+        ...shared("405", "408", "413", "415", "500"),
         "409": errorResponse(
           "The intent is accepted, expired or rejected, or this key has approved or " +
             "rejected it (with another signature).",
           ["not_pending", "already_approved", "already_rejected"],
         ),
-        ...BODY_REFUSALS,
-        "500": ERR.internal,
       },
     }),
   };
@@ -158,8 +150,7 @@ export const APPROVAL_ROUTES: Route[] = [
       responses: {
         "200": jsonResponse("The view.", ref("ApprovalView")),
         "404": ERR.notFound("intent under a governed document"),
-        "405": ERR.methodNotAllowed,
-        "500": ERR.internal,
+        ...shared("405", "500"),
       },
     }),
   },

@@ -13,12 +13,12 @@ import { type AppContext, readJsonBody, type RequestContext } from "../context.t
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {
-  BODY_REFUSALS,
   ERR,
   errorResponse,
   header,
   jsonBody,
   jsonResponse,
+  shared,
 } from "../openapi/responses.ts";
 
 // The ETag of the configuration before it was ever set.
@@ -104,7 +104,7 @@ export const CONFIG_ROUTES: Route[] = [
           example: CONFIG_EXAMPLE,
           headers: { ETag: ETAG },
         }),
-        "500": ERR.internal,
+        ...shared("500"),
       },
     }),
   },
@@ -133,11 +133,8 @@ export const CONFIG_ROUTES: Route[] = [
           headers: { ETag: ETAG },
         }),
         "400": ERR.invalidJsonBody(["invalid_evidence_extractor_url"]),
-        "405": ERR.methodNotAllowed,
+        ...shared("405", "408", "413", "415", "500", "503"),
         "412": errorResponse("If-Match does not match.", ["precondition_failed"]),
-        ...BODY_REFUSALS,
-        "500": ERR.internal,
-        "503": ERR.unavailable,
       },
     }),
   },

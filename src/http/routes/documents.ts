@@ -23,6 +23,7 @@ import {
   jsonResponse,
   location,
   REQUEST_ID_HEADER,
+  shared,
 } from "../openapi/responses.ts";
 
 const DEFAULT_TYPE = "application/octet-stream";
@@ -145,11 +146,7 @@ function documentRoutes(kind: DocumentKind): Route[] {
               "body is not strict JSON, or its `authorization` member is not a valid quorum.",
             ["invalid_body", "invalid_json", "invalid_authorization"],
           ),
-          "405": ERR.methodNotAllowed,
-          "408": ERR.timeout,
-          "413": ERR.tooLarge,
-          "500": ERR.internal,
-          "503": ERR.unavailable,
+          ...shared("405", "408", "413", "500", "503"),
         },
       }),
     },
@@ -176,8 +173,7 @@ function documentRoutes(kind: DocumentKind): Route[] {
             content: { "*/*": { schema: {}, example: examples[kind].text } },
           },
           "404": ERR.notFound(kind),
-          "405": ERR.methodNotAllowed,
-          "500": ERR.internal,
+          ...shared("405", "500"),
         },
       }),
     },

@@ -18,10 +18,10 @@ import { readQuery, wholeNumber } from "./query.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {
-  ERR,
   errorResponse,
   integerParameter,
   REQUEST_ID_HEADER,
+  shared,
   strictQuery,
 } from "../openapi/responses.ts";
 
@@ -217,8 +217,7 @@ export const EVENT_ROUTES: Route[] = [{
           "`limit` or `wait`, or an unknown or repeated query parameter.",
         ["invalid_body"],
       ),
-      "405": ERR.methodNotAllowed,
-      "500": ERR.internal,
+      ...shared("405", "500"),
     },
   }),
 }];

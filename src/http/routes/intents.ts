@@ -18,7 +18,6 @@ import { readQuery, wholeNumber } from "./query.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {
-  BODY_REFUSALS,
   ERR,
   errorResponse,
   examplesOf,
@@ -26,6 +25,7 @@ import {
   integerParameter,
   jsonResponse,
   location,
+  shared,
   strictQuery,
   tooManyRequests,
 } from "../openapi/responses.ts";
@@ -219,16 +219,13 @@ export const INTENT_ROUTES: Route[] = [
           "Under a governed document: a key that signed is not one of its signers.",
           ["signer_not_authorized"],
         ),
-        "405": ERR.methodNotAllowed,
+        ...shared("405", "408", "413", "415", "500", "503"),
         "409": errorResponse(
           "An intent with this id exists, and this body is not the signed submission that " +
             "took it (`Unsigned` bodies are never replayed).",
           ["intent_exists"],
         ),
-        ...BODY_REFUSALS,
         "429": tooManyRequests(["too_many_pending"]),
-        "500": ERR.internal,
-        "503": ERR.unavailable,
       },
     }),
   },
@@ -270,7 +267,7 @@ export const INTENT_ROUTES: Route[] = [
           "A bad `limit` or `cursor`, or an unknown or repeated query parameter.",
           ["invalid_body"],
         ),
-        "500": ERR.internal,
+        ...shared("500"),
       },
     }),
   },
@@ -287,8 +284,7 @@ export const INTENT_ROUTES: Route[] = [
       responses: {
         "200": jsonResponse("The stored intent.", ref("IntentRecord"), { example: record }),
         "404": ERR.notFound("intent"),
-        "405": ERR.methodNotAllowed,
-        "500": ERR.internal,
+        ...shared("405", "500"),
       },
     }),
   },

@@ -9,6 +9,7 @@ import type { Settings } from "../../settings.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { METRICS_CONTENT_TYPE } from "../../telemetry/instruments.ts";
 import { API_HEADERS, json } from "../respond.ts";
+import { within } from "../../timing.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import { buildOpenApiDocument } from "../openapi/document.ts";
@@ -54,22 +55,9 @@ function healthRead(app: AppContext): HealthRead {
   return read;
 }
 
-/**
- * True when the storage answered a read within {@link HEALTH_TIMEOUT_MS}:
- * the read the probes share ({@link healthRead}).
- */
+/** True when the read the probes share answered within {@link HEALTH_TIMEOUT_MS}. */
 async function storageAnswers(app: AppContext): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      healthRead(app).answered,
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return await within(healthRead(app).answered, HEALTH_TIMEOUT_MS) === true;
 }
 
 function unavailable(message: string): Response {

@@ -38,7 +38,6 @@ import { endpointId, found, notFound, renderWebhook } from "./webhook_view.ts";
 import type { Route } from "../route.ts";
 import { ATTEMPT_EXAMPLE, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from "../openapi/examples.ts";
 import {
-  BODY_REFUSALS,
   ERR,
   errorResponse,
   idParameter,
@@ -47,6 +46,7 @@ import {
   jsonResponse,
   location,
   REQUEST_ID_HEADER,
+  shared,
 } from "../openapi/responses.ts";
 import { webhookRef } from "../openapi/webhook_components.ts";
 
@@ -170,15 +170,8 @@ async function listWebhookAttempts(request: Request, { app, params }: RequestCon
 
 const ID = idParameter("The endpoint's id.");
 
-/** The errors every operation may answer. */
-const ALWAYS = {
-  "405": ERR.methodNotAllowed,
-  "500": ERR.internal,
-  "503": ERR.unavailable,
-};
-
 /** The errors every operation on one endpoint may answer. */
-const ON_ONE = { ...ALWAYS, "404": ERR.notFound("webhook endpoint") };
+const ON_ONE = { ...shared("405", "500", "503"), "404": ERR.notFound("webhook endpoint") };
 
 const URL_REFUSAL = "the URL is refused by the rule of §11 (`invalid_webhook_url`)";
 
@@ -220,8 +213,7 @@ export const WEBHOOK_ROUTES: Route[] = [
             "exist (`too_many_webhooks`).",
           ["invalid_json", "invalid_body", "invalid_webhook_url", "too_many_webhooks"],
         ),
-        ...ALWAYS,
-        ...BODY_REFUSALS,
+        ...shared("405", "408", "413", "415", "500", "503"),
       },
     }),
   },
@@ -239,7 +231,7 @@ export const WEBHOOK_ROUTES: Route[] = [
           example: { items: [WEBHOOK_EXAMPLE] },
         }),
         "400": errorResponse("A query parameter was given.", ["invalid_body"]),
-        "500": ERR.internal,
+        ...shared("500"),
       },
     }),
   },
@@ -282,7 +274,7 @@ export const WEBHOOK_ROUTES: Route[] = [
           ["invalid_json", "invalid_body", "invalid_webhook_url"],
         ),
         ...ON_ONE,
-        ...BODY_REFUSALS,
+        ...shared("408", "413", "415"),
       },
     }),
   },
@@ -332,7 +324,7 @@ export const WEBHOOK_ROUTES: Route[] = [
           "invalid_body",
         ]),
         ...ON_ONE,
-        ...BODY_REFUSALS,
+        ...shared("408", "413", "415"),
       },
     }),
   },
@@ -360,7 +352,7 @@ export const WEBHOOK_ROUTES: Route[] = [
           ["invalid_json", "invalid_body"],
         ),
         ...ON_ONE,
-        ...BODY_REFUSALS,
+        ...shared("408", "413", "415"),
       },
     }),
   },
