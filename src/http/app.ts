@@ -8,7 +8,7 @@ import { ServiceError } from "../errors.ts";
 import type { Settings } from "../settings.ts";
 import { type IntentWriter, StorageUnavailableError, type Store } from "../domain/store.ts";
 import type { AppContext, RequestContext } from "./context.ts";
-import { errorResponse, HttpError, internalErrorResponse } from "./respond.ts";
+import { errorResponse, HttpError } from "./respond.ts";
 import type { RequestLogLine } from "./request_log.ts";
 import { Router, routes } from "./router.ts";
 import { admit } from "./limits.ts";
@@ -66,16 +66,16 @@ function describeCause(error: unknown): string {
   return parts.join("; cause: ");
 }
 
-/** What the server knows of a request's connection (`Deno.ServeHandlerInfo`'s part the app reads). */
-export interface PeerInfo {
-  /** The peer: the client, or a reverse proxy (`TRUSTED_PROXIES`). */
-  remoteAddr: Deno.Addr;
-}
-
 /** The running app: a fetch handler, and what its handlers are given. */
 export interface App {
-  /** Answers a request; `info` gives its peer (without it, every request counts as one client). */
-  handler: (request: Request, info?: PeerInfo) => Promise<Response>;
+  /**
+   * Answers a request; `info` gives its peer, the client or a reverse proxy
+   * (without it, every request counts as one client).
+   */
+  handler: (
+    request: Request,
+    info?: Pick<Deno.ServeHandlerInfo, "remoteAddr">,
+  ) => Promise<Response>;
   context: AppContext;
 }
 
@@ -134,7 +134,7 @@ export function createApp(deps: AppDeps): App {
   const router = new Router(routes());
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
 
-  async function handler(request: Request, info?: PeerInfo): Promise<Response> {
+  const handler: App["handler"] = async (request, info) => {
     const started = performance.now();
     const given = request.headers.get("x-request-id");
     const requestId = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
@@ -184,7 +184,8 @@ export function createApp(deps: AppDeps): App {
       } else {
         cause = error;
         code = "internal";
-        response = internalErrorResponse();
+        // The bare 500 says nothing of the cause, which goes to the log.
+        response = errorResponse(new ServiceError("internal", "internal error"));
       }
     }
     // The rate limits' headers go on every answer of their routes, refusals included.
@@ -216,7 +217,7 @@ export function createApp(deps: AppDeps): App {
     const event = { route: template, method: request.method, status: response.status, code };
     metrics.record({ ...event, durationMs }, ctx);
     return response;
-  }
+  };
 
   return { handler, context };
 }

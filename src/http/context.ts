@@ -77,16 +77,9 @@ export async function readJsonBytes(request: Request, app: AppContext): Promise<
 }
 
 /**
- * Reads a JSON request body as {@link readJsonBytes} does, then parses it:
+ * Reads a JSON request body as {@link readJsonBytes} does, and its value:
  * 400 `invalid_json` unless strict JSON (`parseJsonBody`).
- *
- * @returns the exact bytes, their parsed value, and whether they are compact
- *   (see `StrictJson.compact`).
  */
-export async function readJsonBody(
-  request: Request,
-  app: AppContext,
-): Promise<{ bytes: Uint8Array; value: unknown; compact: boolean }> {
-  const bytes = await readJsonBytes(request, app);
-  return { bytes, ...parseJsonBody(bytes) };
+export async function readJsonBody(request: Request, app: AppContext): Promise<unknown> {
+  return parseJsonBody(await readJsonBytes(request, app)).value;
 }

@@ -2,13 +2,14 @@
  * Who may call a route, and the limits of docs/interface.md §12, applied as
  * each route declares them (`route.ts`): its bearer token (a bucket of wrong
  * ones per client address), or its cost to the client address's bucket; then
- * a request's further work, and the keys that signed it. `rate_limit.ts` holds
- * the buckets and the headers, `client_address.ts` says who a request counts as.
+ * a request's further work, and the keys that signed it. Tokens are compared
+ * in constant time; `rate_limit.ts` holds the buckets and the headers,
+ * `client_address.ts` says who a request counts as.
  * @module
  */
 
+import { sha256 } from "@noble/hashes/sha2.js";
 import { ServiceError } from "../errors.ts";
-import { bearerMatches } from "./auth.ts";
 import { clientAddress } from "./client_address.ts";
 import type { RequestContext } from "./context.ts";
 import { ACCESS, type AddressCost, type Route } from "./route.ts";
@@ -159,4 +160,36 @@ function requireToken(
     Object.assign(headers, rateLimitHeaders([{ ...decision, allowed: true }]));
   }
   throw new HttpError("unauthorized", "a valid bearer token is required", headers);
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Compares two strings without leaking, through timing, where they differ or
+ * how long the expected one is: both are hashed first, then every byte of the
+ * digests is compared.
+ */
+function constantTimeEqual(a: string, b: string): boolean {
+  const x = sha256(encoder.encode(a));
+  const y = sha256(encoder.encode(b));
+  let diff = 0;
+  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
+  return diff === 0;
+}
+
+/**
+ * Whether the request carries one of `tokens` (undefined ones skipped) as its
+ * `Authorization: Bearer` token. Every accepted token is compared, so timing
+ * does not tell which matched.
+ */
+function bearerMatches(
+  request: Request,
+  tokens: readonly (string | undefined)[],
+): boolean {
+  const given = /^Bearer[ ]+([^\s]+)\s*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+  let ok = false;
+  for (const token of tokens) {
+    if (token !== undefined && given !== undefined && constantTimeEqual(given, token)) ok = true;
+  }
+  return ok;
 }

@@ -155,17 +155,13 @@ export class RateLimiter {
     return this.capacity > 0;
   }
 
-  /**
-   * Buckets currently stored: those that spent lately. One that has refilled
-   * since is dropped when next checked, or evicted in its turn.
-   */
+  /** Buckets currently stored: those that spent lately (a refilled one goes when next checked). */
   get size(): number {
     return this.#fullAt.size;
   }
 
   /**
-   * Spends `cost` tokens from `key`'s bucket when it holds them; a refused
-   * request spends nothing.
+   * Spends `cost` tokens from `key`'s bucket when it holds them; a refused request spends nothing.
    *
    * @throws {RangeError} when `cost` is not a positive integer or exceeds the capacity.
    */
@@ -183,10 +179,8 @@ export class RateLimiter {
   }
 
   /**
-   * Whether `key` could spend `cost` tokens now, without spending them; the
-   * decision reports what {@link take} would. Pair with {@link spend} once the
-   * request has done what the budget counts (see the module's notes on the
-   * race this admits).
+   * Whether `key` could spend `cost` tokens now, without spending them (what
+   * {@link take} would decide); {@link spend} follows once the work is done.
    *
    * @throws {RangeError} when `cost` is not a positive integer or exceeds the capacity.
    */
@@ -202,10 +196,8 @@ export class RateLimiter {
   }
 
   /**
-   * Spends `cost` tokens from `key`'s bucket unconditionally: the work they pay
-   * for is done. The bucket may go below empty (when concurrent requests passed
-   * {@link check} on the same tokens); the key is then refused until refill
-   * repays the debt. `allowed` says whether the tokens were there.
+   * Spends `cost` tokens from `key`'s bucket unconditionally, into debt if need
+   * be (see the module's notes); `allowed` says whether the tokens were there.
    *
    * @throws {RangeError} when `cost` is not a positive integer.
    */
@@ -310,13 +302,10 @@ function sfString(text: string): string {
 }
 
 /**
- * The `RateLimit-Policy` and `RateLimit` headers for the given decisions, in
- * their order (one List member per limited policy, joined by `", "` as RFC 9651
- * §4.1.1 serializes a List), and `Retry-After` when one of them refused: the
- * longest wait among the refusals. Decisions of a limiter that is off add
- * nothing; with none limited the result is empty.
- *
- * Keys are lower case, as `Headers` stores them.
+ * The `RateLimit-Policy` and `RateLimit` headers (lower case) for the given
+ * decisions, one List member per limited policy in their order (RFC 9651
+ * §4.1.1), and `Retry-After` when one refused: the longest wait. Decisions of
+ * a limiter that is off add nothing.
  *
  * @example
  * ```ts ignore

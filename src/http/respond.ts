@@ -77,8 +77,3 @@ export function errorResponse(error: ServiceError): Response {
   const headers = error instanceof HttpError ? error.headers : {};
   return json(STATUS_OF[error.code], { message: error.message, code: error.code }, headers);
 }
-
-/** The bare 500: it says nothing about the cause, which goes to the log. */
-export function internalErrorResponse(): Response {
-  return errorResponse(new ServiceError("internal", "internal error"));
-}

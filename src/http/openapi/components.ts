@@ -62,6 +62,15 @@ export const IntentRecordSchema = v.object({
   ),
 });
 
+/** The keys' approvals or rejections, in order. */
+function decisions(what: "approval" | "rejection") {
+  return v.array(v.object({
+    key: v.pipe(v.string(), v.description("The signer's key, as the document writes it.")),
+    kind: v.picklist(["Ed25519", "Passkey"]),
+    at: v.pipe(v.string(), v.isoTimestamp(), v.description(`RFC 3339 time of the ${what}.`)),
+  }));
+}
+
 /** The quorum of a governed document and who has approved. */
 export const ApprovalSchema = v.object({
   threshold: v.pipe(v.number(), v.integer(), v.description("The document's threshold.")),
@@ -75,19 +84,11 @@ export const ApprovalSchema = v.object({
     v.description("The document's signers: key (base58, as the document writes it) to weight."),
   ),
   approvals: v.pipe(
-    v.array(v.object({
-      key: v.pipe(v.string(), v.description("The signer's key, as the document writes it.")),
-      kind: v.picklist(["Ed25519", "Passkey"]),
-      at: v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time of the approval.")),
-    })),
+    decisions("approval"),
     v.description("Every key that has signed, those of the submission first, in order."),
   ),
   rejections: v.pipe(
-    v.array(v.object({
-      key: v.pipe(v.string(), v.description("The signer's key, as the document writes it.")),
-      kind: v.picklist(["Ed25519", "Passkey"]),
-      at: v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time of the rejection.")),
-    })),
+    decisions("rejection"),
     v.description("Every key that has rejected, in order; empty until one does."),
   ),
   expires_at: v.pipe(

@@ -40,6 +40,11 @@ function asDeclared(operation: Obj, route: Route): Obj {
   return cost === "none" ? out : rateLimited(out);
 }
 
+/** A security scheme of a bearer token. */
+function bearer(description: string): Obj {
+  return { type: "http", scheme: "bearer", description };
+}
+
 /**
  * Builds the OpenAPI 3.1 document.
  *
@@ -87,21 +92,9 @@ export function buildOpenApiDocument(
         ...webhookComponentSchemas({ allowHttp: settings.webhooksAllowHttp }),
       },
       securitySchemes: {
-        adminBearer: {
-          type: "http",
-          scheme: "bearer",
-          description: "`Authorization: Bearer <ADMIN_TOKEN>`.",
-        },
-        eventsBearer: {
-          type: "http",
-          scheme: "bearer",
-          description: "`Authorization: Bearer <EVENTS_TOKEN>` (GET /events only).",
-        },
-        metricsBearer: {
-          type: "http",
-          scheme: "bearer",
-          description: "`Authorization: Bearer <METRICS_TOKEN>` (GET /metrics only).",
-        },
+        adminBearer: bearer("`Authorization: Bearer <ADMIN_TOKEN>`."),
+        eventsBearer: bearer("`Authorization: Bearer <EVENTS_TOKEN>` (GET /events only)."),
+        metricsBearer: bearer("`Authorization: Bearer <METRICS_TOKEN>` (GET /metrics only)."),
       },
     },
   };

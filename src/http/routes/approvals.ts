@@ -78,7 +78,7 @@ function decisionRoute(decision: Decision): Route {
     cost: "one",
     handler: async (request, ctx) => {
       const { app } = ctx;
-      const { value } = await readJsonBody(request, app);
+      const value = await readJsonBody(request, app);
       // An impossible id is a 404 without a store read, after the body's 400s
       // (the order of docs/interface.md §10).
       const result = await decideInSpan(

@@ -62,8 +62,7 @@ async function getConfig(_request: Request, ctx: RequestContext): Promise<Respon
 /** `PUT /config`: 200 with the new configuration; 412 when `If-Match` does not match. */
 async function putConfig(request: Request, ctx: RequestContext): Promise<Response> {
   const { app } = ctx;
-  const { value } = await readJsonBody(request, app);
-  const body = validate(ConfigBodySchema, value, "", {
+  const body = validate(ConfigBodySchema, await readJsonBody(request, app), "", {
     codes: { extractor_url: "invalid_evidence_extractor_url" },
   });
   const url = body.evidence_extractor_url;

@@ -1,20 +1,15 @@
 /**
- * `GET /events` (docs/interface.md §9): the feed of accepted intents, in one order,
- * resumable after any event id. Two forms: a JSON page (`after`, `limit`,
- * `wait` long-poll) and a Server-Sent Events stream (`Last-Event-ID`).
- *
- * A stream is pulled: the next page is read from the store only when the
- * client has taken the previous one, so a slow reader holds one page, not
- * the feed. Caught up, it waits for the store's signal of a new event.
- * And its OpenAPI operation.
+ * `GET /events` (docs/interface.md §9), and its OpenAPI operation: the feed as
+ * a JSON page (`after`, `limit`, `wait` long-poll) or a Server-Sent Events
+ * stream (`Last-Event-ID`). A stream reads its next page only once the client
+ * has taken the previous one, so a slow reader holds one page, not the feed.
  * @module
  */
 
 import { renderEvent, renderIntent } from "../../domain/record.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { API_HEADERS, json } from "../respond.ts";
-import { eventPosition } from "./positions.ts";
-import { readQuery, wholeNumber } from "./query.ts";
+import { eventPosition, readQuery, wholeNumber } from "./query.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {
@@ -47,19 +42,16 @@ function wantsStream(request: Request): boolean {
   );
 }
 
-async function getEvents(request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
+async function getEvents(request: Request, { app }: RequestContext): Promise<Response> {
   const params = readQuery(request, EVENTS_QUERY);
   const limit = wholeNumber(params, "limit", EVENTS_LIMIT);
   const wait = wholeNumber(params, "wait", EVENTS_WAIT_S);
+  const given = params.get("after");
   if (wantsStream(request)) {
     const lastEventId = request.headers.get("last-event-id");
-    const after = lastEventId !== null
-      ? await eventPosition(app.store, lastEventId, "Last-Event-ID")
-      : await eventPosition(app.store, params.get("after"), "after");
-    return eventStream(request, app, after);
+    const name = lastEventId === null ? "after" : "Last-Event-ID";
+    return eventStream(request, app, await eventPosition(app.store, lastEventId ?? given, name));
   }
-  const given = params.get("after");
   const after = await eventPosition(app.store, given, "after");
   const read = () => app.store.readEvents({ after, limit, maxBytes: PAGE_BYTES });
   let events = await read();
@@ -112,12 +104,9 @@ function eventStream(request: Request, app: AppContext, after: number): Response
             maxBytes: STREAM_PAGE_BYTES,
           });
           if (events.length > 0) {
-            let text = "";
-            for (const event of events) {
-              text += `id: ${event.position}\nevent: ${event.type}\ndata: ${
-                renderIntent(event.intent)
-              }\n\n`;
-            }
+            const text = events.map(({ position, type, intent }) =>
+              `id: ${position}\nevent: ${type}\ndata: ${renderIntent(intent)}\n\n`
+            ).join("");
             last = events[events.length - 1].position;
             app.metrics.eventsSent("stream", events.length);
             controller.enqueue(encoder.encode(text));

@@ -12,9 +12,8 @@ import { INTENT_STATES, type IntentState } from "../../domain/intent.ts";
 import { normalizeIntentId } from "../../domain/submission.ts";
 import { json } from "../respond.ts";
 import { readJsonBytes, type RequestContext } from "../context.ts";
-import { readPosition } from "./positions.ts";
 import { chargeWork, checkSigners, refusedPending, spendSigners } from "../limits.ts";
-import { readQuery, wholeNumber } from "./query.ts";
+import { readPosition, readQuery, wholeNumber } from "./query.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {

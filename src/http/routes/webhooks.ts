@@ -31,9 +31,8 @@ import { newWebhookSecret } from "../../webhooks/signing.ts";
 import { checkWebhookUrl } from "../../webhooks/url.ts";
 import { type AppContext, readJsonBody, readJsonBytes, type RequestContext } from "../context.ts";
 import { API_HEADERS, json } from "../respond.ts";
-import { eventPosition } from "./positions.ts";
 import { delay } from "../../timing.ts";
-import { readQuery, wholeNumber } from "./query.ts";
+import { eventPosition, readQuery, wholeNumber } from "./query.ts";
 import { endpointId, found, notFound, renderWebhook } from "./webhook_view.ts";
 import type { Route } from "../route.ts";
 import { ATTEMPT_EXAMPLE, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from "../openapi/examples.ts";
@@ -61,7 +60,7 @@ function checkUrl({ settings }: AppContext, url: string): void {
 
 /** `POST /webhooks`: 201 with the endpoint and its secret, shown here and at rotation only. */
 async function postWebhook(request: Request, { app }: RequestContext): Promise<Response> {
-  const body = validate(WebhookCreateSchema, (await readJsonBody(request, app)).value, "");
+  const body = validate(WebhookCreateSchema, await readJsonBody(request, app), "");
   checkUrl(app, body.url);
   const secret = newWebhookSecret();
   const created = await app.webhooks.createEndpoint((head) =>
@@ -104,7 +103,7 @@ async function getWebhook(_request: Request, { app, params }: RequestContext): P
 /** `PATCH /webhooks/{id}`: url, events, description, status (pause and resume). */
 async function patchWebhook(request: Request, { app, params }: RequestContext): Promise<Response> {
   const id = endpointId(params);
-  const patch = validate(WebhookUpdateSchema, (await readJsonBody(request, app)).value, "");
+  const patch = validate(WebhookUpdateSchema, await readJsonBody(request, app), "");
   if (patch.url !== undefined) checkUrl(app, patch.url);
   const changed = found(await app.webhooks.changeEndpoint(id, (e) => updateEndpoint(e, patch)));
   return json(200, await renderWebhook(app, changed));
@@ -153,7 +152,7 @@ async function rotateWebhookSecret(request: Request, { app, params }: RequestCon
 /** `POST /webhooks/{id}/replay`: deliveries start again after `after` (null: the beginning). */
 async function replayWebhook(request: Request, { app, params }: RequestContext) {
   const id = endpointId(params);
-  const body = validate(WebhookReplaySchema, (await readJsonBody(request, app)).value, "");
+  const body = validate(WebhookReplaySchema, await readJsonBody(request, app), "");
   const after = await eventPosition(app.store, body.after, "after");
   const changed = found(await app.webhooks.changeEndpoint(id, (e) => replayEndpoint(e, after)));
   return json(200, await renderWebhook(app, changed));
