@@ -56,12 +56,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 function describeCause(error: unknown): string {
   const parts: string[] = [];
   for (let e = error, depth = 0; e !== undefined && depth < 4; depth++) {
-    if (!(e instanceof Error)) {
-      parts.push(String(e));
-      break;
-    }
-    parts.push(`${e.name}: ${e.message}`);
-    e = e.cause;
+    parts.push(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+    e = e instanceof Error ? e.cause : undefined;
   }
   return parts.join("; cause: ");
 }

@@ -117,7 +117,6 @@ export function chargeWork(ctx: RequestContext, work: number): void {
  *   `Retry-After`, when a key has no token left.
  */
 export function checkSigners(ctx: RequestContext, keyIds: readonly string[]): void {
-  if (!ctx.app.limits.signer.enabled) return;
   const decision = ctx.app.limits.signer.checkAll(keyIds);
   if (decision.allowed) return;
   const address = ADMITTED.get(ctx)?.decision;
@@ -147,19 +146,17 @@ function requireToken(
   tokens: readonly (string | undefined)[],
 ): void {
   const { auth } = ctx.app.limits;
+  // A limiter that is off decides without looking at the bucket, and its decisions add no headers.
   const bucket = auth.enabled ? bucketOf(request, ctx) : "";
-  if (auth.enabled) {
-    const decision = auth.check(bucket);
-    if (!decision.allowed) throw refuse(ctx, [decision], "auth");
-  }
+  const decision = auth.check(bucket);
+  if (!decision.allowed) throw refuse(ctx, [decision], "auth");
   if (bearerMatches(request, tokens)) return;
-  const headers: Record<string, string> = { "www-authenticate": "Bearer" };
-  if (auth.enabled) {
-    // The 401 is the answer whatever the bucket says now: its headers say what is left.
-    const decision = auth.spend(bucket);
-    Object.assign(headers, rateLimitHeaders([{ ...decision, allowed: true }]));
-  }
-  throw new HttpError("unauthorized", "a valid bearer token is required", headers);
+  // The 401 is the answer whatever the bucket says now: its headers say what is left.
+  const spent = auth.spend(bucket);
+  throw new HttpError("unauthorized", "a valid bearer token is required", {
+    "www-authenticate": "Bearer",
+    ...rateLimitHeaders([{ ...spent, allowed: true }]),
+  });
 }
 
 const encoder = new TextEncoder();

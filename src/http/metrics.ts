@@ -23,10 +23,7 @@ const OUTCOME: Label = { prometheus: "outcome", otel: "intents.outcome" };
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]);
 
-/**
- * Whether `method` is one of the methods labels and span names carry as
- * they are; any other (a client may send any token) is folded into one.
- */
+/** Whether labels and span names carry `method` as it is; any other is folded into one. */
 export function isKnownMethod(method: string): boolean {
   return KNOWN_METHODS.has(method);
 }

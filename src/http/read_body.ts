@@ -18,17 +18,9 @@ export interface ReadBodyOptions {
   maxBytes: number;
   /** Time allowed for the whole body, from the call; past it, a 408. Default 10 000. */
   timeoutMs?: number;
-  /**
-   * Shared deadlines to use instead of a timer per call (the server's); the
-   * 408 then comes up to one sweep interval after `timeoutMs`, and a read the
-   * server cuts at shutdown ({@link DeadlineSweeper.cutAll}) is a 503.
-   */
+  /** The server's shared deadlines instead of a timer per call; one cut at shutdown is a 503. */
   deadlines?: DeadlineSweeper;
-  /**
-   * Aborted when the server stops (its `AppContext.stopping`). `Deno.serve`'s
-   * graceful shutdown ends every body still streaming in; such a read is
-   * then a 503, not the client's 400.
-   */
+  /** Aborted when the server stops, which ends bodies still streaming in: then a 503, not a 400. */
   stopping?: AbortSignal;
 }
 
@@ -181,7 +173,7 @@ async function readChunks(
   return concat(chunks, total);
 }
 
-/** A refusal with `Connection: close`: the rest of the body is not read, so the connection cannot be reused. */
+/** A refusal with `Connection: close`: the rest of the body is not read, so no reuse. */
 function closing({ code, message }: ServiceError): HttpError {
   return new HttpError(code, message, { connection: "close" });
 }

@@ -129,31 +129,23 @@ export class Router {
         throw new RangeError(`${route.method} ${route.path}: a route behind a token has no cost`);
       }
       entry.methods.set(route.method, route);
-    }
-    for (const entry of byPath.values()) {
-      const allow = [...entry.methods.keys()];
-      if (entry.methods.has("GET")) allow.push("HEAD");
-      entry.allow = allow.join(", ");
+      const head = entry.methods.has("GET") ? ["HEAD"] : [];
+      entry.allow = [...entry.methods.keys(), ...head].join(", ");
     }
   }
 
-  /**
-   * The route of `method` (HEAD is GET's) on `path`, or null when no
-   * template matches the path.
-   */
+  /** The route of `method` (HEAD is GET's) on `path`, or null when no template matches it. */
   find(method: string, path: string): Found | null {
     let entry = this.#exact.get(path);
     let params: string[] = [];
-    if (entry === undefined) {
-      for (const candidate of this.#patterns) {
-        const match = candidate.pattern!.exec(path);
-        if (match === null) continue;
-        entry = candidate;
-        params = match.slice(1);
-        break;
-      }
-      if (entry === undefined) return null;
+    for (const candidate of entry === undefined ? this.#patterns : []) {
+      const match = candidate.pattern!.exec(path);
+      if (match === null) continue;
+      entry = candidate;
+      params = match.slice(1);
+      break;
     }
+    if (entry === undefined) return null;
     const route = entry.methods.get(method === "HEAD" ? "GET" : method);
     return { path: entry.path, route, params, allow: entry.allow };
   }

@@ -1,8 +1,7 @@
 /**
- * The `components.schemas` of the OpenAPI document. Request schemas are the
- * valibot schemas that validate requests (`src/domain/schemas.ts`); response
- * shapes are declared here in valibot as well, and all are converted the
- * same way, so the document and the server cannot drift apart.
+ * The `components.schemas` of the OpenAPI document, converted from the
+ * valibot schemas that validate requests (`src/domain/schemas.ts`) and of the
+ * answers, so that the document and the server cannot drift apart.
  * @module
  */
 

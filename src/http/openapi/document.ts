@@ -1,10 +1,7 @@
 /**
  * The OpenAPI 3.1 document of the service, served at `GET /openapi.json`,
- * built from the routes it is served from (`routes()` in `../router.ts`):
- * each declares its operation, and its access and cost give the operation's
- * `security`, its refusals of a token and its rate limits. Schemas come from
- * the valibot schemas that validate requests (`components.ts`); examples are
- * real signed requests (`examples.ts`).
+ * built from its routes: each declares its operation, and its access and cost
+ * give the operation's `security`, its refusals of a token and its rate limits.
  * @module
  */
 
@@ -15,16 +12,10 @@ import { openApiExamples } from "./examples.ts";
 import { type Obj, rateLimited, TOKEN_REFUSALS } from "./responses.ts";
 import { webhookComponentSchemas, webhookDeliveries } from "./webhook_components.ts";
 
-/**
- * The settings the document follows, so that it states what the process
- * serving it accepts: `WEBHOOKS_ALLOW_HTTP` (the webhook URL's scheme).
- */
+/** The settings the document follows: `WEBHOOKS_ALLOW_HTTP` (the webhook URL's scheme). */
 export type DocumentSettings = Pick<Settings, "webhooksAllowHttp">;
 
-/**
- * An operation as its route declares it: its `security` (after its
- * tags), a token's refusals, and the rate limits of an address's budget.
- */
+/** An operation as its route declares it: its `security` (after its tags), refusals and limits. */
 function asDeclared(operation: Obj, route: Route): Obj {
   const out: Obj = {};
   const security = ACCESS[route.access].security;

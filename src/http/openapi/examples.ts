@@ -1,11 +1,8 @@
 /**
  * Examples for the OpenAPI document, made from real signatures: fixed keys
- * sign fixed payloads when the document is built, so every example request
- * verifies against the server (a test submits each one and expects 201).
- *
- * Ed25519 signatures are deterministic (RFC 8032) and the P-256 signatures use
- * RFC 6979 nonces without extra entropy, so the document is the same on every
- * build.
+ * sign fixed payloads, so every example request verifies against the server,
+ * and deterministic signatures (RFC 8032, RFC 6979 nonces) keep the document
+ * the same on every build.
  * @module
  */
 
@@ -121,7 +118,7 @@ function passkeyMember(signed: unknown, secret: Uint8Array) {
   };
 }
 
-/** What the server stores and returns for `body`, signed by `signers` (received at a fixed time). */
+/** What the server stores and returns for `body`, signed by `signers` (at a fixed time). */
 function record(body: Record<string, Record<string, unknown>>, kind: string, signers: string[]) {
   const signed = body.payload ?? body.intent;
   const { id, template_id, policy_id, attrs } = signed;

@@ -1,9 +1,7 @@
 /**
  * Building blocks of the OpenAPI document's operations: responses, error
- * responses by code, parameters, and what the document says of the rate
- * limits (docs/interface.md §12): the `RateLimit-Policy` and `RateLimit`
- * headers on every answer of the limited operations, and their 429; the
- * `"auth"` policy's on the 401 and 429 of every operation that needs a token.
+ * responses by code, parameters, and the rate limits' headers and refusals
+ * (docs/interface.md §12).
  * @module
  */
 

@@ -1,10 +1,7 @@
 /**
- * The `components.schemas` of the webhook admin API: its request schemas
- * are the valibot schemas that validate requests (`src/webhooks/schemas.ts`),
- * its answers are declared here in valibot as well, and all are converted to
- * JSON Schema as `components.ts` converts the others. And the delivery itself,
- * as an OpenAPI 3.1 `webhooks` entry: the request the service makes to an
- * endpoint.
+ * The `components.schemas` of the webhook admin API, from the valibot
+ * schemas that validate its requests (`src/webhooks/schemas.ts`) and of its
+ * answers; and the delivery, as an OpenAPI 3.1 `webhooks` entry.
  * @module
  */
 

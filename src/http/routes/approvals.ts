@@ -1,9 +1,7 @@
 /**
  * `GET /intents/{id}/approvals`, `POST /intents/{id}/approvals` and
- * `POST /intents/{id}/rejections` (public, docs/interface.md §10): the id is
- * shared among the signers of a governed document. And their OpenAPI
- * operations: an approval and a rejection take the same body, answer the same
- * view and are refused the same ways; only their texts differ.
+ * `POST /intents/{id}/rejections` (docs/interface.md §10), and their OpenAPI
+ * operations: an approval's and a rejection's differ only in their texts.
  * @module
  */
 
@@ -19,14 +17,11 @@ import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import { ERR, errorResponse, idParameter, jsonResponse, shared } from "../openapi/responses.ts";
 
-/**
- * `GET /intents/{id}/approvals`: its route costs an address token, so
- * that ids cannot be probed at line rate.
- */
-async function getApprovals(_request: Request, ctx: RequestContext): Promise<Response> {
-  const id = intentIdOf(ctx.params[0]);
+/** `GET /intents/{id}/approvals`: what a pending intent waits for. */
+async function getApprovals(_request: Request, { app, params }: RequestContext) {
+  const id = intentIdOf(params[0]);
   if (id === null) throw new ServiceError("not_found", "no such intent awaiting approvals");
-  return json(200, await readApprovals({ store: ctx.app.store, now: ctx.app.now }, id));
+  return json(200, await readApprovals({ store: app.store, now: app.now }, id));
 }
 
 /** What tells an approval's operation from a rejection's. */

@@ -24,17 +24,14 @@ import {
 // The ETag of the configuration before it was ever set.
 const UNSET_TAG = "default";
 
-function etagOf(version: string | null): string {
-  return `"${version ?? UNSET_TAG}"`;
-}
-
+/** The configuration as `GET /config` and `PUT /config` answer it, with its ETag. */
 function render(app: AppContext, value: StoredConfig | null, version: string | null) {
   const url = value?.evidence_extractor_url ?? "";
   return json(200, {
     evidence_extractor_url: url,
     effective_url: url === "" ? app.settings.evidenceExtractorUrl : url,
     updated_at: value?.updated_at ?? null,
-  }, { etag: etagOf(version) });
+  }, { etag: `"${version ?? UNSET_TAG}"` });
 }
 
 /**
@@ -44,24 +41,19 @@ function render(app: AppContext, value: StoredConfig | null, version: string | n
  */
 function parseIfMatch(header: string | null): (string | null)[] | undefined {
   if (header === null || header.trim() === "*") return undefined;
-  const tags: (string | null)[] = [];
-  for (const part of header.split(",")) {
-    const match = /^\s*"([^"]*)"\s*$/.exec(part);
-    if (!match) continue;
-    tags.push(match[1] === UNSET_TAG ? null : match[1]);
-  }
-  return tags;
+  return header.split(",").flatMap((part) => {
+    const tag = /^\s*"([^"]*)"\s*$/.exec(part)?.[1];
+    return tag === undefined ? [] : [tag === UNSET_TAG ? null : tag];
+  });
 }
 
-async function getConfig(_request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
+async function getConfig(_request: Request, { app }: RequestContext): Promise<Response> {
   const { value, version } = await app.store.getConfig();
   return render(app, value, version);
 }
 
 /** `PUT /config`: 200 with the new configuration; 412 when `If-Match` does not match. */
-async function putConfig(request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
+async function putConfig(request: Request, { app }: RequestContext): Promise<Response> {
   const body = validate(ConfigBodySchema, await readJsonBody(request, app), "", {
     codes: { extractor_url: "invalid_evidence_extractor_url" },
   });

@@ -1,6 +1,6 @@
 /**
- * Templates and policies: content-addressed, immutable documents.
- * `POST /templates|/policies` and `GET /templates|/policies/{id}`, and their
+ * Templates and policies, content-addressed and immutable (docs/interface.md
+ * §5): `POST /templates|/policies`, `GET /templates|/policies/{id}`, and their
  * OpenAPI operations.
  * @module
  */
@@ -43,8 +43,7 @@ function storedContentType(request: Request): string {
 
 /** `POST /templates` or `POST /policies`: 201 `{id}` when new, 200 `{id}` when stored already. */
 function postDocument(kind: DocumentKind) {
-  return async (request: Request, ctx: RequestContext): Promise<Response> => {
-    const { app } = ctx;
+  return async (request: Request, { app }: RequestContext): Promise<Response> => {
     const contentType = storedContentType(request);
     const bytes = await readBody(request, {
       maxBytes: app.settings.maxBodyBytes,

@@ -1,6 +1,5 @@
 /**
- * `POST /intents`, `GET /intents`, `GET /intents/{id}`, and their OpenAPI
- * operations.
+ * `POST /intents`, `GET /intents`, `GET /intents/{id}`, and their OpenAPI operations.
  * @module
  */
 
@@ -90,13 +89,9 @@ async function postIntent(request: Request, ctx: RequestContext): Promise<Respon
   return json(pending ? 202 : 201, renderIntent(record, { attrs: verified.attrs }), { location });
 }
 
-// An id no intent can have: over 128 characters (UTF-16 units bound code
-// points from above) or holding control characters.
-const IMPOSSIBLE_ID = /\p{Cc}/u;
-
 /**
  * The stored id a `{id}` path segment names, or null when no intent can have
- * it (then no store read is needed to answer 404).
+ * it (empty, over 128 code points, or with control characters): a 404 without a read.
  */
 export function intentIdOf(rawId: string): string | null {
   let id: string;
@@ -105,13 +100,13 @@ export function intentIdOf(rawId: string): string | null {
   } catch {
     return null;
   }
-  if (id.length === 0 || [...id].length > 128 || IMPOSSIBLE_ID.test(id)) return null;
+  if (id.length === 0 || [...id].length > 128 || /\p{Cc}/u.test(id)) return null;
   return normalizeIntentId(id);
 }
 
-async function getIntent(_request: Request, ctx: RequestContext) {
-  const { app } = ctx;
-  const id = intentIdOf(ctx.params[0]);
+/** `GET /intents/{id}`: the stored intent, or 404. */
+async function getIntent(_request: Request, { app, params }: RequestContext) {
+  const id = intentIdOf(params[0]);
   const record = id === null ? null : await app.store.getIntent(id);
   if (!record) throw new ServiceError("not_found", "no such intent");
   return json(200, renderIntent(record, { now: app.now() }));
@@ -120,16 +115,12 @@ async function getIntent(_request: Request, ctx: RequestContext) {
 const STATES = new Set<string>(INTENT_STATES);
 
 /** `GET /intents?limit=&cursor=&state=`: newest first. */
-async function listIntents(request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
+async function listIntents(request: Request, { app }: RequestContext): Promise<Response> {
   const params = readQuery(request, LIST_QUERY);
   const limit = wholeNumber(params, "limit", LIST_LIMIT);
   const rawState = params.get("state");
   if (rawState !== null && !STATES.has(rawState)) {
-    throw new ServiceError(
-      "invalid_body",
-      "state: must be pending, accepted, expired or rejected",
-    );
+    throw new ServiceError("invalid_body", "state: must be pending, accepted, expired or rejected");
   }
   const state = rawState === null ? undefined : rawState as IntentState;
   // An empty cursor is the first page, as an absent one.
