@@ -118,20 +118,24 @@ function passkeyMember(signed: unknown, secret: Uint8Array) {
   };
 }
 
-/** What the server stores and returns for `body`, signed by `signers` (at a fixed time). */
-function record(body: Record<string, Record<string, unknown>>, kind: string, signers: string[]) {
-  const signed = body.payload ?? body.intent;
-  const { id, template_id, policy_id, attrs } = signed;
-  return {
+/** An example request `body`, and what the server stores and returns for it (at a fixed time). */
+function example(
+  summary: string,
+  body: Record<string, Record<string, unknown>>,
+  authorship: { kind: string; signers: string[] },
+): ExampleIntent {
+  const { id, template_id, policy_id, attrs } = body.payload ?? body.intent;
+  const record = {
     id,
     variant: body.payload ? "A" : "B",
     ...(template_id ? { template_id } : { policy_id }),
     ...(attrs ? { attrs } : {}),
-    authorship: { kind, signers },
+    authorship,
     received_at: "2026-01-01T12:00:00.000Z",
     state: "accepted",
     request: body,
   };
+  return { summary, body, record };
 }
 
 /**
@@ -164,31 +168,25 @@ export function openApiExamples(): OpenApiExamples {
     },
   };
   const bodyBMs = { authorship: { Signed: multisig }, intent: intentMs };
+  const ed = { kind: "Ed25519", signers: [edKey] };
+  const pk = { kind: "Passkey", signers: [pkKey] };
 
   return {
     template,
     policy,
     intents: {
-      variant_a_ed25519: {
-        summary: "Variant A signed with Ed25519",
-        body: bodyAEd,
-        record: record(bodyAEd, "Ed25519", [edKey]),
-      },
-      variant_a_passkey: {
-        summary: "Variant A signed with a passkey (WebAuthn assertion)",
-        body: bodyAPk,
-        record: record(bodyAPk, "Passkey", [pkKey]),
-      },
-      variant_b_ed25519: {
-        summary: "Variant B signed with Ed25519",
-        body: bodyBEd,
-        record: record(bodyBEd, "Ed25519", [edKey]),
-      },
-      variant_b_multisig: {
-        summary: "Variant B signed by a 2-of-2 multisig (Ed25519 key and passkey)",
-        body: bodyBMs,
-        record: record(bodyBMs, "Multisig", [edKey, pkKey]),
-      },
+      variant_a_ed25519: example("Variant A signed with Ed25519", bodyAEd, ed),
+      variant_a_passkey: example(
+        "Variant A signed with a passkey (WebAuthn assertion)",
+        bodyAPk,
+        pk,
+      ),
+      variant_b_ed25519: example("Variant B signed with Ed25519", bodyBEd, ed),
+      variant_b_multisig: example(
+        "Variant B signed by a 2-of-2 multisig (Ed25519 key and passkey)",
+        bodyBMs,
+        { kind: "Multisig", signers: [edKey, pkKey] },
+      ),
     },
   };
 }
