@@ -73,8 +73,7 @@ export function parseForwardedEntry(entry: string): IpAddress | undefined {
 }
 
 function isTrusted(address: IpAddress, trusted: readonly ParsedCidr[]): boolean {
-  for (const range of trusted) if (cidrContains(range, address)) return true;
-  return false;
+  return trusted.some((range) => cidrContains(range, address));
 }
 
 function describe(address: IpAddress): ClientAddress {
