@@ -9,12 +9,11 @@ import type { Settings } from "../settings.ts";
 import { type IntentWriter, StorageUnavailableError, type Store } from "../domain/store.ts";
 import type { LogReader } from "../domain/log.ts";
 import type { AppContext, RequestContext } from "./context.ts";
-import { errorResponse, HttpError, internalErrorResponse } from "./respond.ts";
+import { errorResponse, HttpError } from "./respond.ts";
 import type { RequestLogLine } from "./request_log.ts";
-import { type Found, Router, routes } from "./router.ts";
+import { Router, routes } from "./router.ts";
 import { admit } from "./limits.ts";
-import { isKnownMethod, RequestMetrics, type RequestObserver } from "./metrics.ts";
-import type { Route } from "./route.ts";
+import { isKnownMethod, RequestMetrics } from "./metrics.ts";
 import { MetricsRegistry } from "../telemetry/registry.ts";
 import type { WebhookStore } from "../webhooks/store.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
@@ -30,10 +29,7 @@ export interface AppDeps {
   /** Webhook endpoints, their leases and attempts, on the same storage. */
   webhooks: WebhookStore;
   settings: Settings;
-  /**
-   * How accepted intents reach the store (`src/storage/writer.ts`'s
-   * `createWriter`: one commit each, or concurrent ones grouped).
-   */
+  /** How accepted intents reach the store: one commit each, or concurrent ones grouped. */
   writer: IntentWriter;
   /** Defaults to the system clock. */
   now?: () => Date;
@@ -41,11 +37,7 @@ export interface AppDeps {
   limitClock?: () => number;
   /** Defaults to one JSON line on stdout. */
   log?: (line: RequestLogLine) => void;
-  observers?: RequestObserver[];
-  /**
-   * What `GET /metrics` serves; the app includes its own series first, the
-   * other parts' follow. Defaults to a registry of the app's series only.
-   */
+  /** What `GET /metrics` serves, the app's own series first; defaults to those alone. */
   metrics?: MetricsRegistry;
   /** Shared body-read deadlines (the server's); defaults to a timer per read. */
   deadlines?: DeadlineSweeper;
@@ -67,41 +59,23 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 function describeCause(error: unknown): string {
   const parts: string[] = [];
   for (let e = error, depth = 0; e !== undefined && depth < 4; depth++) {
-    if (!(e instanceof Error)) {
-      parts.push(String(e));
-      break;
-    }
-    parts.push(`${e.name}: ${e.message}`);
-    e = e.cause;
+    parts.push(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+    e = e instanceof Error ? e.cause : undefined;
   }
   return parts.join("; cause: ");
 }
 
-/**
- * The 503 for a write the storage could not take: retryable, and the reason
- * is a fixed phrase (never the storage's own message).
- */
-function storageUnavailable(error: StorageUnavailableError): ServiceError {
-  return new ServiceError(
-    "unavailable",
-    `the service cannot store this now (${error.message}); try again later`,
-  );
-}
-
-/** What the server knows of a request's connection (`Deno.ServeHandlerInfo`'s part the app reads). */
-export interface PeerInfo {
-  /** The peer: the client, or a reverse proxy (`TRUSTED_PROXIES`). */
-  remoteAddr: Deno.Addr;
-}
-
-/** The running app: a fetch handler and the routes it serves. */
+/** The running app: a fetch handler, and what its handlers are given. */
 export interface App {
-  /** Answers a request; `info` gives its peer (without it, every request counts as one client). */
-  handler: (request: Request, info?: PeerInfo) => Promise<Response>;
-  routes: readonly Route[];
+  /**
+   * Answers a request; `info` gives its peer, the client or a reverse proxy
+   * (without it, every request counts as one client).
+   */
+  handler: (
+    request: Request,
+    info?: Pick<Deno.ServeHandlerInfo, "remoteAddr">,
+  ) => Promise<Response>;
   context: AppContext;
-  /** The edge's own series (also in `context.registry`). */
-  metrics: RequestMetrics;
 }
 
 /**
@@ -157,19 +131,10 @@ export function createApp(deps: AppDeps): App {
     tlog: deps.tlog,
   };
   metrics.verifyWorkersFrom(() => context.verifier.threads);
-  const served = routes();
-  const router = new Router(served);
+  const router = new Router(routes());
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
-  const observers = [metrics.observe, ...(deps.observers ?? [])];
 
-  /** What the request's path matches: its template and route, or a 404 when none does. */
-  function resolve(request: Request, path: string): Found {
-    const found = router.find(request.method, path);
-    if (found === null) throw new ServiceError("not_found", "no such resource");
-    return found;
-  }
-
-  async function handler(request: Request, info?: PeerInfo): Promise<Response> {
+  const handler: App["handler"] = async (request, info) => {
     const started = performance.now();
     const given = request.headers.get("x-request-id");
     const requestId = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
@@ -182,7 +147,8 @@ export function createApp(deps: AppDeps): App {
     let code: string | undefined;
     let ctx: RequestContext | undefined;
     try {
-      const found = resolve(request, path);
+      const found = router.find(request.method, path);
+      if (found === null) throw new ServiceError("not_found", "no such resource");
       template = found.path;
       // The template, never the path: spans (and the runtime's metrics) group by it. A method
       // the client made up is not a span name: `HTTP`, as OpenTelemetry's conventions name it.
@@ -204,16 +170,22 @@ export function createApp(deps: AppDeps): App {
         response = errorResponse(error);
         code = error.code;
       } else if (error instanceof StorageUnavailableError) {
-        // Retryable for the client; the operator's log keeps what the storage said.
+        // Retryable, a moment later or on another instance; the reason is the store's fixed
+        // phrase, and the operator's log keeps the cause.
         cause = error;
         code = "unavailable";
-        response = errorResponse(storageUnavailable(error));
-        // Retryable: a moment later, or on another instance.
-        response.headers.set("retry-after", "1");
+        response = errorResponse(
+          new HttpError(
+            "unavailable",
+            `the service cannot store this now (${error.message}); try again later`,
+            { "retry-after": "1" },
+          ),
+        );
       } else {
         cause = error;
         code = "internal";
-        response = internalErrorResponse();
+        // The bare 500 says nothing of the cause, which goes to the log.
+        response = errorResponse(new ServiceError("internal", "internal error"));
       }
     }
     // The rate limits' headers go on every answer of their routes, refusals included.
@@ -242,21 +214,10 @@ export function createApp(deps: AppDeps): App {
       line.span_id = spanId;
     }
     log(line);
-    const event = {
-      route: template,
-      method: request.method,
-      status: response.status,
-      durationMs,
-      code,
-      accepted: ctx?.accepted,
-      approved: ctx?.approved,
-      rejected: ctx?.rejected,
-      replayed: ctx?.replayed,
-      limited: ctx?.limited,
-    };
-    for (const observe of observers) observe(event);
+    const event = { route: template, method: request.method, status: response.status, code };
+    metrics.record({ ...event, durationMs }, ctx);
     return response;
-  }
+  };
 
-  return { handler, routes: served, context, metrics };
+  return { handler, context };
 }

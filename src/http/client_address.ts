@@ -1,14 +1,10 @@
 /**
- * The client address a request counts against (docs/interface.md §12): the peer the
- * runtime reports, or, behind reverse proxies named in `TRUSTED_PROXIES`, the
- * address those proxies put in `X-Forwarded-For`.
- *
- * Only the entries that trusted proxies appended can be believed: the client
- * writes whatever it likes to the left of them. So the header is read from the
- * right, past the trusted hops, and the first entry beyond them is the client;
- * when that entry is no valid address (garbage, `unknown`, an obfuscated
- * form), the last trusted hop stands for the client, which keeps a client from
- * choosing its bucket by writing junk.
+ * The client address a request counts against (docs/interface.md §12): the
+ * peer the runtime reports, or, behind reverse proxies named in
+ * `TRUSTED_PROXIES`, the address those proxies put in `X-Forwarded-For`. Only
+ * the entries trusted proxies appended can be believed, so the header is read
+ * from the right; junk where the client stands makes the last trusted hop
+ * stand for it, so that no client chooses its bucket.
  * @module
  */
 
@@ -24,16 +20,11 @@ import {
 /** Who a request counts as, for the per-address rate limit. */
 export interface ClientAddress {
   /**
-   * The client's address in canonical text (`192.0.2.1`, `2001:db8::1`; an
-   * IPv4-mapped address as its IPv4 form), for logs. A peer that is no IP
-   * address (a Unix socket) is its transport and path, e.g. `unix:/run/app.sock`.
+   * The client's address in canonical text (an IPv4-mapped address as its IPv4
+   * form); a peer that is no IP address is its transport and path (`unix:/run/app.sock`).
    */
   address: string;
-  /**
-   * The key of the client's bucket: the IPv4 address, or for IPv6 the /64
-   * prefix (`2001:db8:1:2::/64`), as one host is usually given a whole /64 and
-   * could otherwise take a fresh bucket for every request.
-   */
+  /** The key of the client's bucket: the IPv4 address, or an IPv6 address's /64 prefix. */
   bucketKey: string;
 }
 
@@ -82,8 +73,7 @@ export function parseForwardedEntry(entry: string): IpAddress | undefined {
 }
 
 function isTrusted(address: IpAddress, trusted: readonly ParsedCidr[]): boolean {
-  for (const range of trusted) if (cidrContains(range, address)) return true;
-  return false;
+  return trusted.some((range) => cidrContains(range, address));
 }
 
 function describe(address: IpAddress): ClientAddress {
@@ -107,15 +97,9 @@ function peerAddress(remoteAddr: Deno.Addr): IpAddress | string {
 }
 
 /**
- * The client address of a request and the key of its rate-limit bucket.
- *
- * When the peer is in `trustedProxies`, the `X-Forwarded-For` lines (joined,
- * as `Headers.get` joins them) are walked from the right: entries that are
- * trusted proxies are passed over, empty entries ignored (RFC 9110 §5.6.1);
- * the first other entry is the client if it is a valid address, else the last
- * trusted hop is (the peer itself when the header is absent or empty).
- *
- * @returns the client's canonical address and bucket key; never throws.
+ * The client address of a request and the key of its rate-limit bucket. Of
+ * `X-Forwarded-For` (its lines joined), empty entries are ignored (RFC 9110
+ * §5.6.1); never throws.
  *
  * @example
  * ```ts ignore

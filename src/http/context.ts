@@ -10,7 +10,7 @@ import type { LogReader } from "../domain/log.ts";
 import type { WebhookStore } from "../webhooks/store.ts";
 import type { VerifyContext } from "../domain/authorship.ts";
 import { ServiceError } from "../errors.ts";
-import type { AcceptedIntent, RequestMetrics } from "./metrics.ts";
+import type { RequestMetrics, RequestOutcome } from "./metrics.ts";
 import type { MetricsRegistry } from "../telemetry/registry.ts";
 import { readBody } from "./read_body.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
@@ -50,7 +50,7 @@ export interface AppContext {
 }
 
 /** One request's context: the app, the path parameters, and what the handler reports. */
-export interface RequestContext {
+export interface RequestContext extends RequestOutcome {
   readonly app: AppContext;
   /** The route pattern's capture groups, still URL-encoded. */
   readonly params: readonly string[];
@@ -58,33 +58,18 @@ export interface RequestContext {
   readonly peer?: Deno.Addr;
   /** Headers the answer carries, whatever it is (the rate limits' headers). */
   readonly headers: Record<string, string>;
-  /** Set by `POST /intents` when it stored an intent. */
-  accepted?: AcceptedIntent;
-  /** Set by `POST /intents/{id}/approvals` when it stored an approval. */
-  approved?: { accepted: boolean };
-  /** Set by `POST /intents/{id}/rejections` when it stored a rejection. */
-  rejected?: { rejected: boolean };
-  /** Set when the answer replays what was stored before (a retry). */
-  replayed?: boolean;
-  /** Set when a limit of docs/interface.md §12 refused the request. */
-  limited?: "address" | "signer" | "auth" | "pending";
 }
 
 /** A route handler. */
 export type Handler = (request: Request, ctx: RequestContext) => Promise<Response> | Response;
-
-/** True when the request's media type is `application/json` (parameters allowed). */
-export function isJsonContentType(request: Request): boolean {
-  const type = request.headers.get("content-type");
-  return type !== null && isJsonMediaType(type);
-}
 
 /**
  * Reads a JSON request body's bytes: 415 `unsupported_media_type` unless
  * `application/json`, 413 past the size limit, 408 past the time limit.
  */
 export async function readJsonBytes(request: Request, app: AppContext): Promise<Uint8Array> {
-  if (!isJsonContentType(request)) {
+  const type = request.headers.get("content-type");
+  if (type === null || !isJsonMediaType(type)) {
     throw new ServiceError("unsupported_media_type", "Content-Type must be application/json");
   }
   return await readBody(request, {
@@ -95,16 +80,9 @@ export async function readJsonBytes(request: Request, app: AppContext): Promise<
 }
 
 /**
- * Reads a JSON request body as {@link readJsonBytes} does, then parses it:
+ * Reads a JSON request body as {@link readJsonBytes} does, and its value:
  * 400 `invalid_json` unless strict JSON (`parseJsonBody`).
- *
- * @returns the exact bytes, their parsed value, and whether they are compact
- *   (see `StrictJson.compact`).
  */
-export async function readJsonBody(
-  request: Request,
-  app: AppContext,
-): Promise<{ bytes: Uint8Array; value: unknown; compact: boolean }> {
-  const bytes = await readJsonBytes(request, app);
-  return { bytes, ...parseJsonBody(bytes) };
+export async function readJsonBody(request: Request, app: AppContext): Promise<unknown> {
+  return parseJsonBody(await readJsonBytes(request, app)).value;
 }

@@ -1,9 +1,8 @@
 /**
  * Shared deadlines for request body reads: one interval timer checks every
- * pending read, instead of a timer armed and cleared per request (a timer
- * costs the server a few microseconds each way, on every request). A read
- * expires between its deadline and one sweep interval later, or at once when
- * the server shuts down ({@link DeadlineSweeper.cutAll}).
+ * pending read, instead of a timer armed and cleared per request (a few
+ * microseconds each way). A read expires up to one sweep interval after its
+ * deadline, or at once when the server shuts down.
  * @module
  */
 
@@ -57,11 +56,7 @@ export class DeadlineSweeper {
     this.#pending.delete(deadline);
   }
 
-  /**
-   * Expires every pending deadline now with cause "shutdown": the body reads
-   * still waiting for bytes end, and their clients are told why. Deadlines
-   * added later run their normal course.
-   */
+  /** Expires every pending deadline now, cause "shutdown"; ones added later run their course. */
   cutAll(): void {
     const pending = [...this.#pending];
     this.#pending.clear();

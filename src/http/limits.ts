@@ -1,22 +1,15 @@
 /**
- * Who may call a route, and the abuse-control limits of
- * docs/interface.md §12 at the HTTP edge, per process, as each route
- * declares them (`route.ts`): a token bucket per client address on the
- * routes with a cost (`POST /intents`, the approval and rejection
- * routes, `GET /intents/{id}/approvals` and the reads of templates and
- * policies), one token checked before
- * anything else and the further tokens of a request's work charged once its
- * body is read; a bucket per public key, checked once its signature has
- * verified and spent only by a request that stored something; the bearer
- * token of every route that needs one, with a bucket of wrong tokens per
- * client address; and the headers that report them.
- * `rate_limit.ts` holds the buckets and the header syntax;
+ * Who may call a route, and the limits of docs/interface.md §12, applied as
+ * each route declares them (`route.ts`): its bearer token (a bucket of wrong
+ * ones per client address), or its cost to the client address's bucket; then
+ * a request's further work, and the keys that signed it. Tokens are compared
+ * in constant time; `rate_limit.ts` holds the buckets and the headers,
  * `client_address.ts` says who a request counts as.
  * @module
  */
 
+import { sha256 } from "@noble/hashes/sha2.js";
 import { ServiceError } from "../errors.ts";
-import { bearerMatches } from "./auth.ts";
 import { clientAddress } from "./client_address.ts";
 import type { RequestContext } from "./context.ts";
 import { ACCESS, type AddressCost, type Route } from "./route.ts";
@@ -27,19 +20,13 @@ import { HttpError } from "./respond.ts";
  * `Retry-After` of a `too_many_pending`: nothing tells when one of the key's
  * pending intents ends, so a client is asked to wait a minute.
  */
-export const PENDING_RETRY_AFTER_S = 60;
+const PENDING_RETRY_AFTER_S = 60;
 
-/**
- * The per-address decision a request of a route with a cost was let in
- * with, its bucket, and its route's cost.
- */
+/** The per-address decision a request of a route with a cost was let in with, and the cost. */
 const ADMITTED = new WeakMap<
   RequestContext,
   { bucket: string; decision: RateLimitDecision; cost: AddressCost }
 >();
-
-/** The client address a request counts as, worked out once per request. */
-const BUCKETS = new WeakMap<RequestContext, string>();
 
 function refuse(
   ctx: RequestContext,
@@ -59,24 +46,18 @@ function refuse(
 
 /** The bucket of the request's client address (docs/interface.md §12). */
 function bucketOf(request: Request, ctx: RequestContext): string {
-  let bucket = BUCKETS.get(ctx);
-  if (bucket === undefined) {
-    // A request handed to the app without its peer (a test's direct call) counts as one client.
-    bucket = ctx.peer === undefined ? "unknown" : clientAddress({
-      remoteAddr: ctx.peer,
-      headers: request.headers,
-      trustedProxies: ctx.app.limits.settings.trustedProxies,
-    }).bucketKey;
-    BUCKETS.set(ctx, bucket);
-  }
-  return bucket;
+  // A request handed to the app without its peer (a test's direct call) counts as one client.
+  if (ctx.peer === undefined) return "unknown";
+  return clientAddress({
+    remoteAddr: ctx.peer,
+    headers: request.headers,
+    trustedProxies: ctx.app.limits.settings.trustedProxies,
+  }).bucketKey;
 }
 
 /**
- * Lets a request through to its route's handler as the route declares,
- * before anything else of it is looked at: its bearer token
- * ({@link requireToken}), or a token of its client address
- * ({@link admitAddress}).
+ * Lets a request through to its route's handler as the route declares, before
+ * anything else of it is looked at: its bearer token, or its address's token.
  *
  * @throws {ServiceError} `rate_limited`; {@link HttpError} 401 `unauthorized`.
  */
@@ -93,12 +74,8 @@ export function admit(request: Request, ctx: RequestContext, route: Route): void
 }
 
 /**
- * Spends a token of the request's client address, before anything else is
- * looked at; every answer then carries `RateLimit-Policy` and `RateLimit`.
- *
- * @param cost the route's: with `"work"`, {@link chargeWork} charges the rest later.
- * @throws {ServiceError} `rate_limited` (with `Retry-After`) when the
- *   address has no token left.
+ * Spends a token of the request's client address; every answer then carries
+ * `RateLimit-Policy` and `RateLimit`. With `"work"`, {@link chargeWork} charges the rest later.
  */
 function admitAddress(
   request: Request,
@@ -116,11 +93,9 @@ function admitAddress(
 }
 
 /**
- * Charges the tokens of a request's work beyond the one {@link admitAddress}
- * spent, once its body is read and before any signature is verified: all of
- * them, or none, and only on a route whose cost is `"work"`. Work past
- * the bucket's capacity costs the whole bucket, so that every request an
- * address may send can be afforded.
+ * Charges the tokens of a request's work beyond the first, once its body is
+ * read and before any signature is verified: all or none, on a route whose
+ * cost is `"work"`; work past the capacity costs the whole bucket.
  *
  * @param work max(1, signatures carried, public keys named) (`workOf`).
  * @throws {ServiceError} `rate_limited` (with `Retry-After`, the headers
@@ -146,7 +121,6 @@ export function chargeWork(ctx: RequestContext, work: number): void {
  *   `Retry-After`, when a key has no token left.
  */
 export function checkSigners(ctx: RequestContext, keyIds: readonly string[]): void {
-  if (!ctx.app.limits.signer.enabled) return;
   const decision = ctx.app.limits.signer.checkAll(keyIds);
   if (decision.allowed) return;
   const address = ADMITTED.get(ctx)?.decision;
@@ -165,15 +139,10 @@ export function refusedPending(ctx: RequestContext): void {
 }
 
 /**
- * Lets the request through when it carries one of `tokens`. An address
- * whose budget of wrong tokens is empty is refused before its token is
- * compared, so that guessing stops even for a right guess; a wrong or
- * missing token spends one; a right one spends nothing. A 401 and the
+ * Lets the request through when it carries one of `tokens` (undefined ones
+ * skipped). An address whose budget of wrong tokens is empty is refused before
+ * its token is compared; a wrong or missing token spends one. A 401 and the
  * refusal carry the `"auth"` policy's headers.
- *
- * @param tokens accepted tokens (undefined entries are skipped).
- * @throws {ServiceError} `rate_limited` (with `Retry-After`) when the budget is empty.
- * @throws {HttpError} 401 `unauthorized` with `WWW-Authenticate: Bearer`.
  */
 function requireToken(
   request: Request,
@@ -181,17 +150,47 @@ function requireToken(
   tokens: readonly (string | undefined)[],
 ): void {
   const { auth } = ctx.app.limits;
+  // A limiter that is off decides without looking at the bucket, and its decisions add no headers.
   const bucket = auth.enabled ? bucketOf(request, ctx) : "";
-  if (auth.enabled) {
-    const decision = auth.check(bucket);
-    if (!decision.allowed) throw refuse(ctx, [decision], "auth");
-  }
+  const decision = auth.check(bucket);
+  if (!decision.allowed) throw refuse(ctx, [decision], "auth");
   if (bearerMatches(request, tokens)) return;
-  const headers: Record<string, string> = { "www-authenticate": "Bearer" };
-  if (auth.enabled) {
-    // The 401 is the answer whatever the bucket says now: its headers say what is left.
-    const decision = auth.spend(bucket);
-    Object.assign(headers, rateLimitHeaders([{ ...decision, allowed: true }]));
+  // The 401 is the answer whatever the bucket says now: its headers say what is left.
+  const spent = auth.spend(bucket);
+  throw new HttpError("unauthorized", "a valid bearer token is required", {
+    "www-authenticate": "Bearer",
+    ...rateLimitHeaders([{ ...spent, allowed: true }]),
+  });
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Compares two strings without leaking, through timing, where they differ or
+ * how long the expected one is: both are hashed first, then every byte of the
+ * digests is compared.
+ */
+function constantTimeEqual(a: string, b: string): boolean {
+  const x = sha256(encoder.encode(a));
+  const y = sha256(encoder.encode(b));
+  let diff = 0;
+  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
+  return diff === 0;
+}
+
+/**
+ * Whether the request carries one of `tokens` (undefined ones skipped) as its
+ * `Authorization: Bearer` token. Every accepted token is compared, so timing
+ * does not tell which matched.
+ */
+function bearerMatches(
+  request: Request,
+  tokens: readonly (string | undefined)[],
+): boolean {
+  const given = /^Bearer[ ]+([^\s]+)\s*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+  let ok = false;
+  for (const token of tokens) {
+    if (token !== undefined && given !== undefined && constantTimeEqual(given, token)) ok = true;
   }
-  throw new HttpError("unauthorized", "a valid bearer token is required", headers);
+  return ok;
 }

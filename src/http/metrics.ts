@@ -1,15 +1,8 @@
 /**
- * The edge's metrics of one server process, fed by the app's request
- * observer and by the event feed: rendered at `GET /metrics` (admin token or
- * `METRICS_TOKEN`) with the other parts' (`src/telemetry/registry.ts`) in
- * the text exposition format 0.0.4, and reported as OpenTelemetry
- * instruments when telemetry is on (`src/telemetry/instruments.ts` holds
- * both renderings; docs/interface.md §13).
- *
- * Counts are per process: with several processes, Prometheus scrapes each and
- * sums. Every label value comes from a bounded set (route names, known
- * methods, status codes, error codes, variants, signature kinds), so a client
- * cannot grow the registry.
+ * The edge's metrics of one server process (docs/interface.md §13), rendered
+ * at `GET /metrics` with the other parts' and reported as OpenTelemetry
+ * instruments when telemetry is on. Every label value comes from a bounded
+ * set (route templates, known methods, codes), so a client cannot grow them.
  * @module
  */
 
@@ -30,10 +23,7 @@ const OUTCOME: Label = { prometheus: "outcome", otel: "intents.outcome" };
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]);
 
-/**
- * Whether `method` is one of the methods labels and span names carry as
- * they are; any other (a client may send any token) is folded into one.
- */
+/** Whether labels and span names carry `method` as it is; any other is folded into one. */
 export function isKnownMethod(method: string): boolean {
   return KNOWN_METHODS.has(method);
 }
@@ -46,6 +36,20 @@ export interface AcceptedIntent {
   pending: boolean;
 }
 
+/** What a request's handler reports of what it did, for the metrics. */
+export interface RequestOutcome {
+  /** Set by `POST /intents` when it stored an intent (accepted, or pending approvals). */
+  accepted?: AcceptedIntent;
+  /** Set by `POST /intents/{id}/approvals` when it stored an approval. */
+  approved?: { accepted: boolean };
+  /** Set by `POST /intents/{id}/rejections` when it stored a rejection. */
+  rejected?: { rejected: boolean };
+  /** Set when the answer replays what was stored before (a retry). */
+  replayed?: boolean;
+  /** Set when a limit of docs/interface.md §12 refused the request. */
+  limited?: "address" | "signer" | "auth" | "pending";
+}
+
 /** One finished request, as `createApp` reports it. */
 export interface RequestEvent {
   route: string;
@@ -53,20 +57,7 @@ export interface RequestEvent {
   status: number;
   durationMs: number;
   code?: string;
-  /** Set when `POST /intents` stored an intent (accepted, or pending approvals). */
-  accepted?: AcceptedIntent;
-  /** Set when `POST /intents/{id}/approvals` stored an approval. */
-  approved?: { accepted: boolean };
-  /** Set when `POST /intents/{id}/rejections` stored a rejection. */
-  rejected?: { rejected: boolean };
-  /** Set when the answer replayed what was stored before (a retry). */
-  replayed?: boolean;
-  /** Set when a limit refused the request: the client address, a key, or the pending intents. */
-  limited?: "address" | "signer" | "auth" | "pending";
 }
-
-/** Called once per finished request. */
-export type RequestObserver = (event: RequestEvent) => void;
 
 /**
  * The edge's metrics of one process: requests, what they stored, the feed's
@@ -185,27 +176,22 @@ export class RequestMetrics {
     this.#streamsOpen.add([], change);
   }
 
-  /** The observer to pass to `createApp`; records one finished request. */
-  readonly observe: RequestObserver = (event) => this.record(event);
-
-  /** Records one finished request. */
-  record(event: RequestEvent): void {
+  /** Records one finished request, and what its handler reported. */
+  record(event: RequestEvent, outcome: RequestOutcome = {}): void {
     const method = isKnownMethod(event.method) ? event.method : "OTHER";
     this.#requests.inc([event.route, method, String(event.status)]);
     this.#latency.observe([event.route], event.durationMs / 1000);
     if (event.code !== undefined) this.#rejections.inc([event.route, event.code]);
-    if (event.accepted) {
-      const { variant, kind, pending } = event.accepted;
-      (pending ? this.#pending : this.#accepted).inc([variant, kind]);
+    const { accepted, approved, rejected, replayed, limited } = outcome;
+    if (accepted) {
+      (accepted.pending ? this.#pending : this.#accepted).inc([accepted.variant, accepted.kind]);
     }
-    if (event.approved) {
-      this.#approvals.inc([event.approved.accepted ? "accepted" : "approval_added"]);
+    if (approved) this.#approvals.inc([approved.accepted ? "accepted" : "approval_added"]);
+    if (rejected) {
+      this.#signerRejections.inc([rejected.rejected ? "rejected" : "rejection_added"]);
     }
-    if (event.rejected) {
-      this.#signerRejections.inc([event.rejected.rejected ? "rejected" : "rejection_added"]);
-    }
-    if (event.replayed) this.#replays.inc([event.route]);
-    if (event.limited) this.#limitRefusals.inc([event.limited]);
+    if (replayed) this.#replays.inc([event.route]);
+    if (limited) this.#limitRefusals.inc([limited]);
   }
 
   /** The lines `GET /metrics` serves of them. */

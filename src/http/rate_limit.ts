@@ -1,60 +1,25 @@
 /**
- * Per-process token buckets for the rate limits of docs/interface.md §12, and the
- * `RateLimit-Policy`, `RateLimit` and `Retry-After` headers that report them
- * (draft-ietf-httpapi-ratelimit-headers-10).
+ * Per-process token buckets for the rate limits of docs/interface.md §12, and
+ * the `RateLimit-Policy`, `RateLimit` and `Retry-After` headers that report
+ * them (draft-ietf-httpapi-ratelimit-headers-10); `limits.ts` applies them.
  *
- * ## How the routes use it
+ * A key's {@link RateLimiter.check} only looks and its {@link RateLimiter.spend}
+ * comes once the work is done, so requests of one key in flight at once may
+ * all pass on its last token: the bucket then goes into debt and the key waits
+ * until refill repays it. A reservation refunded on failure would close that
+ * gap, but replays of a key's bodies sent by others would then hold its tokens
+ * while in flight, which §12 rules out.
  *
- * One limiter per policy (`RequestLimits`), used by `limits.ts`:
- *
- * 1. `address.take(bucket)` before anything else on the four address-limited
- *    routes: a request let in spends one token whatever answer it then
- *    gets; a refused one spends nothing. Every answer of these routes
- *    carries `rateLimitHeaders([decision])`.
- * 2. Once the body is read: `address.take(bucket, work - 1)`, all or none.
- * 3. After the signature verified: `signer.checkAll(keys)` for the keys that
- *    signed (one canonical form per key, a P-256 key compressed, or one key
- *    gets two budgets); only after the commit that stored something:
- *    `signer.spendAll(keys)`. A forged signature, a replay (200), a 409, a 429
- *    `too_many_pending` or a failed commit spends no key's budget: others
- *    replaying its bodies cannot starve it.
- * 4. On routes that need a token: `auth.check(bucket)` before the token is
- *    compared, `auth.spend(bucket)` for a wrong or missing one.
- *
- * ## Check, then spend
- *
- * A key's check only looks; its spend comes later. Between them, concurrent requests of one
- * key can all pass the check on the same last token and all spend it: the
- * bucket then goes into debt (below empty) and the key is refused until the
- * debt is repaid by refill. So the long-run rate holds exactly, and a burst can
- * exceed the capacity by the number of that key's requests in flight between
- * check and commit. A reservation taken at the check and refunded on failure
- * would close that gap, but replays of a key's bodies sent by others would
- * then hold its tokens while they are in flight, which §12 rules out.
- *
- * ## Decisions
- *
- * - A rate of 0 turns a limiter off: every request is allowed and no header
- *   names its policy, since `q=0` would announce that nothing is allowed.
- * - `t` of `RateLimit` is, as §12 pins it, the seconds until the bucket is
- *   full again, rounded up; `r` the whole tokens left after this request.
- * - `Retry-After` is the earliest whole second at which the refused request
- *   would be allowed (at least 1). It is often less than `t` (the draft's
- *   advice that it not be earlier than `t` presumes `t` means "until some
- *   quota returns"; here `t` means "until the bucket is full").
- * - Buckets are per process and at most `maxBuckets` of them are kept; the
- *   least recently used go first. A bucket evicted while not full comes back
- *   full: the bound trades that free refill for bounded memory.
+ * `Retry-After` is the earliest whole second at which the refused request
+ * would pass, often less than `t` (the draft's advice that it not be earlier
+ * presumes `t` means "until some quota returns"; here it means "until full").
  * @module
  */
 
 import type { LimitSettings } from "../limits_settings.ts";
 
 /** The window `w` of the per-second policies: a full bucket lasts two seconds at the full rate. */
-export const RATE_LIMIT_WINDOW_S = 2;
-
-/** The window `w` of the `"auth"` policy: its budget is so many wrong tokens a minute. */
-export const AUTH_FAILURES_WINDOW_S = 60;
+const RATE_LIMIT_WINDOW_S = 2;
 
 /** The buckets a limiter keeps at most, unless told otherwise (docs/interface.md §12). */
 export const DEFAULT_MAX_BUCKETS = 100_000;
@@ -84,9 +49,8 @@ export interface RateLimiterOptions {
   /** The name the headers give this limit; printable ASCII. */
   policy: string;
   /**
-   * Tokens refilled per second, a whole number; bursts up to twice that
-   * (a window of {@link RATE_LIMIT_WINDOW_S}). 0: no limit. Give this or
-   * `capacity` and `windowS`.
+   * Tokens refilled per second, a whole number; bursts up to twice that (a
+   * window of 2 s). 0: no limit. Give this or `capacity` and `windowS`.
    */
   ratePerSecond?: number;
   /** Tokens a full bucket holds, a whole number; 0: no limit. */
@@ -97,6 +61,11 @@ export interface RateLimiterOptions {
   maxBuckets?: number;
   /** A monotonic clock in milliseconds; default `performance.now`. */
   now?: () => number;
+}
+
+/** Whether `value` is a safe integer of at least `min`. */
+function isWhole(value: number | undefined, min: number): value is number {
+  return Number.isSafeInteger(value) && value! >= min;
 }
 
 function checkCost(cost: number): void {
@@ -111,11 +80,10 @@ function checkCost(cost: number): void {
  * looking at a key that spent nothing lately costs no memory.
  *
  * Each stored bucket is one number, the time (in token units of refill) at
- * which it is full again; the map's insertion order is its recency order.
- * The clock is read in whole milliseconds from construction, so refill and
- * rounding are exact integer sums; past 2^53 units (at 1,000,000 tokens per
- * second, after more than 100 days) the time is off by a few thousandths of a
- * token.
+ * which it is full again; the map's insertion order is its recency order, and
+ * past `maxBuckets` the least recently used goes (coming back full). The clock
+ * is read in whole milliseconds from construction, so refill and rounding are
+ * exact integer sums.
  *
  * @example
  * ```ts ignore
@@ -127,9 +95,7 @@ function checkCost(cost: number): void {
 export class RateLimiter {
   /** The name the headers give this limit. */
   readonly policy: string;
-  /** Tokens refilled per second (a fraction for long windows); 0 when off. */
-  readonly ratePerSecond: number;
-  /** Tokens a full bucket holds. */
+  /** Tokens a full bucket holds; 0 when off. */
   readonly capacity: number;
   /** Seconds an empty bucket takes to fill. */
   readonly windowS: number;
@@ -147,31 +113,21 @@ export class RateLimiter {
 
   /** @throws {RangeError} for a rate or bound that is not a suitable whole number. */
   constructor(options: RateLimiterOptions) {
-    const { policy, maxBuckets = DEFAULT_MAX_BUCKETS } = options;
-    if (!/^[\x20-\x7e]+$/.test(policy)) {
-      throw new RangeError(`Cannot create RateLimiter: policy must be printable ASCII`);
-    }
-    const rate = options.ratePerSecond;
-    if (rate !== undefined && (!Number.isSafeInteger(rate) || rate < 0)) {
-      throw new RangeError(`Cannot create RateLimiter: ratePerSecond must be a whole number`);
-    }
+    const { policy, ratePerSecond: rate, maxBuckets = DEFAULT_MAX_BUCKETS } = options;
     const capacity = rate === undefined ? options.capacity : rate * RATE_LIMIT_WINDOW_S;
     const windowS = rate === undefined ? options.windowS : RATE_LIMIT_WINDOW_S;
-    if (capacity === undefined || !Number.isSafeInteger(capacity) || capacity < 0) {
+    if (
+      !/^[\x20-\x7e]+$/.test(policy) || (rate !== undefined && !isWhole(rate, 0)) ||
+      !isWhole(capacity, 0) || !isWhole(windowS, 1) || !isWhole(maxBuckets, 1)
+    ) {
       throw new RangeError(
-        `Cannot create RateLimiter: give ratePerSecond, or capacity as a whole number`,
+        "Cannot create RateLimiter: the policy must be printable ASCII, the rate or capacity " +
+          "a whole number, windowS and maxBuckets positive integers",
       );
-    }
-    if (windowS === undefined || !Number.isSafeInteger(windowS) || windowS < 1) {
-      throw new RangeError(`Cannot create RateLimiter: windowS must be a positive integer`);
-    }
-    if (!Number.isSafeInteger(maxBuckets) || maxBuckets < 1) {
-      throw new RangeError(`Cannot create RateLimiter: maxBuckets must be a positive integer`);
     }
     this.policy = policy;
     this.capacity = capacity;
     this.windowS = windowS;
-    this.ratePerSecond = capacity / windowS;
     this.maxBuckets = maxBuckets;
     this.#now = options.now ?? (() => performance.now());
     this.#origin = Math.floor(this.#now());
@@ -199,17 +155,13 @@ export class RateLimiter {
     return this.capacity > 0;
   }
 
-  /**
-   * Buckets currently stored: those that spent lately. One that has refilled
-   * since is dropped when next checked, or evicted in its turn.
-   */
+  /** Buckets currently stored: those that spent lately (a refilled one goes when next checked). */
   get size(): number {
     return this.#fullAt.size;
   }
 
   /**
-   * Spends `cost` tokens from `key`'s bucket when it holds them; a refused
-   * request spends nothing.
+   * Spends `cost` tokens from `key`'s bucket when it holds them; a refused request spends nothing.
    *
    * @throws {RangeError} when `cost` is not a positive integer or exceeds the capacity.
    */
@@ -227,10 +179,8 @@ export class RateLimiter {
   }
 
   /**
-   * Whether `key` could spend `cost` tokens now, without spending them; the
-   * decision reports what {@link take} would. Pair with {@link spend} once the
-   * request has done what the budget counts (see the module's notes on the
-   * race this admits).
+   * Whether `key` could spend `cost` tokens now, without spending them (what
+   * {@link take} would decide); {@link spend} follows once the work is done.
    *
    * @throws {RangeError} when `cost` is not a positive integer or exceeds the capacity.
    */
@@ -246,10 +196,8 @@ export class RateLimiter {
   }
 
   /**
-   * Spends `cost` tokens from `key`'s bucket unconditionally: the work they pay
-   * for is done. The bucket may go below empty (when concurrent requests passed
-   * {@link check} on the same tokens); the key is then refused until refill
-   * repays the debt. `allowed` says whether the tokens were there.
+   * Spends `cost` tokens from `key`'s bucket unconditionally, into debt if need
+   * be (see the module's notes); `allowed` says whether the tokens were there.
    *
    * @throws {RangeError} when `cost` is not a positive integer.
    */
@@ -354,13 +302,10 @@ function sfString(text: string): string {
 }
 
 /**
- * The `RateLimit-Policy` and `RateLimit` headers for the given decisions, in
- * their order (one List member per limited policy, joined by `", "` as RFC 9651
- * §4.1.1 serializes a List), and `Retry-After` when one of them refused: the
- * longest wait among the refusals. Decisions of a limiter that is off add
- * nothing; with none limited the result is empty.
- *
- * Keys are lower case, as `Headers` stores them.
+ * The `RateLimit-Policy` and `RateLimit` headers (lower case) for the given
+ * decisions, one List member per limited policy in their order (RFC 9651
+ * §4.1.1), and `Retry-After` when one refused: the longest wait. Decisions of
+ * a limiter that is off add nothing.
  *
  * @example
  * ```ts ignore
@@ -394,29 +339,22 @@ export class RequestLimits {
   readonly address: RateLimiter;
   /** One bucket per public key (its id: a P-256 key in compressed form). */
   readonly signer: RateLimiter;
-  /** One bucket of wrong or missing bearer tokens per client address. */
+  /** One bucket of wrong or missing bearer tokens per client address, a minute's worth. */
   readonly auth: RateLimiter;
-  /** The settings they were built from. */
-  readonly settings: LimitSettings;
 
   /**
    * @param settings `RATE_LIMIT_PER_ADDRESS`, `RATE_LIMIT_PER_SIGNER`,
    *   `RATE_LIMIT_AUTH_FAILURES`, `TRUSTED_PROXIES`, `MAX_PENDING_PER_SIGNER`.
    * @param now a monotonic clock in milliseconds (default `performance.now`).
    */
-  constructor(settings: LimitSettings, now?: () => number) {
-    this.settings = settings;
+  constructor(readonly settings: LimitSettings, now?: () => number) {
     this.address = new RateLimiter({
       policy: "address",
       ratePerSecond: settings.ratePerAddress,
       now,
     });
     this.signer = new RateLimiter({ policy: "signer", ratePerSecond: settings.ratePerSigner, now });
-    this.auth = new RateLimiter({
-      policy: "auth",
-      capacity: settings.authFailuresPerMinute,
-      windowS: AUTH_FAILURES_WINDOW_S,
-      now,
-    });
+    const { authFailuresPerMinute: capacity } = settings;
+    this.auth = new RateLimiter({ policy: "auth", capacity, windowS: 60, now });
   }
 }

@@ -18,38 +18,23 @@ export interface ReadBodyOptions {
   maxBytes: number;
   /** Time allowed for the whole body, from the call; past it, a 408. Default 10 000. */
   timeoutMs?: number;
-  /**
-   * Shared deadlines to use instead of a timer per call (the server's); the
-   * 408 then comes up to one sweep interval after `timeoutMs`, and a read the
-   * server cuts at shutdown ({@link DeadlineSweeper.cutAll}) is a 503.
-   */
+  /** The server's shared deadlines instead of a timer per call; one cut at shutdown is a 503. */
   deadlines?: DeadlineSweeper;
-  /**
-   * Aborted when the server stops (its `AppContext.stopping`). `Deno.serve`'s
-   * graceful shutdown ends every body still streaming in; such a read is
-   * then a 503, not the client's 400.
-   */
+  /** Aborted when the server stops, which ends bodies still streaming in: then a 503, not a 400. */
   stopping?: AbortSignal;
 }
 
 /**
- * Reads the request body, at most `maxBytes`.
+ * Reads the request body, at most `maxBytes`: a `Content-Length` above it is
+ * refused before anything is read, a body of a declared length within it is
+ * read in one go, a chunked one is cut off as soon as it passes the limit.
  *
- * A `Content-Length` above the limit is refused before anything is read; a
- * body of a declared length within it is read in one go; a body without one
- * (chunked) is read as a stream and cut off as soon as it passes the limit,
- * so at most `maxBytes` plus one chunk is ever held, and the stream is
- * cancelled on every refusal.
- *
- * @param request the incoming request; its body is consumed.
- * @param options the size cap and the time limit.
- * @returns the exact body bytes, in a buffer of their own (an absent body is
- *   an empty array).
- * @throws {ServiceError} 413 `payload_too_large` as soon as Content-Length
- *   or the bytes read exceed `maxBytes`; 408 `request_timeout` when the body
- *   has not fully arrived within `timeoutMs`; 503 `unavailable` when the
- *   server stops while the body arrives; 400 `invalid_body` for a malformed
- *   Content-Length or a stream that fails otherwise (the client went away).
+ * @returns the exact body bytes, in a buffer of their own (none: empty).
+ * @throws {ServiceError} 413 `payload_too_large`; 408 `request_timeout` past
+ *   `timeoutMs`; 503 `unavailable` when the server stops while the body
+ *   arrives; 400 `invalid_body` for a malformed Content-Length or a stream
+ *   that fails otherwise (the client went away). Each but the 400s asks for
+ *   `Connection: close`.
  *
  * @example
  * ```ts
@@ -106,7 +91,12 @@ function armDeadline(options: ReadBodyOptions): {
 
 /** The error for a deadline that expired, or for a read that failed. */
 function cutOff(cause: ExpireCause | "failed", options: ReadBodyOptions): ServiceError {
-  if (cause === "shutdown" || (cause === "failed" && options.stopping?.aborted)) return stopped();
+  if (cause === "shutdown" || (cause === "failed" && options.stopping?.aborted)) {
+    // Not the client's fault, so retryable.
+    return closing(
+      new ServiceError("unavailable", "the server is shutting down; send the request again"),
+    );
+  }
   if (cause === "failed") {
     return new ServiceError("invalid_body", "request body could not be read");
   }
@@ -118,11 +108,8 @@ function cutOff(cause: ExpireCause | "failed", options: ReadBodyOptions): Servic
 
 /**
  * A body whose length is declared and within the limit, read in one go (the
- * runtime reads a socket's body natively, without a JavaScript stream). The
- * HTTP server delivers exactly the declared bytes; the caller still counts
- * them, for requests built in-process, which nothing holds to their header.
- * A body cut off by its deadline is left to the connection's close, which
- * the answer asks for.
+ * runtime reads a socket's body natively); the caller still counts it, for
+ * requests built in-process. One cut off is left to the connection's close.
  */
 async function readWhole(
   request: Request,
@@ -146,10 +133,8 @@ async function readWhole(
 }
 
 /**
- * A body of unknown length (chunked), read chunk by chunk and cut off as
- * soon as it passes the limit, so at most `maxBytes` plus one chunk is ever
- * held. On every refusal the stream is cancelled, so the rest of the body is
- * never buffered.
+ * A body of unknown length (chunked), read chunk by chunk: at most `maxBytes`
+ * plus one chunk is ever held, and on every refusal the stream is cancelled.
  */
 async function readChunks(
   body: ReadableStream<Uint8Array>,
@@ -188,19 +173,9 @@ async function readChunks(
   return concat(chunks, total);
 }
 
-/** The server stopped while the body arrived: not the client's fault, so retryable. */
-function stopped(): ServiceError {
-  return closing(
-    new ServiceError("unavailable", "the server is shutting down; send the request again"),
-  );
-}
-
-/**
- * A refusal with `Connection: close`: the rest of the body is not read, so
- * the connection cannot be reused.
- */
-function closing(error: ServiceError): HttpError {
-  return new HttpError(error.code, error.message, { connection: "close" });
+/** A refusal with `Connection: close`: the rest of the body is not read, so no reuse. */
+function closing({ code, message }: ServiceError): HttpError {
+  return new HttpError(code, message, { connection: "close" });
 }
 
 /** Joins the chunks into one buffer of their own. */

@@ -1,9 +1,8 @@
 /**
- * The request log: one JSON line per request on stdout, written in batches.
- * A write call per request costs a system call each (about a tenth of the
- * server's CPU under load); here lines gather for at most `flushMs` (or until
- * `maxChars` are pending) and go out in one write. A process killed outright loses at
- * most the last `flushMs` of log lines, never data.
+ * The request log: one JSON line per request on stdout, written in batches
+ * (a write per request would cost a system call each, about a tenth of the
+ * server's CPU under load). A process killed outright loses at most the last
+ * `flushMs` of lines, never data.
  * @module
  */
 
@@ -15,10 +14,7 @@ export interface RequestLogLine {
   path: string;
   status: number;
   duration_ms: number;
-  /**
-   * Present on 500s and on 503s of a storage failure: the cause and its
-   * causes, for operators (never sent to the client).
-   */
+  /** On 500s and on 503s of a storage failure: the cause and its causes (never sent). */
   error?: string;
   /** The request's trace and span (W3C ids) when telemetry is on: the line leads to its trace. */
   trace_id?: string;

@@ -54,7 +54,7 @@ export class HttpError extends ServiceError {
 }
 
 /** Headers every API response carries. */
-const BASE_HEADERS = {
+export const API_HEADERS: Readonly<Record<string, string>> = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
 };
@@ -68,7 +68,7 @@ export function json(
   const text = typeof body === "string" ? body : JSON.stringify(body);
   return new Response(text, {
     status,
-    headers: { ...BASE_HEADERS, "content-type": "application/json", ...headers },
+    headers: { ...API_HEADERS, "content-type": "application/json", ...headers },
   });
 }
 
@@ -76,9 +76,4 @@ export function json(
 export function errorResponse(error: ServiceError): Response {
   const headers = error instanceof HttpError ? error.headers : {};
   return json(STATUS_OF[error.code], { message: error.message, code: error.code }, headers);
-}
-
-/** The bare 500: it says nothing about the cause, which goes to the log. */
-export function internalErrorResponse(): Response {
-  return errorResponse(new ServiceError("internal", "internal error"));
 }

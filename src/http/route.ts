@@ -1,9 +1,6 @@
 /**
  * What a route of the HTTP edge declares, once, beside its handler in
- * `routes/` (`routes()` in `router.ts` lists them): its method and path
- * template, who may call it, what it costs the client address, its handler
- * and its OpenAPI operation. The router, the token and budget checks
- * (`limits.ts`), `http.route` and the OpenAPI document all read it.
+ * `routes/` (docs/architecture.md, "Routes").
  * @module
  */
 
@@ -15,18 +12,13 @@ import type { Obj } from "./openapi/responses.ts";
 /** The methods the service answers (a GET route also answers HEAD). */
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
-/**
- * Who may call a route (docs/interface.md §7): anyone, or the bearer of
- * the admin token, or of the admin token or `EVENTS_TOKEN` (§9), or of the
- * admin token or `METRICS_TOKEN`.
- */
+/** Who may call a route (docs/interface.md §7): anyone, or the bearer of one of its tokens. */
 export type Access = "public" | "admin" | "admin_or_events" | "admin_or_metrics";
 
 /**
  * What a request costs its client address's budget (docs/interface.md §12):
- * nothing; one token, spent before anything else is looked at; or one token
- * first and, once its body is read, the further tokens of its work
- * (max(1, signatures carried, public keys named)).
+ * nothing; one token before anything else; or that and, once its body is
+ * read, the further tokens of its work.
  */
 export type AddressCost = "none" | "one" | "work";
 
@@ -34,10 +26,8 @@ export type AddressCost = "none" | "one" | "work";
 export interface Route {
   method: Method;
   /**
-   * The path template: `/`-separated literal segments and `{name}`
-   * parameters (each one whole segment, handed to the handler still
-   * URL-encoded, in order). It names the route in telemetry (`http.route`),
-   * the metrics and the OpenAPI document.
+   * The path template: `/`-separated literal segments and `{name}` parameters
+   * (each one whole segment, handed to the handler still URL-encoded, in order).
    */
   path: string;
   access: Access;
@@ -53,10 +43,7 @@ export interface Route {
   /** True when the template's last parameter takes the rest of the path, slashes and all. */
   rest?: boolean;
   handler: Handler;
-  /**
-   * Its OpenAPI operation, made from the document's examples when the
-   * document is built; `openapi/document.ts` adds what `access` and `cost` say.
-   */
+  /** Its OpenAPI operation; `openapi/document.ts` adds what `access` and `cost` say. */
   operation: (examples: OpenApiExamples) => Obj;
 }
 

@@ -1,7 +1,6 @@
 /**
  * The routes of the service, in one table, and the router that finds a
- * request's route by its method and path, from the routes' own path
- * templates (`route.ts`).
+ * request's route by its method and path.
  * @module
  */
 
@@ -18,9 +17,8 @@ import { LOG_ROUTES } from "./routes/log.ts";
 
 /**
  * Every route of the service, each declared once beside its handler in
- * `routes/`: the router, the token and budget checks, `http.route` and the
- * OpenAPI document all read this table. A path's methods are listed in the
- * order `Allow` names them, and the document lists paths in the table's order.
+ * `routes/`. A path's methods are in the order `Allow` names them, and the
+ * document lists paths in the table's order.
  */
 export function routes(): Route[] {
   const table = [
@@ -136,31 +134,23 @@ export class Router {
         throw new RangeError(`${route.method} ${route.path}: a route behind a token has no cost`);
       }
       entry.methods.set(route.method, route);
-    }
-    for (const entry of byPath.values()) {
-      const allow = [...entry.methods.keys()];
-      if (entry.methods.has("GET")) allow.push("HEAD");
-      entry.allow = allow.join(", ");
+      const head = entry.methods.has("GET") ? ["HEAD"] : [];
+      entry.allow = [...entry.methods.keys(), ...head].join(", ");
     }
   }
 
-  /**
-   * The route of `method` (HEAD is GET's) on `path`, or null when no
-   * template matches the path.
-   */
+  /** The route of `method` (HEAD is GET's) on `path`, or null when no template matches it. */
   find(method: string, path: string): Found | null {
     let entry = this.#exact.get(path);
     let params: string[] = [];
-    if (entry === undefined) {
-      for (const candidate of this.#patterns) {
-        const match = candidate.pattern!.exec(path);
-        if (match === null) continue;
-        entry = candidate;
-        params = match.slice(1);
-        break;
-      }
-      if (entry === undefined) return null;
+    for (const candidate of entry === undefined ? this.#patterns : []) {
+      const match = candidate.pattern!.exec(path);
+      if (match === null) continue;
+      entry = candidate;
+      params = match.slice(1);
+      break;
     }
+    if (entry === undefined) return null;
     const route = entry.methods.get(method === "HEAD" ? "GET" : method);
     return { path: entry.path, route, params, allow: entry.allow };
   }

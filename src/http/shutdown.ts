@@ -1,20 +1,13 @@
 /**
- * Stopping the server within a bound (`SHUTDOWN_TIMEOUT_MS`).
- *
- * What `Deno.serve`'s `shutdown()` does, by experiment on Deno 2.9: it closes
- * the listener, closes idle keep-alive connections and connections still
- * sending their headers at once, lets running handlers finish, and ends every
- * request body still streaming in (the handler's read fails). But it resolves
- * only once every connection has closed, and a client stalled inside its
- * body keeps its connection open after it was answered, until it leaves:
- * awaiting `shutdown()` alone may never end. So the server counts requests
- * until their response is delivered, and stops waiting once none is left or
- * the bound has passed.
+ * Stopping the server within a bound (`SHUTDOWN_TIMEOUT_MS`). `Deno.serve`'s
+ * `shutdown()` resolves only once every connection has closed, which a client
+ * stalled inside its body can put off for ever; so requests are counted until
+ * their response is delivered (docs/architecture.md, "Shutdown").
  * @module
  */
 
 import type { DeadlineSweeper } from "./deadlines.ts";
-import { delay } from "../timing.ts";
+import { delay, within } from "../timing.ts";
 
 /**
  * How long the count must stay at zero: a request read just before the
@@ -89,10 +82,8 @@ export interface Stopped {
 
 /**
  * Stops serving: ends long-polls and event streams, stops accepting
- * connections, cuts request bodies still arriving (their clients get 503
- * `unavailable` with `Connection: close`), and waits until every other
- * request (a submission waiting for its commit, a page being sent) has been
- * answered, for at most `timeoutMs`.
+ * connections, cuts request bodies still arriving (503 with `Connection:
+ * close`), and waits at most `timeoutMs` until every other request is answered.
  *
  * @example
  * ```ts
@@ -113,15 +104,7 @@ export async function stopServing(serving: Serving): Promise<Stopped> {
   // Resolves once every connection has closed, which a stalled client can put off for ever.
   const closed = server.shutdown().then(() => {}, () => inFlight.settled());
   deadlines?.cutAll();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const bound = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  const drained = await Promise.race([
-    closed.then(() => true),
-    inFlight.settled().then(() => true),
-    bound,
-  ]);
-  clearTimeout(timer);
+  const done = Promise.race([closed, inFlight.settled()]).then(() => true);
+  const drained = await within(done, timeoutMs) === true;
   return { drained, unanswered: drained ? 0 : inFlight.count };
 }

@@ -1,7 +1,6 @@
 /**
- * The files of the passkey page, read once per app and kept: the set is
- * small and fixed. They are read relative to this module's URL, so they
- * travel with the code (on Deno Deploy too).
+ * The files of the passkey page, read once per app and kept, relative to
+ * this module's URL so that they travel with the code (on Deno Deploy too).
  * @module
  */
 
@@ -34,9 +33,8 @@ export class StaticFiles {
   constructor(readonly dir: URL = STATIC_DIR) {}
 
   /**
-   * The file `name` of `dir`, read once and kept; a failed read is not kept,
-   * so a transient error does not stick. `name` must come from an allow-list,
-   * never from a URL.
+   * The file `name` of `dir`, read once and kept (a failed read is not); `name`
+   * must come from an allow-list, never from a URL.
    */
   load(name: string, type: string): Promise<StaticFile> {
     let file = this.#loaded.get(name);

@@ -47,7 +47,7 @@ Deno.test("the CSP allows this origin only and forbids inline code, framing and 
 
 Deno.test("every allow-listed file is served with its media type and the CSP", async () => {
   await withApp(async (get) => {
-    for (const [name, { type }] of Object.entries(STATIC_FILES)) {
+    for (const [name, type] of Object.entries(STATIC_FILES)) {
       const response = await get(`/static/${name}`);
       assert.equal(response.status, 200, name);
       assert.equal(response.headers.get("content-type"), type, name);

@@ -1,8 +1,7 @@
 /**
- * The `components.schemas` of the OpenAPI document. Request schemas are the
- * valibot schemas that validate requests (`src/domain/schemas.ts`); response
- * shapes are declared here in valibot as well, and all are converted the
- * same way, so the document and the server cannot drift apart.
+ * The `components.schemas` of the OpenAPI document, converted from the
+ * valibot schemas that validate requests (`src/domain/schemas.ts`) and of the
+ * answers, so that the document and the server cannot drift apart.
  * @module
  */
 
@@ -62,6 +61,15 @@ export const IntentRecordSchema = v.object({
   ),
 });
 
+/** The keys' approvals or rejections, in order. */
+function decisions(what: "approval" | "rejection") {
+  return v.array(v.object({
+    key: v.pipe(v.string(), v.description("The signer's key, as the document writes it.")),
+    kind: v.picklist(["Ed25519", "Passkey"]),
+    at: v.pipe(v.string(), v.isoTimestamp(), v.description(`RFC 3339 time of the ${what}.`)),
+  }));
+}
+
 /** The quorum of a governed document and who has approved. */
 export const ApprovalSchema = v.object({
   threshold: v.pipe(v.number(), v.integer(), v.description("The document's threshold.")),
@@ -75,19 +83,11 @@ export const ApprovalSchema = v.object({
     v.description("The document's signers: key (base58, as the document writes it) to weight."),
   ),
   approvals: v.pipe(
-    v.array(v.object({
-      key: v.pipe(v.string(), v.description("The signer's key, as the document writes it.")),
-      kind: v.picklist(["Ed25519", "Passkey"]),
-      at: v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time of the approval.")),
-    })),
+    decisions("approval"),
     v.description("Every key that has signed, those of the submission first, in order."),
   ),
   rejections: v.pipe(
-    v.array(v.object({
-      key: v.pipe(v.string(), v.description("The signer's key, as the document writes it.")),
-      kind: v.picklist(["Ed25519", "Passkey"]),
-      at: v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time of the rejection.")),
-    })),
+    decisions("rejection"),
     v.description("Every key that has rejected, in order; empty until one does."),
   ),
   expires_at: v.pipe(
@@ -290,7 +290,7 @@ export function ref(name: ComponentName): JsonSchema {
 }
 
 /** What the conversion reads of a valibot action. */
-interface Action {
+export interface Action {
   type: string;
   requirement?: unknown;
   message?: unknown;
@@ -320,58 +320,65 @@ function bound(jsonSchema: JsonSchema, keyword: "minLength" | "maxLength", value
 }
 
 /**
- * Converts the definitions to JSON Schema 2020-12 (OpenAPI 3.1's dialect).
- * Actions the converter does not know are stated by `overrideAction`: lengths
- * in code points are JSON Schema's own `minLength`/`maxLength` (which count
- * code points), and the extractor URL rule gives what a pattern can say of it.
- * `v.check` rules cannot be expressed in JSON Schema: they are left out of the
- * constraints and their messages that state a rule ("must …") are put in the
- * field's `description`, so readers still see them.
+ * Converts valibot definitions to JSON Schema 2020-12 (OpenAPI 3.1's dialect),
+ * each led by its description; `overrideAction` states the actions the
+ * converter does not know. Anything else that cannot be converted throws.
  */
-export function componentSchemas(): Record<string, JsonSchema> {
-  const converted = toJsonSchemaDefs(DEFINITIONS, {
+export function convertComponents<N extends string>(
+  definitions: Record<N, v.GenericSchema>,
+  descriptions: Record<N, string>,
+  overrideAction: (action: Action, jsonSchema: JsonSchema) => JsonSchema | undefined,
+): Record<N, JsonSchema> {
+  const converted = toJsonSchemaDefs(definitions, {
     target: "draft-2020-12",
     // A pipe that checks raw input before its schema (`attrs.fields`) is described by that schema.
     typeMode: "output",
-    errorMode: "throw", // anything else that cannot be converted must fail loudly
+    errorMode: "throw",
     overrideRef: ({ referenceId }) => `${REF_PREFIX}${referenceId}`,
-    overrideAction: ({ valibotAction, jsonSchema }) => {
-      // Every action has a type; those handled here also have a requirement or a message.
-      const action = valibotAction as unknown as Action;
-      switch (action.type) {
-        case "min_code_points":
-          return bound(jsonSchema, "minLength", action.requirement as number);
-        case "max_code_points":
-          return bound(jsonSchema, "maxLength", action.requirement as number);
-        case "extractor_url": {
-          const requirement = action.requirement as schemas.ExtractorUrlRequirement;
-          return {
-            ...bound(jsonSchema, "maxLength", requirement.maxLength),
-            pattern: requirement.pattern,
-            description: `${CHECKED}a host, and the normal form (see ConfigBody).`,
-          };
-        }
-        case "check":
-          return describeCheck(action, jsonSchema);
-        default:
-          return undefined;
+    // Every action has a type; those handled have a requirement or a message.
+    overrideAction: ({ valibotAction, jsonSchema }) =>
+      overrideAction(valibotAction as unknown as Action, jsonSchema),
+  }) as Record<N, JsonSchema>;
+  const out = {} as Record<N, JsonSchema>;
+  for (const name of Object.keys(definitions) as N[]) {
+    out[name] = { description: descriptions[name], ...converted[name] };
+  }
+  return out;
+}
+
+/**
+ * The components as JSON Schema: lengths in code points are JSON Schema's own
+ * `minLength`/`maxLength` (which count code points), and the extractor URL
+ * rule gives what a pattern can say of it. `v.check` rules cannot be
+ * expressed in JSON Schema: their messages that state a rule ("must …") go
+ * into the field's `description`, so readers still see them.
+ */
+export function componentSchemas(): Record<string, JsonSchema> {
+  const out = convertComponents(DEFINITIONS, COMPONENT_DESCRIPTIONS, (action, jsonSchema) => {
+    switch (action.type) {
+      case "min_code_points":
+        return bound(jsonSchema, "minLength", action.requirement as number);
+      case "max_code_points":
+        return bound(jsonSchema, "maxLength", action.requirement as number);
+      case "extractor_url": {
+        const requirement = action.requirement as schemas.ExtractorUrlRequirement;
+        return {
+          ...bound(jsonSchema, "maxLength", requirement.maxLength),
+          pattern: requirement.pattern,
+          description: `${CHECKED}a host, and the normal form (see ConfigBody).`,
+        };
       }
-    },
-  }) as Record<ComponentName, JsonSchema>;
+      case "check":
+        return describeCheck(action, jsonSchema);
+      default:
+        return undefined;
+    }
+  });
 
   // The valibot schema takes the multisig entries as unknown and decodes each
   // one itself (to report nesting precisely); the document states their shape.
-  const multisig = converted.Multisig as { properties: Record<string, JsonSchema> };
-  multisig.properties.signatures = {
-    ...multisig.properties.signatures,
-    items: ref("SingleSignature"),
-  };
-  const approval = converted.ApprovalBody as { properties: Record<string, JsonSchema> };
-  approval.properties.signature = ref("SingleSignature");
-
-  const out: Record<string, JsonSchema> = {};
-  for (const name of Object.keys(DEFINITIONS) as ComponentName[]) {
-    out[name] = { description: COMPONENT_DESCRIPTIONS[name], ...converted[name] };
-  }
+  const multisig = out.Multisig.properties as Record<string, JsonSchema>;
+  multisig.signatures = { ...multisig.signatures, items: ref("SingleSignature") };
+  (out.ApprovalBody.properties as Record<string, JsonSchema>).signature = ref("SingleSignature");
   return out;
 }

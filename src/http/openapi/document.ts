@@ -1,10 +1,7 @@
 /**
  * The OpenAPI 3.1 document of the service, served at `GET /openapi.json`,
- * built from the routes it is served from (`routes()` in `../router.ts`):
- * each declares its operation, and its access and cost give the operation's
- * `security`, its refusals of a token and its rate limits. Schemas come from
- * the valibot schemas that validate requests (`components.ts`); examples are
- * real signed requests (`examples.ts`).
+ * built from its routes: each declares its operation, and its access and cost
+ * give the operation's `security`, its refusals of a token and its rate limits.
  * @module
  */
 
@@ -15,16 +12,10 @@ import { openApiExamples } from "./examples.ts";
 import { type Obj, rateLimited, TOKEN_REFUSALS } from "./responses.ts";
 import { webhookComponentSchemas, webhookDeliveries } from "./webhook_components.ts";
 
-/**
- * The settings the document follows, so that it states what the process
- * serving it accepts: `WEBHOOKS_ALLOW_HTTP` (the webhook URL's scheme).
- */
+/** The settings the document follows: `WEBHOOKS_ALLOW_HTTP` (the webhook URL's scheme). */
 export type DocumentSettings = Pick<Settings, "webhooksAllowHttp">;
 
-/**
- * An operation as its route declares it: its `security` (after its
- * tags), a token's refusals, and the rate limits of an address's budget.
- */
+/** An operation as its route declares it: its `security` (after its tags), refusals and limits. */
 function asDeclared(operation: Obj, route: Route): Obj {
   const out: Obj = {};
   // A route some requests may make without a token also takes none (`{}`), for an address token.
@@ -41,6 +32,11 @@ function asDeclared(operation: Obj, route: Route): Obj {
   }
   const cost = route.publicWhen ? "one" : route.cost ?? "none";
   return cost === "none" ? out : rateLimited(out);
+}
+
+/** A security scheme of a bearer token. */
+function bearer(description: string): Obj {
+  return { type: "http", scheme: "bearer", description };
 }
 
 /**
@@ -90,21 +86,9 @@ export function buildOpenApiDocument(
         ...webhookComponentSchemas({ allowHttp: settings.webhooksAllowHttp }),
       },
       securitySchemes: {
-        adminBearer: {
-          type: "http",
-          scheme: "bearer",
-          description: "`Authorization: Bearer <ADMIN_TOKEN>`.",
-        },
-        eventsBearer: {
-          type: "http",
-          scheme: "bearer",
-          description: "`Authorization: Bearer <EVENTS_TOKEN>` (GET /events only).",
-        },
-        metricsBearer: {
-          type: "http",
-          scheme: "bearer",
-          description: "`Authorization: Bearer <METRICS_TOKEN>` (GET /metrics only).",
-        },
+        adminBearer: bearer("`Authorization: Bearer <ADMIN_TOKEN>`."),
+        eventsBearer: bearer("`Authorization: Bearer <EVENTS_TOKEN>` (GET /events only)."),
+        metricsBearer: bearer("`Authorization: Bearer <METRICS_TOKEN>` (GET /metrics only)."),
       },
     },
   };

@@ -1,11 +1,8 @@
 /**
  * Examples for the OpenAPI document, made from real signatures: fixed keys
- * sign fixed payloads when the document is built, so every example request
- * verifies against the server (a test submits each one and expects 201).
- *
- * Ed25519 signatures are deterministic (RFC 8032) and the P-256 signatures use
- * RFC 6979 nonces without extra entropy, so the document is the same on every
- * build.
+ * sign fixed payloads, so every example request verifies against the server,
+ * and deterministic signatures (RFC 8032, RFC 6979 nonces) keep the document
+ * the same on every build.
  * @module
  */
 
@@ -121,18 +118,24 @@ function passkeyMember(signed: unknown, secret: Uint8Array) {
   };
 }
 
-function record(
-  body: Record<string, unknown>,
-  head: Record<string, unknown>,
+/** An example request `body`, and what the server stores and returns for it (at a fixed time). */
+function example(
+  summary: string,
+  body: Record<string, Record<string, unknown>>,
   authorship: { kind: string; signers: string[] },
-): Record<string, unknown> {
-  return {
-    ...head,
+): ExampleIntent {
+  const { id, template_id, policy_id, attrs } = body.payload ?? body.intent;
+  const record = {
+    id,
+    variant: body.payload ? "A" : "B",
+    ...(template_id ? { template_id } : { policy_id }),
+    ...(attrs ? { attrs } : {}),
     authorship,
     received_at: "2026-01-01T12:00:00.000Z",
     state: "accepted",
     request: body,
   };
+  return { summary, body, record };
 }
 
 /**
@@ -165,49 +168,25 @@ export function openApiExamples(): OpenApiExamples {
     },
   };
   const bodyBMs = { authorship: { Signed: multisig }, intent: intentMs };
+  const ed = { kind: "Ed25519", signers: [edKey] };
+  const pk = { kind: "Passkey", signers: [pkKey] };
 
   return {
     template,
     policy,
     intents: {
-      variant_a_ed25519: {
-        summary: "Variant A signed with Ed25519",
-        body: bodyAEd,
-        record: record(bodyAEd, {
-          id: payloadEd.id,
-          variant: "A",
-          template_id: template.id,
-          attrs,
-        }, { kind: "Ed25519", signers: [edKey] }),
-      },
-      variant_a_passkey: {
-        summary: "Variant A signed with a passkey (WebAuthn assertion)",
-        body: bodyAPk,
-        record: record(bodyAPk, { id: payloadPk.id, variant: "A", template_id: template.id }, {
-          kind: "Passkey",
-          signers: [pkKey],
-        }),
-      },
-      variant_b_ed25519: {
-        summary: "Variant B signed with Ed25519",
-        body: bodyBEd,
-        record: record(bodyBEd, {
-          id: intentEd.id,
-          variant: "B",
-          policy_id: policy.id,
-          attrs,
-        }, { kind: "Ed25519", signers: [edKey] }),
-      },
-      variant_b_multisig: {
-        summary: "Variant B signed by a 2-of-2 multisig (Ed25519 key and passkey)",
-        body: bodyBMs,
-        record: record(bodyBMs, {
-          id: intentMs.id,
-          variant: "B",
-          policy_id: policy.id,
-          attrs,
-        }, { kind: "Multisig", signers: [edKey, pkKey] }),
-      },
+      variant_a_ed25519: example("Variant A signed with Ed25519", bodyAEd, ed),
+      variant_a_passkey: example(
+        "Variant A signed with a passkey (WebAuthn assertion)",
+        bodyAPk,
+        pk,
+      ),
+      variant_b_ed25519: example("Variant B signed with Ed25519", bodyBEd, ed),
+      variant_b_multisig: example(
+        "Variant B signed by a 2-of-2 multisig (Ed25519 key and passkey)",
+        bodyBMs,
+        { kind: "Multisig", signers: [edKey, pkKey] },
+      ),
     },
   };
 }

@@ -1,9 +1,7 @@
 /**
  * Building blocks of the OpenAPI document's operations: responses, error
- * responses by code, parameters, and what the document says of the rate
- * limits (docs/interface.md §12): the `RateLimit-Policy` and `RateLimit`
- * headers on every answer of the limited operations, and their 429; the
- * `"auth"` policy's on the 401 and 429 of every operation that needs a token.
+ * responses by code, parameters, and the rate limits' headers and refusals
+ * (docs/interface.md §12).
  * @module
  */
 
@@ -14,17 +12,30 @@ import { ref } from "./components.ts";
 /** A plain JSON object of the document. */
 export type Obj = Record<string, unknown>;
 
-/** The `X-Request-Id` response header. */
-export const REQUEST_ID_HEADER = {
-  description: "The request id: echoed when the client sent a valid one, else generated.",
-  schema: { type: "string" },
-};
+/** A response header whose value is a string. */
+export function header(description: string): Obj {
+  return { description, schema: { type: "string" } };
+}
 
-/** An error response listing the codes it may carry. */
-export function errorResponse(description: string, codes: readonly ErrorCode[]): Obj {
+/** The `X-Request-Id` response header. */
+export const REQUEST_ID_HEADER = header(
+  "The request id: echoed when the client sent a valid one, else generated.",
+);
+
+/** The `Location` header of an answer that names what it stored, e.g. `/intents/{id}`. */
+export function location(template: string): Obj {
+  return { Location: header(template) };
+}
+
+/** An error response listing the codes it may carry, and any headers beside `X-Request-Id`. */
+export function errorResponse(
+  description: string,
+  codes: readonly ErrorCode[],
+  headers: Obj = {},
+): Obj {
   return {
     description: `${description} Codes: ${codes.map((c) => `\`${c}\``).join(", ")}.`,
-    headers: { "X-Request-Id": REQUEST_ID_HEADER },
+    headers: { "X-Request-Id": REQUEST_ID_HEADER, ...headers },
     content: {
       "application/json": {
         schema: {
@@ -43,34 +54,32 @@ export const ERR = {
       "invalid_body",
       ...extra,
     ]),
-  unauthorized: {
-    ...errorResponse("A valid bearer token is required.", ["unauthorized"]),
-    headers: {
-      "X-Request-Id": REQUEST_ID_HEADER,
-      "WWW-Authenticate": { description: "`Bearer`", schema: { type: "string" } },
-    },
-  },
   notFound: (what: string) => errorResponse(`No such ${what}.`, ["not_found"]),
-  timeout: errorResponse("The body did not arrive in time.", ["request_timeout"]),
-  tooLarge: errorResponse("The body is larger than MAX_BODY_BYTES.", ["payload_too_large"]),
-  mediaType: errorResponse("Content-Type is not application/json.", ["unsupported_media_type"]),
-  methodNotAllowed: {
-    ...errorResponse("The method is not allowed on this path.", ["method_not_allowed"]),
-    headers: {
-      "X-Request-Id": REQUEST_ID_HEADER,
-      Allow: { description: "The allowed methods.", schema: { type: "string" } },
-    },
-  },
-  internal: errorResponse("An internal error; the body says nothing about the cause.", [
-    "internal",
-  ]),
-  unavailable: errorResponse(
+};
+
+/** The error responses many operations share, by status. */
+const SHARED = {
+  "405": errorResponse(
+    "The method is not allowed on this path.",
+    ["method_not_allowed"],
+    { Allow: header("The allowed methods.") },
+  ),
+  "408": errorResponse("The body did not arrive in time.", ["request_timeout"]),
+  "413": errorResponse("The body is larger than MAX_BODY_BYTES.", ["payload_too_large"]),
+  "415": errorResponse("Content-Type is not application/json.", ["unsupported_media_type"]),
+  "500": errorResponse("An internal error; the body says nothing about the cause.", ["internal"]),
+  "503": errorResponse(
     "The storage cannot take writes now (full, read-only, or locked by another process), or " +
       "the server stopped while the body arrived; nothing was stored, and the request may be " +
       "sent again.",
     ["unavailable"],
   ),
 };
+
+/** The shared error responses of `statuses`. */
+export function shared(...statuses: (keyof typeof SHARED)[]): Obj {
+  return Object.fromEntries(statuses.map((status) => [status, SHARED[status]]));
+}
 
 /** A JSON success response; `extra` may carry `headers`, `example` or `examples`. */
 export function jsonResponse(description: string, schema: JsonSchema, extra: Obj = {}): Obj {
@@ -99,17 +108,18 @@ export function strictQuery(known: readonly string[]): string {
     "`invalid_body` naming the parameter.";
 }
 
-/** An integer query parameter with its bounds and default. */
+/** An integer query parameter with its bounds and default; `more` follows "Decimal digits." */
 export function integerParameter(
   name: string,
   bounds: { min: number; max: number; fallback: number },
   description: string,
+  more = "",
 ): Obj {
   return {
     name,
     in: "query",
     required: false,
-    description: `${description} Decimal digits.`,
+    description: `${description} Decimal digits.${more && ` ${more}`}`,
     schema: { type: "integer", minimum: bounds.min, maximum: bounds.max, default: bounds.fallback },
   };
 }
@@ -127,27 +137,27 @@ export function examplesOf(
 }
 
 /** The headers every answer of a limited operation carries while its limit is on. */
-export const RATE_LIMIT_HEADERS: Obj = {
-  "RateLimit-Policy": {
-    description: 'draft-ietf-httpapi-ratelimit-headers-10: `"address";q=<2 × ' +
+const RATE_LIMIT_HEADERS: Obj = {
+  "RateLimit-Policy": header(
+    'draft-ietf-httpapi-ratelimit-headers-10: `"address";q=<2 × ' +
       'RATE_LIMIT_PER_ADDRESS>;w=2`; a 429 for a key adds `"signer";q=<2 × ' +
       "RATE_LIMIT_PER_SIGNER>;w=2`. Absent while the limit is off (0). A submission, " +
       "approval or rejection spends max(1, signatures carried, public keys named) tokens; " +
       "another request one.",
-    schema: { type: "string" },
-  },
-  RateLimit: {
-    description: '`"address";r=<tokens left>;t=<seconds until the bucket is full, ' +
+  ),
+  RateLimit: header(
+    '`"address";r=<tokens left>;t=<seconds until the bucket is full, ' +
       'rounded up>`, and on a 429 for a key `"signer";r=…;t=…` the same way. Counted per ' +
       "process.",
-    schema: { type: "string" },
-  },
+  ),
 };
 
 /** The `Retry-After` header of a 429. */
 const RETRY_AFTER: Obj = {
-  description: "Whole seconds, at least 1, before the request would be let in.",
-  schema: { type: "integer", minimum: 1 },
+  "Retry-After": {
+    description: "Whole seconds, at least 1, before the request would be let in.",
+    schema: { type: "integer", minimum: 1 },
+  },
 };
 
 /**
@@ -155,7 +165,7 @@ const RETRY_AFTER: Obj = {
  * key that signed, has no request left) and the other codes given.
  */
 export function tooManyRequests(codes: readonly ErrorCode[] = []): Obj {
-  const response = errorResponse(
+  return errorResponse(
     "A limit of this process: the client address, checked before anything else, or a key " +
       "that signed, checked once its signature verified (`rate_limited`)" +
       (codes.includes("too_many_pending")
@@ -163,9 +173,8 @@ export function tooManyRequests(codes: readonly ErrorCode[] = []): Obj {
           "document (`too_many_pending`: the id is not taken)."
         : "."),
     ["rate_limited", ...codes],
+    RETRY_AFTER,
   );
-  response.headers = { ...(response.headers as Obj), "Retry-After": RETRY_AFTER };
-  return response;
 }
 
 /**
@@ -186,16 +195,14 @@ export function rateLimited(operation: Obj): Obj {
 
 /** The `"auth"` policy's headers: on a 401, and on a 429 for wrong tokens. */
 const AUTH_HEADERS: Obj = {
-  "RateLimit-Policy": {
-    description: '`"auth";q=<RATE_LIMIT_AUTH_FAILURES>;w=60`: wrong or missing tokens one ' +
+  "RateLimit-Policy": header(
+    '`"auth";q=<RATE_LIMIT_AUTH_FAILURES>;w=60`: wrong or missing tokens one ' +
       "client address may send a minute. Absent while the limit is off (0).",
-    schema: { type: "string" },
-  },
-  RateLimit: {
-    description: '`"auth";r=<wrong tokens left>;t=<seconds until the budget is full, ' +
+  ),
+  RateLimit: header(
+    '`"auth";r=<wrong tokens left>;t=<seconds until the budget is full, ' +
       "rounded up>`. Counted per process.",
-    schema: { type: "string" },
-  },
+  ),
 };
 
 /**
@@ -204,19 +211,15 @@ const AUTH_HEADERS: Obj = {
  * is compared.
  */
 export const TOKEN_REFUSALS: Obj = {
-  "401": { ...ERR.unauthorized, headers: { ...ERR.unauthorized.headers, ...AUTH_HEADERS } },
-  "429": (() => {
-    const response = errorResponse(
-      "This client address sent more wrong or missing tokens than RATE_LIMIT_AUTH_FAILURES " +
-        "a minute: every operation that needs a token is refused, the right token too, until " +
-        "its budget refills (`rate_limited`).",
-      ["rate_limited"],
-    );
-    response.headers = {
-      ...(response.headers as Obj),
-      ...AUTH_HEADERS,
-      "Retry-After": RETRY_AFTER,
-    };
-    return response;
-  })(),
+  "401": errorResponse("A valid bearer token is required.", ["unauthorized"], {
+    "WWW-Authenticate": header("`Bearer`"),
+    ...AUTH_HEADERS,
+  }),
+  "429": errorResponse(
+    "This client address sent more wrong or missing tokens than RATE_LIMIT_AUTH_FAILURES " +
+      "a minute: every operation that needs a token is refused, the right token too, until " +
+      "its budget refills (`rate_limited`).",
+    ["rate_limited"],
+    { ...AUTH_HEADERS, ...RETRY_AFTER },
+  ),
 };

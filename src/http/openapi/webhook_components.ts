@@ -1,17 +1,14 @@
 /**
- * The `components.schemas` of the webhook admin API: its request schemas
- * are the valibot schemas that validate requests (`src/webhooks/schemas.ts`),
- * its answers are declared here in valibot as well, and all are converted to
- * JSON Schema as `components.ts` converts the others. And the delivery itself,
- * as an OpenAPI 3.1 `webhooks` entry: the request the service makes to an
- * endpoint.
+ * The `components.schemas` of the webhook admin API, from the valibot
+ * schemas that validate its requests (`src/webhooks/schemas.ts`) and of its
+ * answers; and the delivery, as an OpenAPI 3.1 `webhooks` entry.
  * @module
  */
 
 import * as v from "valibot";
-import { type JsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
+import type { JsonSchema } from "@valibot/to-json-schema";
 import { EVENT_TYPES } from "@intents/protocol/events";
-import { ref } from "./components.ts";
+import { convertComponents, OpaqueIdSchema as opaqueId, ref } from "./components.ts";
 import type { Obj } from "./responses.ts";
 import { DELIVERY_ERRORS } from "../../webhooks/deliver.ts";
 import {
@@ -26,7 +23,6 @@ import {
   webhookUrlPattern,
 } from "../../webhooks/url.ts";
 
-const opaqueId = v.pipe(v.string(), v.minLength(1), v.maxLength(128), v.regex(/^[\x21-\x7e]+$/));
 const time = v.pipe(v.string(), v.isoTimestamp(), v.description("RFC 3339 time."));
 
 /** One attempt of the log. */
@@ -159,34 +155,19 @@ export function webhookRef(name: WebhookComponentName): JsonSchema {
 export function webhookComponentSchemas(
   options: Pick<WebhookUrlOptions, "allowHttp">,
 ): Record<string, JsonSchema> {
-  const converted = toJsonSchemaDefs(DEFINITIONS, {
-    target: "draft-2020-12",
-    typeMode: "output",
-    errorMode: "throw",
-    overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
-    overrideAction: ({ valibotAction, jsonSchema }) => {
-      const action = valibotAction as unknown as { type: string; requirement?: unknown };
-      if (action.type === "max_code_points") {
-        return { ...jsonSchema, maxLength: action.requirement as number };
-      }
-      if (action.type === "check") return { ...jsonSchema, uniqueItems: true };
-      return undefined;
-    },
-  }) as Record<WebhookComponentName, JsonSchema>;
+  const out = convertComponents(DEFINITIONS, DESCRIPTIONS, (action, jsonSchema) => {
+    if (action.type === "max_code_points") {
+      return { ...jsonSchema, maxLength: action.requirement as number };
+    }
+    if (action.type === "check") return { ...jsonSchema, uniqueItems: true };
+    return undefined;
+  });
   // The URL rule is checked after the shape, with its own code; its length, scheme, authority
   // and characters JSON Schema can state.
   const pattern = webhookUrlPattern(options);
   for (const name of ["WebhookCreate", "WebhookUpdate"] as const) {
-    const properties = converted[name].properties as Record<string, JsonSchema>;
-    properties.url = {
-      ...properties.url,
-      maxLength: MAX_WEBHOOK_URL_LENGTH,
-      pattern,
-    };
-  }
-  const out: Record<string, JsonSchema> = {};
-  for (const name of Object.keys(DEFINITIONS) as WebhookComponentName[]) {
-    out[name] = { description: DESCRIPTIONS[name], ...converted[name] };
+    const properties = out[name].properties as Record<string, JsonSchema>;
+    properties.url = { ...properties.url, maxLength: MAX_WEBHOOK_URL_LENGTH, pattern };
   }
   return out;
 }

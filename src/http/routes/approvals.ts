@@ -1,9 +1,7 @@
 /**
  * `GET /intents/{id}/approvals`, `POST /intents/{id}/approvals` and
- * `POST /intents/{id}/rejections` (public, docs/interface.md §10): the id is
- * shared among the signers of a governed document. And their OpenAPI
- * operations: an approval and a rejection take the same body, answer the same
- * view and are refused the same ways; only their texts differ.
+ * `POST /intents/{id}/rejections` (docs/interface.md §10), and their OpenAPI
+ * operations: an approval's and a rejection's differ only in their texts.
  * @module
  */
 
@@ -17,16 +15,13 @@ import { checkSigners, spendSigners } from "../limits.ts";
 import { intentIdOf } from "./intents.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
-import { ERR, errorResponse, idParameter, jsonResponse } from "../openapi/responses.ts";
+import { ERR, errorResponse, idParameter, jsonResponse, shared } from "../openapi/responses.ts";
 
-/**
- * `GET /intents/{id}/approvals`: its route costs an address token, so
- * that ids cannot be probed at line rate.
- */
-async function getApprovals(_request: Request, ctx: RequestContext): Promise<Response> {
-  const id = intentIdOf(ctx.params[0]);
+/** `GET /intents/{id}/approvals`: what a pending intent waits for. */
+async function getApprovals(_request: Request, { app, params }: RequestContext) {
+  const id = intentIdOf(params[0]);
   if (id === null) throw new ServiceError("not_found", "no such intent awaiting approvals");
-  return json(200, await readApprovals({ store: ctx.app.store, now: ctx.app.now }, id));
+  return json(200, await readApprovals({ store: app.store, now: app.now }, id));
 }
 
 /** What tells an approval's operation from a rejection's. */
@@ -78,7 +73,7 @@ function decisionRoute(decision: Decision): Route {
     cost: "one",
     handler: async (request, ctx) => {
       const { app } = ctx;
-      const { value } = await readJsonBody(request, app);
+      const value = await readJsonBody(request, app);
       // An impossible id is a 404 without a store read, after the body's 400s
       // (the order of docs/interface.md §10).
       const result = await decideInSpan(
@@ -118,16 +113,12 @@ function decisionRoute(decision: Decision): Route {
           "signer_not_authorized",
         ]),
         "404": ERR.notFound("intent under a governed document"),
-        "405": ERR.methodNotAllowed,
-        "408": ERR.timeout,
+        ...shared("405", "408", "413", "415", "500"),
         "409": errorResponse(
           "The intent is accepted, expired or rejected, or this key has approved or " +
             "rejected it (with another signature).",
           ["not_pending", "already_approved", "already_rejected"],
         ),
-        "413": ERR.tooLarge,
-        "415": ERR.mediaType,
-        "500": ERR.internal,
       },
     }),
   };
@@ -154,8 +145,7 @@ export const APPROVAL_ROUTES: Route[] = [
       responses: {
         "200": jsonResponse("The view.", ref("ApprovalView")),
         "404": ERR.notFound("intent under a governed document"),
-        "405": ERR.methodNotAllowed,
-        "500": ERR.internal,
+        ...shared("405", "500"),
       },
     }),
   },

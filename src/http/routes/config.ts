@@ -12,22 +12,26 @@ import { json } from "../respond.ts";
 import { type AppContext, readJsonBody, type RequestContext } from "../context.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
-import { ERR, errorResponse, jsonBody, jsonResponse } from "../openapi/responses.ts";
+import {
+  ERR,
+  errorResponse,
+  header,
+  jsonBody,
+  jsonResponse,
+  shared,
+} from "../openapi/responses.ts";
 
 // The ETag of the configuration before it was ever set.
 const UNSET_TAG = "default";
 
-function etagOf(version: string | null): string {
-  return `"${version ?? UNSET_TAG}"`;
-}
-
+/** The configuration as `GET /config` and `PUT /config` answer it, with its ETag. */
 function render(app: AppContext, value: StoredConfig | null, version: string | null) {
   const url = value?.evidence_extractor_url ?? "";
   return json(200, {
     evidence_extractor_url: url,
     effective_url: url === "" ? app.settings.evidenceExtractorUrl : url,
     updated_at: value?.updated_at ?? null,
-  }, { etag: etagOf(version) });
+  }, { etag: `"${version ?? UNSET_TAG}"` });
 }
 
 /**
@@ -37,26 +41,20 @@ function render(app: AppContext, value: StoredConfig | null, version: string | n
  */
 function parseIfMatch(header: string | null): (string | null)[] | undefined {
   if (header === null || header.trim() === "*") return undefined;
-  const tags: (string | null)[] = [];
-  for (const part of header.split(",")) {
-    const match = /^\s*"([^"]*)"\s*$/.exec(part);
-    if (!match) continue;
-    tags.push(match[1] === UNSET_TAG ? null : match[1]);
-  }
-  return tags;
+  return header.split(",").flatMap((part) => {
+    const tag = /^\s*"([^"]*)"\s*$/.exec(part)?.[1];
+    return tag === undefined ? [] : [tag === UNSET_TAG ? null : tag];
+  });
 }
 
-async function getConfig(_request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
+async function getConfig(_request: Request, { app }: RequestContext): Promise<Response> {
   const { value, version } = await app.store.getConfig();
   return render(app, value, version);
 }
 
 /** `PUT /config`: 200 with the new configuration; 412 when `If-Match` does not match. */
-async function putConfig(request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
-  const { value } = await readJsonBody(request, app);
-  const body = validate(ConfigBodySchema, value, "", {
+async function putConfig(request: Request, { app }: RequestContext): Promise<Response> {
+  const body = validate(ConfigBodySchema, await readJsonBody(request, app), "", {
     codes: { extractor_url: "invalid_evidence_extractor_url" },
   });
   const url = body.evidence_extractor_url;
@@ -79,7 +77,7 @@ const CONFIG_EXAMPLE = {
   effective_url: "https://extractor.example/v1",
   updated_at: "2026-01-01T12:00:00.000Z",
 };
-const ETAG = { description: "Version of the configuration.", schema: { type: "string" } };
+const ETAG = header("Version of the configuration.");
 
 /** The configuration's routes (docs/interface.md §6): the admin's. */
 export const CONFIG_ROUTES: Route[] = [
@@ -97,7 +95,7 @@ export const CONFIG_ROUTES: Route[] = [
           example: CONFIG_EXAMPLE,
           headers: { ETag: ETAG },
         }),
-        "500": ERR.internal,
+        ...shared("500"),
       },
     }),
   },
@@ -126,13 +124,8 @@ export const CONFIG_ROUTES: Route[] = [
           headers: { ETag: ETAG },
         }),
         "400": ERR.invalidJsonBody(["invalid_evidence_extractor_url"]),
-        "405": ERR.methodNotAllowed,
-        "408": ERR.timeout,
+        ...shared("405", "408", "413", "415", "500", "503"),
         "412": errorResponse("If-Match does not match.", ["precondition_failed"]),
-        "413": ERR.tooLarge,
-        "415": ERR.mediaType,
-        "500": ERR.internal,
-        "503": ERR.unavailable,
       },
     }),
   },

@@ -1,6 +1,6 @@
 /**
- * Templates and policies: content-addressed, immutable documents.
- * `POST /templates|/policies` and `GET /templates|/policies/{id}`, and their
+ * Templates and policies, content-addressed and immutable (docs/interface.md
+ * §5): `POST /templates|/policies`, `GET /templates|/policies/{id}`, and their
  * OpenAPI operations.
  * @module
  */
@@ -18,9 +18,12 @@ import { ref } from "../openapi/components.ts";
 import {
   ERR,
   errorResponse,
+  header,
   idParameter,
   jsonResponse,
+  location,
   REQUEST_ID_HEADER,
+  shared,
 } from "../openapi/responses.ts";
 
 const DEFAULT_TYPE = "application/octet-stream";
@@ -40,8 +43,7 @@ function storedContentType(request: Request): string {
 
 /** `POST /templates` or `POST /policies`: 201 `{id}` when new, 200 `{id}` when stored already. */
 function postDocument(kind: DocumentKind) {
-  return async (request: Request, ctx: RequestContext): Promise<Response> => {
-    const { app } = ctx;
+  return async (request: Request, { app }: RequestContext): Promise<Response> => {
     const contentType = storedContentType(request);
     const bytes = await readBody(request, {
       maxBytes: app.settings.maxBodyBytes,
@@ -136,20 +138,14 @@ function documentRoutes(kind: DocumentKind): Route[] {
           }),
           "201": jsonResponse(`Stored.`, ref("DocumentId"), {
             example: { id: examples[kind].id },
-            headers: {
-              Location: { description: `/${plural}/{id}`, schema: { type: "string" } },
-            },
+            headers: location(`/${plural}/{id}`),
           }),
           "400": errorResponse(
             "The body is empty or the Content-Type is unusable; sent as application/json, the " +
               "body is not strict JSON, or its `authorization` member is not a valid quorum.",
             ["invalid_body", "invalid_json", "invalid_authorization"],
           ),
-          "405": ERR.methodNotAllowed,
-          "408": ERR.timeout,
-          "413": ERR.tooLarge,
-          "500": ERR.internal,
-          "503": ERR.unavailable,
+          ...shared("405", "408", "413", "500", "503"),
         },
       }),
     },
@@ -171,13 +167,12 @@ function documentRoutes(kind: DocumentKind): Route[] {
             description: `The exact bytes stored, with the stored content type.`,
             headers: {
               "X-Request-Id": REQUEST_ID_HEADER,
-              ETag: { description: "The id, quoted.", schema: { type: "string" } },
+              ETag: header("The id, quoted."),
             },
             content: { "*/*": { schema: {}, example: examples[kind].text } },
           },
           "404": ERR.notFound(kind),
-          "405": ERR.methodNotAllowed,
-          "500": ERR.internal,
+          ...shared("405", "500"),
         },
       }),
     },

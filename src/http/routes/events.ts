@@ -1,28 +1,22 @@
 /**
- * `GET /events` (docs/interface.md §9): the feed of accepted intents, in one order,
- * resumable after any event id. Two forms: a JSON page (`after`, `limit`,
- * `wait` long-poll) and a Server-Sent Events stream (`Last-Event-ID`).
- *
- * A stream is pulled: the next page is read from the store only when the
- * client has taken the previous one, so a slow reader holds one page, not
- * the feed. Caught up, it waits for the store's signal of a new event.
- * And its OpenAPI operation.
+ * `GET /events` (docs/interface.md §9), and its OpenAPI operation: the feed as
+ * a JSON page (`after`, `limit`, `wait` long-poll) or a Server-Sent Events
+ * stream (`Last-Event-ID`). A stream reads its next page only once the client
+ * has taken the previous one, so a slow reader holds one page, not the feed.
  * @module
  */
 
-import { ServiceError } from "../../errors.ts";
 import { renderEvent, renderIntent } from "../../domain/record.ts";
 import type { AppContext, RequestContext } from "../context.ts";
-import { json } from "../respond.ts";
-import { readPosition } from "./positions.ts";
-import { readQuery, wholeNumber } from "./query.ts";
+import { API_HEADERS, json } from "../respond.ts";
+import { eventPosition, readQuery, wholeNumber } from "./query.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {
-  ERR,
   errorResponse,
   integerParameter,
   REQUEST_ID_HEADER,
+  shared,
   strictQuery,
 } from "../openapi/responses.ts";
 
@@ -48,30 +42,17 @@ function wantsStream(request: Request): boolean {
   );
 }
 
-/** The position to start after: 0 (the beginning), or an event id the feed handed out. */
-async function startAfter(app: AppContext, id: string | null, name: string): Promise<number> {
-  if (id === null) return 0;
-  const position = await readPosition(app.store, id);
-  if (position === null) {
-    throw new ServiceError("invalid_body", `${name}: is not an event id this service handed out`);
-  }
-  return position;
-}
-
-async function getEvents(request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
+async function getEvents(request: Request, { app }: RequestContext): Promise<Response> {
   const params = readQuery(request, EVENTS_QUERY);
   const limit = wholeNumber(params, "limit", EVENTS_LIMIT);
   const wait = wholeNumber(params, "wait", EVENTS_WAIT_S);
+  const given = params.get("after");
   if (wantsStream(request)) {
     const lastEventId = request.headers.get("last-event-id");
-    const after = lastEventId !== null
-      ? await startAfter(app, lastEventId, "Last-Event-ID")
-      : await startAfter(app, params.get("after"), "after");
-    return eventStream(request, app, after);
+    const name = lastEventId === null ? "after" : "Last-Event-ID";
+    return eventStream(request, app, await eventPosition(app.store, lastEventId ?? given, name));
   }
-  const given = params.get("after");
-  const after = await startAfter(app, given, "after");
+  const after = await eventPosition(app.store, given, "after");
   const read = () => app.store.readEvents({ after, limit, maxBytes: PAGE_BYTES });
   let events = await read();
   if (events.length === 0 && wait > 0) {
@@ -123,12 +104,9 @@ function eventStream(request: Request, app: AppContext, after: number): Response
             maxBytes: STREAM_PAGE_BYTES,
           });
           if (events.length > 0) {
-            let text = "";
-            for (const event of events) {
-              text += `id: ${event.position}\nevent: ${event.type}\ndata: ${
-                renderIntent(event.intent)
-              }\n\n`;
-            }
+            const text = events.map(({ position, type, intent }) =>
+              `id: ${position}\nevent: ${type}\ndata: ${renderIntent(intent)}\n\n`
+            ).join("");
             last = events[events.length - 1].position;
             app.metrics.eventsSent("stream", events.length);
             controller.enqueue(encoder.encode(text));
@@ -156,9 +134,8 @@ function eventStream(request: Request, app: AppContext, after: number): Response
   return new Response(body, {
     status: 200,
     headers: {
+      ...API_HEADERS,
       "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
       // Proxies that buffer responses (nginx) would hold the events back.
       "x-accel-buffering": "no",
     },
@@ -229,8 +206,7 @@ export const EVENT_ROUTES: Route[] = [{
           "`limit` or `wait`, or an unknown or repeated query parameter.",
         ["invalid_body"],
       ),
-      "405": ERR.methodNotAllowed,
-      "500": ERR.internal,
+      ...shared("405", "500"),
     },
   }),
 }];

@@ -1,6 +1,5 @@
 /**
- * `POST /intents`, `GET /intents`, `GET /intents/{id}`, and their OpenAPI
- * operations.
+ * `POST /intents`, `GET /intents`, `GET /intents/{id}`, and their OpenAPI operations.
  * @module
  */
 
@@ -12,9 +11,8 @@ import { INTENT_STATES, type IntentState } from "../../domain/intent.ts";
 import { normalizeIntentId } from "../../domain/submission.ts";
 import { json } from "../respond.ts";
 import { readJsonBytes, type RequestContext } from "../context.ts";
-import { readPosition } from "./positions.ts";
 import { chargeWork, checkSigners, refusedPending, spendSigners } from "../limits.ts";
-import { readQuery, wholeNumber } from "./query.ts";
+import { readPosition, readQuery, wholeNumber } from "./query.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import {
@@ -24,6 +22,8 @@ import {
   idParameter,
   integerParameter,
   jsonResponse,
+  location,
+  shared,
   strictQuery,
   tooManyRequests,
 } from "../openapi/responses.ts";
@@ -89,13 +89,9 @@ async function postIntent(request: Request, ctx: RequestContext): Promise<Respon
   return json(pending ? 202 : 201, renderIntent(record, { attrs: verified.attrs }), { location });
 }
 
-// An id no intent can have: over 128 characters (UTF-16 units bound code
-// points from above) or holding control characters.
-const IMPOSSIBLE_ID = /\p{Cc}/u;
-
 /**
  * The stored id a `{id}` path segment names, or null when no intent can have
- * it (then no store read is needed to answer 404).
+ * it (empty, over 128 code points, or with control characters): a 404 without a read.
  */
 export function intentIdOf(rawId: string): string | null {
   let id: string;
@@ -104,13 +100,13 @@ export function intentIdOf(rawId: string): string | null {
   } catch {
     return null;
   }
-  if (id.length === 0 || [...id].length > 128 || IMPOSSIBLE_ID.test(id)) return null;
+  if (id.length === 0 || [...id].length > 128 || /\p{Cc}/u.test(id)) return null;
   return normalizeIntentId(id);
 }
 
-async function getIntent(_request: Request, ctx: RequestContext) {
-  const { app } = ctx;
-  const id = intentIdOf(ctx.params[0]);
+/** `GET /intents/{id}`: the stored intent, or 404. */
+async function getIntent(_request: Request, { app, params }: RequestContext) {
+  const id = intentIdOf(params[0]);
   const record = id === null ? null : await app.store.getIntent(id);
   if (!record) throw new ServiceError("not_found", "no such intent");
   return json(200, renderIntent(record, { now: app.now() }));
@@ -119,16 +115,12 @@ async function getIntent(_request: Request, ctx: RequestContext) {
 const STATES = new Set<string>(INTENT_STATES);
 
 /** `GET /intents?limit=&cursor=&state=`: newest first. */
-async function listIntents(request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
+async function listIntents(request: Request, { app }: RequestContext): Promise<Response> {
   const params = readQuery(request, LIST_QUERY);
   const limit = wholeNumber(params, "limit", LIST_LIMIT);
   const rawState = params.get("state");
   if (rawState !== null && !STATES.has(rawState)) {
-    throw new ServiceError(
-      "invalid_body",
-      "state: must be pending, accepted, expired or rejected",
-    );
+    throw new ServiceError("invalid_body", "state: must be pending, accepted, expired or rejected");
   }
   const state = rawState === null ? undefined : rawState as IntentState;
   // An empty cursor is the first page, as an absent one.
@@ -187,7 +179,7 @@ export const INTENT_ROUTES: Route[] = [
           ref("IntentRecord"),
           {
             headers: {
-              Location: { description: "/intents/{id}", schema: { type: "string" } },
+              ...location("/intents/{id}"),
               "Idempotent-Replayed": {
                 description: "`true`: this answer replays an earlier submission.",
                 schema: { type: "string", enum: ["true"] },
@@ -197,16 +189,14 @@ export const INTENT_ROUTES: Route[] = [
         ),
         "201": jsonResponse("Stored and accepted.", ref("IntentRecord"), {
           examples: examplesOf(intents, (key) => intents[key].record),
-          headers: { Location: { description: "/intents/{id}", schema: { type: "string" } } },
+          headers: location("/intents/{id}"),
         }),
         "202": jsonResponse(
           "Stored pending: under a governed document whose threshold the submission's " +
             "signers do not reach; approvals arrive through POST /intents/{id}/approvals. " +
             "The id is taken.",
           ref("IntentRecord"),
-          {
-            headers: { Location: { description: "/intents/{id}", schema: { type: "string" } } },
-          },
+          { headers: location("/intents/{id}") },
         ),
         "400": ERR.invalidJsonBody([
           "invalid_signature",
@@ -219,18 +209,13 @@ export const INTENT_ROUTES: Route[] = [
           "Under a governed document: a key that signed is not one of its signers.",
           ["signer_not_authorized"],
         ),
-        "405": ERR.methodNotAllowed,
-        "408": ERR.timeout,
+        ...shared("405", "408", "413", "415", "500", "503"),
         "409": errorResponse(
           "An intent with this id exists, and this body is not the signed submission that " +
             "took it (`Unsigned` bodies are never replayed).",
           ["intent_exists"],
         ),
-        "413": ERR.tooLarge,
-        "415": ERR.mediaType,
         "429": tooManyRequests(["too_many_pending"]),
-        "500": ERR.internal,
-        "503": ERR.unavailable,
       },
     }),
   },
@@ -272,7 +257,7 @@ export const INTENT_ROUTES: Route[] = [
           "A bad `limit` or `cursor`, or an unknown or repeated query parameter.",
           ["invalid_body"],
         ),
-        "500": ERR.internal,
+        ...shared("500"),
       },
     }),
   },
@@ -289,8 +274,7 @@ export const INTENT_ROUTES: Route[] = [
       responses: {
         "200": jsonResponse("The stored intent.", ref("IntentRecord"), { example: record }),
         "404": ERR.notFound("intent"),
-        "405": ERR.methodNotAllowed,
-        "500": ERR.internal,
+        ...shared("405", "500"),
       },
     }),
   },

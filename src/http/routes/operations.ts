@@ -8,7 +8,8 @@
 import type { Settings } from "../../settings.ts";
 import type { AppContext, RequestContext } from "../context.ts";
 import { METRICS_CONTENT_TYPE } from "../../telemetry/instruments.ts";
-import { json } from "../respond.ts";
+import { API_HEADERS, json } from "../respond.ts";
+import { within } from "../../timing.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
 import { buildOpenApiDocument } from "../openapi/document.ts";
@@ -16,13 +17,10 @@ import { errorResponse, jsonResponse, REQUEST_ID_HEADER } from "../openapi/respo
 
 /** How long `/healthz` and `/readyz` wait for the storage to answer. */
 const HEALTH_TIMEOUT_MS = 2000;
-/**
- * How long the outcome of one storage read answers the probes: KV is read
- * for them at most this often per process, however many come.
- */
-export const HEALTH_READ_MS = 1_000;
+/** How long the outcome of one storage read answers the probes, however many come. */
+const HEALTH_READ_MS = 1_000;
 /** A failed commit attempt keeps the instance not ready while it is the latest and this recent. */
-export const READY_WINDOW_MS = 30_000;
+const READY_WINDOW_MS = 30_000;
 
 /** A storage read the probes share: when it began (`performance.now()`), its outcome. */
 interface HealthRead {
@@ -35,83 +33,57 @@ interface HealthRead {
 const READS = new WeakMap<AppContext, HealthRead>();
 
 /**
- * The storage read a probe waits for: the latest, while it began less than
+ * Whether the storage answers: the latest read, while it began less than
  * {@link HEALTH_READ_MS} ago or is still under way (and not past
- * {@link HEALTH_TIMEOUT_MS}); else a new one.
- */
-function healthRead(app: AppContext): HealthRead {
-  const now = performance.now();
-  const last = READS.get(app);
-  if (last !== undefined) {
-    const age = now - last.at;
-    if (age < HEALTH_READ_MS || (!last.settled && age < HEALTH_TIMEOUT_MS)) return last;
-  }
-  const read: HealthRead = { at: now, answered: Promise.resolve(false), settled: false };
-  read.answered = app.store.ping().catch(() => false).finally(() => {
-    read.settled = true;
-  });
-  READS.set(app, read);
-  return read;
-}
-
-/**
- * True when the storage answered a read within {@link HEALTH_TIMEOUT_MS}:
- * the read the probes share ({@link healthRead}).
+ * {@link HEALTH_TIMEOUT_MS}), else a new one, answered within {@link HEALTH_TIMEOUT_MS}.
  */
 async function storageAnswers(app: AppContext): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      healthRead(app).answered,
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
+  const now = performance.now();
+  let read = READS.get(app);
+  if (
+    read === undefined ||
+    (now - read.at >= HEALTH_READ_MS && (read.settled || now - read.at >= HEALTH_TIMEOUT_MS))
+  ) {
+    const started: HealthRead = { at: now, answered: Promise.resolve(false), settled: false };
+    started.answered = app.store.ping().catch(() => false).finally(() => {
+      started.settled = true;
+    });
+    READS.set(app, read = started);
   }
+  return await within(read.answered, HEALTH_TIMEOUT_MS) === true;
 }
 
-function unavailable(message: string): Response {
-  return json(503, { message, code: "unavailable" });
-}
-
-/**
- * `GET /healthz`: 200 while the storage answers a read, else 503
- * `unavailable`; the outcome of a read stands for {@link HEALTH_READ_MS}.
- */
-async function healthz(_request: Request, { app }: RequestContext): Promise<Response> {
+/** 200 `{status}` while the storage answers (see {@link storageAnswers}), else 503. */
+async function probe(app: AppContext, status: "ok" | "ready"): Promise<Response> {
   return await storageAnswers(app)
-    ? json(200, { status: "ok" })
-    : unavailable("storage is not answering");
+    ? json(200, { status })
+    : json(503, { message: "storage is not answering", code: "unavailable" });
+}
+
+/** `GET /healthz`: liveness, the storage answers a read. */
+function healthz(_request: Request, { app }: RequestContext): Promise<Response> {
+  return probe(app, "ok");
 }
 
 /**
- * `GET /readyz`: 200 while the storage answers a read and the latest commit
- * attempt of the last {@link READY_WINDOW_MS}, if any, succeeded; else 503
- * `unavailable` with the reason. A probe never writes: the store remembers
- * how its latest commit went, seen at once, and the storage is read as for
- * {@link healthz}, at most once per {@link HEALTH_READ_MS}.
+ * `GET /readyz`: {@link healthz}, and the latest commit attempt of the last
+ * {@link READY_WINDOW_MS}, if any, succeeded. The store remembers how its
+ * latest commit went, so a probe never writes.
  */
 async function readyz(_request: Request, { app }: RequestContext): Promise<Response> {
   const last = app.store.lastCommit();
   if (last && !last.ok && app.now().getTime() - last.at.getTime() < READY_WINDOW_MS) {
-    return unavailable(`the last commit failed: ${last.failure ?? "unexpected error"}`);
+    const message = `the last commit failed: ${last.failure ?? "unexpected error"}`;
+    return json(503, { message, code: "unavailable" });
   }
-  return await storageAnswers(app)
-    ? json(200, { status: "ready" })
-    : unavailable("storage is not answering");
+  return await probe(app, "ready");
 }
 
 /** `GET /metrics`: every series of the process, in the Prometheus text format. */
 function metrics(_request: Request, { app }: RequestContext): Response {
   return new Response(app.registry.render(), {
     status: 200,
-    headers: {
-      "content-type": METRICS_CONTENT_TYPE,
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-    },
+    headers: { ...API_HEADERS, "content-type": METRICS_CONTENT_TYPE },
   });
 }
 

@@ -3,11 +3,14 @@
  * parameters it names, each at most once. A misspelt `after` would otherwise
  * restart a feed from its beginning, and a misspelt `limit` silently give the
  * default; of a repeated parameter, layers disagree on which one counts.
+ * And feed positions on the wire: event ids and listing cursors are the
+ * position in decimal, and only positions the feed has handed out are taken.
  * @module
  */
 
 import { ServiceError } from "../../errors.ts";
 import { fieldPath } from "../../domain/validate.ts";
+import type { Store } from "../../domain/store.ts";
 
 /**
  * The query parameters of `request`.
@@ -66,4 +69,34 @@ export function wholeNumber(
     throw new ServiceError("invalid_body", `${name}: must be a whole number from ${min} to ${max}`);
   }
   return value;
+}
+
+const DECIMAL = /^[1-9][0-9]{0,15}$/;
+
+/** The position `text` names, or null when it is not one the feed handed out. */
+export async function readPosition(
+  store: Pick<Store, "isPosition">,
+  text: string,
+): Promise<number | null> {
+  if (!DECIMAL.test(text)) return null;
+  const position = Number(text);
+  return await store.isPosition(position) ? position : null;
+}
+
+/**
+ * The position to start after: 0 (the beginning) for null, else the event id `name` gives.
+ *
+ * @throws {ServiceError} 400 `invalid_body` when it is not an event id the feed handed out.
+ */
+export async function eventPosition(
+  store: Pick<Store, "isPosition">,
+  id: string | null,
+  name: string,
+): Promise<number> {
+  if (id === null) return 0;
+  const position = await readPosition(store, id);
+  if (position === null) {
+    throw new ServiceError("invalid_body", `${name}: is not an event id this service handed out`);
+  }
+  return position;
 }

@@ -30,17 +30,19 @@ export const PAGE_CSP = [
   "trusted-types 'none'",
 ].join("; ");
 
-/** The files the page is made of: public name → file under `static/` and its media type. */
-export const STATIC_FILES: Readonly<Record<string, { file: string; type: string }>> = {
-  "index.html": { file: "index.html", type: "text/html; charset=utf-8" },
-  "app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
-  "approve.js": { file: "approve.js", type: "text/javascript; charset=utf-8" },
-  "dom.js": { file: "dom.js", type: "text/javascript; charset=utf-8" },
-  "json_view.js": { file: "json_view.js", type: "text/javascript; charset=utf-8" },
-  "passkeys.js": { file: "passkeys.js", type: "text/javascript; charset=utf-8" },
-  "client.js": { file: "client.js", type: "text/javascript; charset=utf-8" },
-  "style.css": { file: "style.css", type: "text/css; charset=utf-8" },
-  "favicon.svg": { file: "favicon.svg", type: "image/svg+xml" },
+const SCRIPT = "text/javascript; charset=utf-8";
+
+/** The files the page is made of, under `static/`, and their media types. */
+export const STATIC_FILES: Readonly<Record<string, string>> = {
+  "index.html": "text/html; charset=utf-8",
+  "app.js": SCRIPT,
+  "approve.js": SCRIPT,
+  "dom.js": SCRIPT,
+  "json_view.js": SCRIPT,
+  "passkeys.js": SCRIPT,
+  "client.js": SCRIPT,
+  "style.css": "text/css; charset=utf-8",
+  "favicon.svg": "image/svg+xml",
 };
 
 /** True when `If-None-Match` lists the current ETag (or `*`). */
@@ -54,8 +56,7 @@ function notModified(request: Request, etag: string): boolean {
 }
 
 async function serve(request: Request, files: StaticFiles, name: string): Promise<Response> {
-  const entry = STATIC_FILES[name];
-  const file = await files.load(entry.file, entry.type);
+  const file = await files.load(name, STATIC_FILES[name]);
   const headers = {
     "content-type": file.type,
     "content-security-policy": PAGE_CSP,

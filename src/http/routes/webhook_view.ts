@@ -10,11 +10,9 @@ import { type Endpoint, isEndpointId, renderEndpoint, wants } from "../../webhoo
 import type { AppContext } from "../context.ts";
 
 /**
- * How far `next_event` is looked for past the endpoint's position: pages of
- * events read, and events and bytes per page. An endpoint that delivers moves
- * past events not of its types as it goes; only a paused or disabled one with
- * a long run of other types ahead can hide its next event past this (its
- * `next_event` is then null while `lag` says events follow).
+ * How far `next_event` is looked for past the endpoint's position: pages, and
+ * events and bytes per page. Only a paused or disabled endpoint with a long
+ * run of other types ahead hides its next event past this (then null).
  */
 const NEXT_EVENT_PAGES = 4;
 const NEXT_EVENT_PAGE = 256;
@@ -22,14 +20,18 @@ const NEXT_EVENT_PAGE_BYTES = 256 << 10;
 
 /** The endpoint id of a path, or 404 without a read when it cannot be one. */
 export function endpointId(params: readonly string[]): string {
-  const id = params[0];
-  if (id === undefined || !isEndpointId(id)) throw notFound();
-  return id;
+  return found(isEndpointId(params[0]) ? params[0] : null);
 }
 
 /** 404 `not_found`: no such webhook endpoint. */
 export function notFound(): ServiceError {
   return new ServiceError("not_found", "no such webhook endpoint");
+}
+
+/** `value`, unless it is null: then 404, no such webhook endpoint. */
+export function found<T>(value: T | null): T {
+  if (value === null) throw notFound();
+  return value;
 }
 
 /** The position of the event the endpoint waits to deliver, or null. */

@@ -30,40 +30,37 @@ import { parseJsonBody } from "../../domain/json_body.ts";
 import { newWebhookSecret } from "../../webhooks/signing.ts";
 import { checkWebhookUrl } from "../../webhooks/url.ts";
 import { type AppContext, readJsonBody, readJsonBytes, type RequestContext } from "../context.ts";
-import { json } from "../respond.ts";
-import { readPosition } from "./positions.ts";
+import { API_HEADERS, json } from "../respond.ts";
 import { delay } from "../../timing.ts";
-import { readQuery, wholeNumber } from "./query.ts";
-import { endpointId, notFound, renderWebhook } from "./webhook_view.ts";
+import { eventPosition, readQuery, wholeNumber } from "./query.ts";
+import { endpointId, found, notFound, renderWebhook } from "./webhook_view.ts";
 import type { Route } from "../route.ts";
 import { ATTEMPT_EXAMPLE, SECRET_EXAMPLE, WEBHOOK_EXAMPLE } from "../openapi/examples.ts";
 import {
   ERR,
   errorResponse,
   idParameter,
+  integerParameter,
   jsonBody,
   jsonResponse,
+  location,
   REQUEST_ID_HEADER,
+  shared,
 } from "../openapi/responses.ts";
 import { webhookRef } from "../openapi/webhook_components.ts";
 
-/** The query parameters of `GET /webhooks/{id}/attempts`, and the bounds of `limit`. */
-export const ATTEMPTS_QUERY = ["limit"] as const;
-
 /** 400 `invalid_webhook_url` unless the URL rule of §11 accepts `url` under the settings. */
-function checkUrl(app: AppContext, url: string): void {
+function checkUrl({ settings }: AppContext, url: string): void {
   const reason = checkWebhookUrl(url, {
-    allowHttp: app.settings.webhooksAllowHttp,
-    allowPrivate: app.settings.webhooksAllowPrivate,
+    allowHttp: settings.webhooksAllowHttp,
+    allowPrivate: settings.webhooksAllowPrivate,
   });
   if (reason !== null) throw new ServiceError("invalid_webhook_url", `url: ${reason}`);
 }
 
 /** `POST /webhooks`: 201 with the endpoint and its secret, shown here and at rotation only. */
-async function postWebhook(request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
-  const { value } = await readJsonBody(request, app);
-  const body = validate(WebhookCreateSchema, value, "");
+async function postWebhook(request: Request, { app }: RequestContext): Promise<Response> {
+  const body = validate(WebhookCreateSchema, await readJsonBody(request, app), "");
   checkUrl(app, body.url);
   const secret = newWebhookSecret();
   const created = await app.webhooks.createEndpoint((head) =>
@@ -82,17 +79,12 @@ async function postWebhook(request: Request, ctx: RequestContext): Promise<Respo
       `at most ${MAX_WEBHOOKS} webhook endpoints; remove one first`,
     );
   }
-  return json(201, {
-    ...renderEndpoint(created, { head: created.position, nextEvent: null }),
-    secret,
-  }, {
-    location: `/webhooks/${created.id}`,
-  });
+  const view = renderEndpoint(created, { head: created.position, nextEvent: null });
+  return json(201, { ...view, secret }, { location: `/webhooks/${created.id}` });
 }
 
 /** `GET /webhooks`: every endpoint, oldest first, without secrets. */
-async function listWebhooks(request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
+async function listWebhooks(request: Request, { app }: RequestContext): Promise<Response> {
   readQuery(request, []);
   const [entries, head] = await Promise.all([
     app.webhooks.listEndpoints(),
@@ -103,35 +95,24 @@ async function listWebhooks(request: Request, ctx: RequestContext): Promise<Resp
 }
 
 /** `GET /webhooks/{id}`: the endpoint with its status, next event, lag and last attempt. */
-async function getWebhook(_request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
-  const id = endpointId(ctx.params);
-  const entry = await app.webhooks.getEndpoint(id);
-  if (entry === null) throw notFound();
+async function getWebhook(_request: Request, { app, params }: RequestContext): Promise<Response> {
+  const entry = found(await app.webhooks.getEndpoint(endpointId(params)));
   return json(200, await renderWebhook(app, entry.endpoint));
 }
 
 /** `PATCH /webhooks/{id}`: url, events, description, status (pause and resume). */
-async function patchWebhook(request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
-  const id = endpointId(ctx.params);
-  const { value } = await readJsonBody(request, app);
-  const patch = validate(WebhookUpdateSchema, value, "");
+async function patchWebhook(request: Request, { app, params }: RequestContext): Promise<Response> {
+  const id = endpointId(params);
+  const patch = validate(WebhookUpdateSchema, await readJsonBody(request, app), "");
   if (patch.url !== undefined) checkUrl(app, patch.url);
-  const changed = await app.webhooks.changeEndpoint(id, (e) => updateEndpoint(e, patch));
-  if (changed === null) throw notFound();
+  const changed = found(await app.webhooks.changeEndpoint(id, (e) => updateEndpoint(e, patch)));
   return json(200, await renderWebhook(app, changed));
 }
 
 /** `DELETE /webhooks/{id}`: 204; its deliveries stop, its log goes. */
-async function deleteWebhook(_request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
-  const id = endpointId(ctx.params);
-  if (!await app.webhooks.deleteEndpoint(id)) throw notFound();
-  return new Response(null, {
-    status: 204,
-    headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" },
-  });
+async function deleteWebhook(_request: Request, { app, params }: RequestContext) {
+  if (!await app.webhooks.deleteEndpoint(endpointId(params))) throw notFound();
+  return new Response(null, { status: 204, headers: API_HEADERS });
 }
 
 /**
@@ -155,20 +136,12 @@ async function readOverlapMs(request: Request, app: AppContext): Promise<number>
  * so when that outlasts the overlap the answer waits that long: no attempt
  * that starts after the 200, on any process, is signed with a retired secret.
  */
-async function rotateWebhookSecret(
-  request: Request,
-  ctx: RequestContext,
-): Promise<Response> {
-  const { app } = ctx;
-  const id = endpointId(ctx.params);
+async function rotateWebhookSecret(request: Request, { app, params }: RequestContext) {
+  const id = endpointId(params);
   const overlapMs = await readOverlapMs(request, app);
   const secret = newWebhookSecret();
   const now = app.now().getTime();
-  const changed = await app.webhooks.changeEndpoint(
-    id,
-    (e) => rotateSecret(e, secret, now, overlapMs),
-  );
-  if (changed === null) throw notFound();
+  found(await app.webhooks.changeEndpoint(id, (e) => rotateSecret(e, secret, now, overlapMs)));
   if (overlapMs < SIGNING_VIEW_MS) {
     // Counted from the commit's end: a deliverer that read before it has read again by then.
     await delay(SIGNING_VIEW_MS);
@@ -177,51 +150,27 @@ async function rotateWebhookSecret(
 }
 
 /** `POST /webhooks/{id}/replay`: deliveries start again after `after` (null: the beginning). */
-async function replayWebhook(request: Request, ctx: RequestContext): Promise<Response> {
-  const { app } = ctx;
-  const id = endpointId(ctx.params);
-  const { value } = await readJsonBody(request, app);
-  const body = validate(WebhookReplaySchema, value, "");
-  let after = 0;
-  if (body.after !== null) {
-    const position = await readPosition(app.store, body.after);
-    if (position === null) {
-      throw new ServiceError("invalid_body", "after: is not an event id this service handed out");
-    }
-    after = position;
-  }
-  const changed = await app.webhooks.changeEndpoint(id, (e) => replayEndpoint(e, after));
-  if (changed === null) throw notFound();
+async function replayWebhook(request: Request, { app, params }: RequestContext) {
+  const id = endpointId(params);
+  const body = validate(WebhookReplaySchema, await readJsonBody(request, app), "");
+  const after = await eventPosition(app.store, body.after, "after");
+  const changed = found(await app.webhooks.changeEndpoint(id, (e) => replayEndpoint(e, after)));
   return json(200, await renderWebhook(app, changed));
 }
 
 /** `GET /webhooks/{id}/attempts?limit=`: the latest attempts, newest first. */
-async function listWebhookAttempts(
-  request: Request,
-  ctx: RequestContext,
-): Promise<Response> {
-  const { app } = ctx;
-  const id = endpointId(ctx.params);
-  const limit = wholeNumber(readQuery(request, ATTEMPTS_QUERY), "limit", ATTEMPTS_LIMIT);
-  if (await app.webhooks.getEndpoint(id) === null) throw notFound();
+async function listWebhookAttempts(request: Request, { app, params }: RequestContext) {
+  const id = endpointId(params);
+  const limit = wholeNumber(readQuery(request, ["limit"]), "limit", ATTEMPTS_LIMIT);
+  found(await app.webhooks.getEndpoint(id));
   const attempts = await app.webhooks.listAttempts(id, limit);
   return json(200, { items: attempts.map(renderAttempt) });
 }
 
 const ID = idParameter("The endpoint's id.");
 
-/** The errors every operation may answer. */
-const ALWAYS = {
-  "405": ERR.methodNotAllowed,
-  "500": ERR.internal,
-  "503": ERR.unavailable,
-};
-
 /** The errors every operation on one endpoint may answer. */
-const ON_ONE = { ...ALWAYS, "404": ERR.notFound("webhook endpoint") };
-
-/** The errors of an operation that reads a JSON body. */
-const WITH_BODY = { "408": ERR.timeout, "413": ERR.tooLarge, "415": ERR.mediaType };
+const ON_ONE = { ...shared("405", "500", "503"), "404": ERR.notFound("webhook endpoint") };
 
 const URL_REFUSAL = "the URL is refused by the rule of §11 (`invalid_webhook_url`)";
 
@@ -255,7 +204,7 @@ export const WEBHOOK_ROUTES: Route[] = [
               last_attempt: null,
               secret: SECRET_EXAMPLE,
             },
-            headers: { Location: { description: "/webhooks/{id}", schema: { type: "string" } } },
+            headers: location("/webhooks/{id}"),
           },
         ),
         "400": errorResponse(
@@ -263,8 +212,7 @@ export const WEBHOOK_ROUTES: Route[] = [
             "exist (`too_many_webhooks`).",
           ["invalid_json", "invalid_body", "invalid_webhook_url", "too_many_webhooks"],
         ),
-        ...ALWAYS,
-        ...WITH_BODY,
+        ...shared("405", "408", "413", "415", "500", "503"),
       },
     }),
   },
@@ -282,7 +230,7 @@ export const WEBHOOK_ROUTES: Route[] = [
           example: { items: [WEBHOOK_EXAMPLE] },
         }),
         "400": errorResponse("A query parameter was given.", ["invalid_body"]),
-        "500": ERR.internal,
+        ...shared("500"),
       },
     }),
   },
@@ -325,7 +273,7 @@ export const WEBHOOK_ROUTES: Route[] = [
           ["invalid_json", "invalid_body", "invalid_webhook_url"],
         ),
         ...ON_ONE,
-        ...WITH_BODY,
+        ...shared("408", "413", "415"),
       },
     }),
   },
@@ -375,7 +323,7 @@ export const WEBHOOK_ROUTES: Route[] = [
           "invalid_body",
         ]),
         ...ON_ONE,
-        ...WITH_BODY,
+        ...shared("408", "413", "415"),
       },
     }),
   },
@@ -403,7 +351,7 @@ export const WEBHOOK_ROUTES: Route[] = [
           ["invalid_json", "invalid_body"],
         ),
         ...ON_ONE,
-        ...WITH_BODY,
+        ...shared("408", "413", "415"),
       },
     }),
   },
@@ -416,19 +364,15 @@ export const WEBHOOK_ROUTES: Route[] = [
       operationId: "webhooks_attempts_list",
       summary: "The latest delivery attempts of a webhook endpoint, newest first (admin)",
       tags: ["webhooks"],
-      parameters: [ID, {
-        name: "limit",
-        in: "query",
-        required: false,
-        description: "Most attempts listed. Decimal digits. Other query parameters, and one " +
-          "given twice, are 400 `invalid_body`.",
-        schema: {
-          type: "integer",
-          minimum: ATTEMPTS_LIMIT.min,
-          maximum: ATTEMPTS_LIMIT.max,
-          default: ATTEMPTS_LIMIT.fallback,
-        },
-      }],
+      parameters: [
+        ID,
+        integerParameter(
+          "limit",
+          ATTEMPTS_LIMIT,
+          "Most attempts listed.",
+          "Other query parameters, and one given twice, are 400 `invalid_body`.",
+        ),
+      ],
       responses: {
         "200": jsonResponse("The attempts.", webhookRef("WebhookAttemptList"), {
           example: { items: [ATTEMPT_EXAMPLE] },
