@@ -15,7 +15,7 @@ import type { RequestContext } from "../context.ts";
 import { HttpError } from "../respond.ts";
 import type { Route } from "../route.ts";
 import { readQuery } from "./query.ts";
-import { ERR, errorResponse, REQUEST_ID_HEADER, strictQuery } from "../openapi/responses.ts";
+import { errorResponse, REQUEST_ID_HEADER, shared, strictQuery } from "../openapi/responses.ts";
 
 /** The query parameters of `GET /log/proof`: exactly one of them. */
 export const PROOF_QUERY = ["leaf", "id"] as const;
@@ -147,8 +147,7 @@ export const LOG_ROUTES: Route[] = [
           ),
         },
         "404": notFound("The log is empty: no event, no checkpoint."),
-        "405": ERR.methodNotAllowed,
-        "500": ERR.internal,
+        ...shared("405", "500"),
         "503": errorResponse(
           "The log is still catching up with a feed older than it (`Retry-After`).",
           ["unavailable"],
@@ -187,8 +186,7 @@ export const LOG_ROUTES: Route[] = [
         },
         "400": errorResponse("The path is malformed or not canonical.", ["invalid_body"]),
         "404": notFound("The tree does not hold this tile (or this width of it)."),
-        "405": ERR.methodNotAllowed,
-        "500": ERR.internal,
+        ...shared("405", "500"),
       },
     }),
   },
@@ -232,8 +230,7 @@ export const LOG_ROUTES: Route[] = [
           ["invalid_body"],
         ),
         "404": notFound("No such entry, or the served checkpoint does not cover it yet."),
-        "405": ERR.methodNotAllowed,
-        "500": ERR.internal,
+        ...shared("405", "500"),
       },
     }),
   },
@@ -255,8 +252,7 @@ export const LOG_ROUTES: Route[] = [
           headers: { "X-Request-Id": REQUEST_ID_HEADER },
           content: textContent(),
         },
-        "405": ERR.methodNotAllowed,
-        "500": ERR.internal,
+        ...shared("405", "500"),
       },
     }),
   },
