@@ -60,14 +60,33 @@ async function whileCountsChange<T>(
   }
 }
 
-/** Asserts the 503 of a write given up, answered within the retries' bound. */
-async function expectContended(answer: () => Promise<Response>): Promise<void> {
+/**
+ * Asserts the 503 of a write given up, answered within the retries' bound;
+ * false, with nothing asserted, when the write got through: on a loaded
+ * machine the other writers do not always get between its reads and its
+ * commits, and the caller tries again with a fresh write.
+ */
+async function expectContended(answer: () => Promise<Response>): Promise<boolean> {
   const started = performance.now();
   const response = await answer();
   const ms = performance.now() - started;
+  if (response.status < 300) {
+    await response.body?.cancel();
+    return false;
+  }
   assert.equal(response.headers.get("retry-after"), "1");
   await expectError(response, 503, "unavailable", { mentions: "try again" });
   assert.ok(ms < 10_000, `answered after ${ms} ms`);
+  return true;
+}
+
+/** Runs `attempt` until it met the contention it needs (true), five times at most. */
+async function untilContended<T>(attempt: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 5; i++) {
+    const met = await attempt();
+    if (met !== undefined) return met;
+  }
+  throw new Error("the other writers never got between a read and its commit");
 }
 
 const contended = async (h: AppHarness) =>
@@ -108,9 +127,11 @@ Deno.test("a pending submission whose document's counts keep changing under it: 
       new TextEncoder().encode("{}"),
     );
     try {
-      const signed = newSigned("policy", policy) as Payload;
-      const body = bodyOf(signed, await a.sign(signed));
-      await expectContended(() => h.submit(body));
+      const { signed, body } = await untilContended(async () => {
+        const signed = newSigned("policy", policy) as Payload;
+        const body = bodyOf(signed, await a.sign(signed));
+        return await expectContended(() => h.submit(body)) ? { signed, body } : undefined;
+      });
       await stop();
       await expectIdFree(h, signed.id);
       // Once the other writer stops, the same submission is stored.
@@ -125,12 +146,18 @@ Deno.test("a pending submission whose document's counts keep changing under it: 
 
 Deno.test("an approval that would accept, while the document's counts keep changing: 503 with Retry-After, nothing recorded", async () => {
   await withApp({}, async (h) => {
-    const { policy, signed, b } = await pendingIntent(h);
-    const body = { signature: await b.sign(signed) };
-    await whileCountsChange(h, policy, async () => {
-      await expectContended(() => postApproval(h, signed.id, body));
+    const { signed, body } = await untilContended(async () => {
+      const { policy, signed, b } = await pendingIntent(h);
+      const body = { signature: await b.sign(signed) };
+      const before = await contended(h);
+      const met = await whileCountsChange(
+        h,
+        policy,
+        () => expectContended(() => postApproval(h, signed.id, body)),
+      );
+      if (met) assert.equal(await contended(h), before + 1);
+      return met ? { signed, body } : undefined;
     });
-    assert.equal(await contended(h), 1);
     assert.deepEqual(await viewOf(h, signed.id), { state: "pending", approvals: 1, rejections: 0 });
     // Once the other writers stop, the same approval is recorded and accepts the intent.
     const again = await postApproval(h, signed.id, body);
@@ -141,12 +168,18 @@ Deno.test("an approval that would accept, while the document's counts keep chang
 
 Deno.test("a rejection that would reject, while the document's counts keep changing: 503 with Retry-After, nothing recorded", async () => {
   await withApp({}, async (h) => {
-    const { policy, signed, b } = await pendingIntent(h);
-    const body = { signature: await b.reject(signed) };
-    await whileCountsChange(h, policy, async () => {
-      await expectContended(() => postRejection(h, signed.id, body));
+    const { signed, body } = await untilContended(async () => {
+      const { policy, signed, b } = await pendingIntent(h);
+      const body = { signature: await b.reject(signed) };
+      const before = await contended(h);
+      const met = await whileCountsChange(
+        h,
+        policy,
+        () => expectContended(() => postRejection(h, signed.id, body)),
+      );
+      if (met) assert.equal(await contended(h), before + 1);
+      return met ? { signed, body } : undefined;
     });
-    assert.equal(await contended(h), 1);
     assert.deepEqual(await viewOf(h, signed.id), { state: "pending", approvals: 1, rejections: 0 });
     const again = await postRejection(h, signed.id, body);
     assert.equal(again.status, 200);
@@ -157,22 +190,28 @@ Deno.test("a rejection that would reject, while the document's counts keep chang
 Deno.test("an expiry while the document's counts keep changing: given up and counted, its due work kept, then recorded once", async () => {
   // No scheduler of its own: the test looks for due work as the cron job does.
   await withApp({ background: false }, async (h) => {
-    const { policy, signed, record } = await pendingIntent(h, { approval_window_s: 1 });
-    await sleepUntil(Date.parse(record.approval.expires_at) + 1);
-    const expired = async () => {
+    const expiredIds = async (): Promise<string[]> => {
       await h.service.store.moveAll();
       const page = await (await h.fetch("/events?limit=1000", {
         headers: { authorization: h.auth },
       })).json();
-      return page.events.filter((e: { type: string; record: { id: string } }) =>
-        e.type === "intent.expired" && e.record.id === signed.id
-      ).length;
+      return page.events.filter((e: { type: string }) => e.type === "intent.expired")
+        .map((e: { record: { id: string } }) => e.record.id);
     };
     const due = async () =>
       (await h.service.store.listDueWork({ kind: "expire", limit: 10 })).map((w) => w.id);
-    const done = await whileCountsChange(h, policy, () => h.service.dueWork.runDue());
-    assert.equal(done, 0, "the expiry was given up");
-    assert.equal(await contended(h), 1);
+    const signed = await untilContended(async () => {
+      const { policy, signed, record } = await pendingIntent(h, { approval_window_s: 1 });
+      await sleepUntil(Date.parse(record.approval.expires_at) + 1);
+      const before = await contended(h);
+      const done = await whileCountsChange(h, policy, () => h.service.dueWork.runDue());
+      // Recorded all the same: the next attempt, with a new intent.
+      if (done === 1) return undefined;
+      assert.equal(done, 0, "the expiry was given up");
+      assert.equal(await contended(h), before + 1);
+      return signed;
+    });
+    const expired = async () => (await expiredIds()).filter((id) => id === signed.id).length;
     assert.equal(await expired(), 0);
     assert.deepEqual(await due(), [signed.id]);
     // Once the other writers stop, the next look records it, once.
