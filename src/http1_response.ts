@@ -2,7 +2,7 @@
  * The little of HTTP/1.1 (RFC 9112) a client reads back: where a response's
  * head ends, its status code and header fields, and when its body is
  * complete enough to stop draining. A webhook delivery reads its answer with
- * it (`src/webhooks/_answer.ts`), and so does the load tool's client.
+ * it (`src/delivery/_answer.ts`), and so does the load tool's client.
  * @module
  */
 

@@ -8,7 +8,7 @@
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
-import type { DeliveryResult } from "../webhooks/deliver.ts";
+import type { DeliveryResult } from "../delivery/deliver.ts";
 import type { AttemptRecord, Endpoint } from "../webhooks/endpoint.ts";
 import { type Span, SpanStatusCode, startSpan } from "../telemetry/tracing.ts";
 import { outcomeOf } from "./metrics.ts";

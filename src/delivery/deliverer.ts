@@ -32,8 +32,8 @@
 
 import type { IntentEvent } from "../domain/intent.ts";
 import { renderEvent } from "../domain/record.ts";
-import { deliverOnce, type DeliveryResult, type SocketRules } from "../webhooks/deliver.ts";
-import { KeptConnection } from "../webhooks/kept_connection.ts";
+import { deliverOnce, type DeliveryResult, type SocketRules } from "../delivery/deliver.ts";
+import { KeptConnection } from "../delivery/kept_connection.ts";
 import {
   afterAttempt,
   attemptNumber,

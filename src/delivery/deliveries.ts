@@ -24,7 +24,7 @@
 import type { DueEntry, Store } from "../domain/store.ts";
 import type { DueVerdict } from "../scheduler/due_work.ts";
 import type { EndpointStatus } from "../webhooks/endpoint.ts";
-import { SocketRules } from "../webhooks/deliver.ts";
+import { SocketRules } from "../delivery/deliver.ts";
 import type { WebhookStore } from "../webhooks/store.ts";
 import { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";

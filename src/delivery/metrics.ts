@@ -13,7 +13,7 @@
  */
 
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS } from "../telemetry/instruments.ts";
-import type { DeliveryResult } from "../webhooks/deliver.ts";
+import type { DeliveryResult } from "../delivery/deliver.ts";
 import { type EndpointStatus, judgeAttempt } from "../webhooks/endpoint.ts";
 
 /**

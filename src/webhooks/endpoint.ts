@@ -8,7 +8,18 @@
  */
 
 import type { EventType } from "@intents/protocol/events";
-import type { DeliveryError } from "./deliver.ts";
+
+/** How an attempt may fail before or instead of an answer (the `error` of docs/interface.md §11's attempts). */
+export const DELIVERY_ERRORS = [
+  "timeout",
+  "connection",
+  "redirect",
+  "refused_address",
+  "refused_url",
+] as const;
+
+/** How an attempt failed before or instead of an answer: one of {@link DELIVERY_ERRORS}. */
+export type DeliveryError = typeof DELIVERY_ERRORS[number];
 
 /** `active` delivers; `paused` by an operator; `disabled` by the service (see `disabledReason`). */
 export type EndpointStatus = "active" | "paused" | "disabled";

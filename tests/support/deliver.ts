@@ -9,7 +9,7 @@ import {
   type DeliverOptions,
   type Resolver,
   SocketRules,
-} from "../../src/webhooks/deliver.ts";
+} from "../../src/delivery/deliver.ts";
 import { deliveryHeaders, newWebhookSecret } from "../../src/webhooks/signing.ts";
 
 export const BODY = JSON.stringify({

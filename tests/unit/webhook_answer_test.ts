@@ -14,8 +14,8 @@ import {
   MAX_ANSWER_BYTES,
   MAX_ANSWER_READS,
   type ReadInto,
-} from "../../src/webhooks/_answer.ts";
-import { deliverOnce } from "../../src/webhooks/deliver.ts";
+} from "../../src/delivery/_answer.ts";
+import { deliverOnce } from "../../src/delivery/deliver.ts";
 import { local } from "../support/deliver.ts";
 import { sleep } from "../support/time.ts";
 

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { type Connector, deliverOnce } from "../../src/webhooks/deliver.ts";
+import { type Connector, deliverOnce } from "../../src/delivery/deliver.ts";
 import { local, noConnect, resolver } from "../support/deliver.ts";
 import { HAS_OPENSSL, makeCertificates } from "../../testing/certificates.ts";
 

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { deliverOnce, type Resolver } from "../../src/webhooks/deliver.ts";
+import { deliverOnce, type Resolver } from "../../src/delivery/deliver.ts";
 import { BODY, HEADERS, local, noConnect, resolver } from "../support/deliver.ts";
 import { sleep } from "../support/time.ts";
 

@@ -11,8 +11,8 @@
  */
 
 import assert from "node:assert/strict";
-import { type Connector, deliverOnce, SocketRules } from "../../src/webhooks/deliver.ts";
-import { KeptConnection } from "../../src/webhooks/kept_connection.ts";
+import { type Connector, deliverOnce, SocketRules } from "../../src/delivery/deliver.ts";
+import { KeptConnection } from "../../src/delivery/kept_connection.ts";
 import { HAS_OPENSSL, makeCertificates } from "../../testing/certificates.ts";
 import { local, noConnect, resolver } from "../support/deliver.ts";
 import { startTlsReceiver, type TlsReceiver } from "../support/tls_receiver.ts";

@@ -6,8 +6,8 @@
  */
 
 import assert from "node:assert/strict";
-import { deliverOnce, type DeliverOptions, type Resolver } from "../../src/webhooks/deliver.ts";
-import { KeptConnection } from "../../src/webhooks/kept_connection.ts";
+import { deliverOnce, type DeliverOptions, type Resolver } from "../../src/delivery/deliver.ts";
+import { KeptConnection } from "../../src/delivery/kept_connection.ts";
 import { BODY, local } from "../support/deliver.ts";
 import { sleep } from "../support/time.ts";
 

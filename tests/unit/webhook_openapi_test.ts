@@ -16,7 +16,7 @@ import {
   WebhookUpdateSchema,
 } from "../../src/webhooks/schemas.ts";
 import { checkWebhookUrl } from "../../src/webhooks/url.ts";
-import { DELIVERY_ERRORS } from "../../src/webhooks/deliver.ts";
+import { DELIVERY_ERRORS } from "../../src/webhooks/endpoint.ts";
 import { ajvFor, DOC_ID } from "../support/openapi_ajv.ts";
 
 type Doc = Record<string, Record<string, never>>;

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { parseHttpDate, parseRetryAfter } from "../../src/webhooks/retry_after.ts";
+import { parseHttpDate, parseRetryAfter } from "../../src/delivery/retry_after.ts";
 import {
   BodyFraming,
   HeadEnd,

@@ -10,7 +10,7 @@ import type { JsonSchema } from "@valibot/to-json-schema";
 import { EVENT_TYPES } from "@intents/protocol/events";
 import { convertComponents, OpaqueIdSchema as opaqueId, ref } from "./components.ts";
 import type { Obj } from "./responses.ts";
-import { DELIVERY_ERRORS } from "../../webhooks/deliver.ts";
+import { DELIVERY_ERRORS } from "../../webhooks/endpoint.ts";
 import {
   WebhookCreateSchema,
   WebhookReplaySchema,

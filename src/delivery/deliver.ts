@@ -8,7 +8,8 @@
  * @module
  */
 
-import { judgeAddress } from "./addresses.ts";
+import { judgeAddress } from "../webhooks/addresses.ts";
+import type { DeliveryError } from "../webhooks/endpoint.ts";
 import { persists, type ResponseHead } from "../http1_response.ts";
 import { AnswerReader } from "./_answer.ts";
 import type { KeptConnection } from "./kept_connection.ts";
@@ -26,18 +27,6 @@ import {
 
 export { type Connector, resolveHost, type Resolver, SocketRules };
 export { MAX_ANSWER_BYTES, MAX_ANSWER_READS } from "./_answer.ts";
-
-/** How an attempt may fail before or instead of an answer (the `error` of docs/interface.md §11's attempts). */
-export const DELIVERY_ERRORS = [
-  "timeout",
-  "connection",
-  "redirect",
-  "refused_address",
-  "refused_url",
-] as const;
-
-/** How an attempt failed before or instead of an answer: one of {@link DELIVERY_ERRORS}. */
-export type DeliveryError = typeof DELIVERY_ERRORS[number];
 
 /** The outcome of one attempt. */
 export interface DeliveryResult {

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { judgeAddress } from "./addresses.ts";
+import { judgeAddress } from "../webhooks/addresses.ts";
 import { closeQuietly, type Deadline } from "./_deadline.ts";
 
 /** Resolves a host name to IP address literals (all of them: A and AAAA). */
