@@ -4,7 +4,7 @@
  *
  * - `["events", last]` → a run of consecutive feed events, oldest first,
  *   keyed by the position of its last event; the feed is these in key
- *   order (`feed_blocks.ts` reads both forms). Written by moves: a feed
+ *   order (`feed.ts` reads both forms). Written by moves: a feed
  *   index (byte 0 = 4; per staged block, in order, its versionstamp as 10
  *   bytes and its count of events as a 16-bit big-endian integer: the events
  *   are those blocks', read where their commits wrote them,

@@ -39,6 +39,18 @@ export const KV_KEY_BYTES = 2_048;
 /** Keys one `getMany` reads at most. */
 export const KV_READ_KEYS = 10;
 
+/** Reads `readKeys`, {@link KV_READ_KEYS} at a time, all at once; the entries in key order. */
+export async function readMany(
+  kv: Deno.Kv,
+  readKeys: readonly Deno.KvKey[],
+): Promise<Deno.KvEntryMaybe<unknown>[]> {
+  const reads: Promise<Deno.KvEntryMaybe<unknown>[]>[] = [];
+  for (let i = 0; i < readKeys.length; i += KV_READ_KEYS) {
+    reads.push(kv.getMany(readKeys.slice(i, i + KV_READ_KEYS)));
+  }
+  return (await Promise.all(reads)).flat();
+}
+
 /** Limits a commit plan stays within. */
 export type CommitLimits = { readonly [K in keyof typeof KV_COMMIT_LIMITS]: number };
 

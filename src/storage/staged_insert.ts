@@ -20,8 +20,7 @@ import { Lanes } from "../timing.ts";
 import { contendedAttempts } from "./retry.ts";
 import { countedDocument, DocumentCounts, documentIdentity } from "./document_counts.ts";
 import { keys } from "./keys.ts";
-import { refIdentity } from "./layout.ts";
-import { readMany } from "./read_many.ts";
+import { readMany, refIdentity } from "./layout.ts";
 import { planStagedCommit } from "./staged_plan.ts";
 
 /** What a staged write works with. */

@@ -12,8 +12,7 @@ import type { Authorship, NewIntent, StoredIntent, Variant } from "../domain/int
 import { encodeStaged, type StoredEvent } from "./codec.ts";
 import { encodeStagedPointer } from "./index_codec.ts";
 import { keys } from "./keys.ts";
-import { KV_COMMIT_LIMITS, KV_KEY_BYTES } from "./layout.ts";
-import { readMany } from "./read_many.ts";
+import { KV_COMMIT_LIMITS, KV_KEY_BYTES, readMany } from "./layout.ts";
 import { planStagedCommit } from "./staged_plan.ts";
 import type { StagedContext } from "./staged_insert.ts";
 
