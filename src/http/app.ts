@@ -31,7 +31,7 @@ export interface AppDeps {
   webhooks: WebhookStore;
   settings: Settings;
   /**
-   * How accepted intents reach the store (`src/storage/writer.ts`'s
+   * How accepted intents reach the store (`src/storage/group_commit.ts`'s
    * `createWriter`: one commit each, or concurrent ones grouped).
    */
   writer: IntentWriter;
@@ -112,7 +112,7 @@ export interface App {
  * @example
  * ```ts
  * import { KvStore } from "../storage/kv_store.ts";
- * import { createWriter } from "../storage/writer.ts";
+ * import { createWriter } from "../storage/group_commit.ts";
  * import { readSettings } from "../settings.ts";
  *
  * const kv = await Deno.openKv(":memory:");

@@ -112,7 +112,7 @@ export class KvStore implements Store {
   }
 
   /**
-   * How the writer best feeds this store's commits (`writer.ts`): commits of
+   * How the writer best feeds this store's commits (`createWriter`): commits of
    * as many ids as denokv's ten checks allow beside one document's, several
    * at once, `batchMax` inserts in all.
    */
