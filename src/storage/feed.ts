@@ -64,9 +64,11 @@ export class Feed {
 
   /** The head as KV has it now. */
   async freshHead(): Promise<Head> {
-    const entry = await this.#kv.get<unknown>(keys.feedHead);
-    const { position, form, through, indexed } = decodeFeedHead(entry.value);
-    const head = { position, versionstamp: entry.versionstamp, form, through, indexed };
+    return this.#learnEntry(await this.#kv.get<unknown>(keys.feedHead));
+  }
+
+  #learnEntry(entry: Deno.KvEntryMaybe<unknown>): Head {
+    const head = { ...decodeFeedHead(entry.value), versionstamp: entry.versionstamp };
     this.#learn(head);
     return head;
   }
@@ -198,11 +200,7 @@ export class Feed {
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          const [entry] = value;
-          if (entry.versionstamp !== null) {
-            const { position, form, through, indexed } = decodeFeedHead(entry.value);
-            this.#learn({ position, versionstamp: entry.versionstamp, form, through, indexed });
-          }
+          if (value[0].versionstamp !== null) this.#learnEntry(value[0]);
         }
       } catch {
         // The KV was closed, or the watch failed: the waiters still time out.

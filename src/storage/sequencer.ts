@@ -1,11 +1,7 @@
 /**
- * The sequencer: moves staged events into the feed, in the order their
- * commits were made, one commit a move checked against the head it read, so
- * positions stay dense and no event is moved twice or skipped. One process at
- * a time moves for all, the holder of a short lease; every process watches,
- * every {@link WATCH_MS}, for what waits longer than {@link STALE_MS} and
- * moves it, so nobody else, readers included, needs to call anything.
- * docs/architecture.md, "The feed", says why this holds and what it costs.
+ * The sequencer moves staged events into the feed in commit order, each move
+ * one commit checked against the head it read (docs/architecture.md, "The
+ * feed", says why positions stay dense and what it costs).
  * @module
  */
 

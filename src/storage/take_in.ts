@@ -1,10 +1,6 @@
 /**
- * Taking in intents a version from before the feed stored, also while such a
- * version still runs beside this one (docs/architecture.md, "Stores of
- * earlier versions"): its blocks `["intent_batches", receivedAtMs, seq,
- * writer]` (JavaScript values) are staged again as a request's commit stages,
- * commits of a few of their intents each checking the ids' entries as read;
- * the last also deletes the block, checked as read.
+ * Taking in the blocks of a version from before the feed, also while it
+ * runs beside this one (docs/architecture.md, "Stores of earlier versions").
  * @module
  */
 
