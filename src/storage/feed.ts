@@ -19,11 +19,9 @@ export interface Head {
   position: number;
   /** null while the head key was never written (an empty feed). */
   versionstamp: string | null;
-  /** The form of the head's value (`index_codec.ts`); "head" when not said. */
+  /** The head's form, how far staged blocks were indexed, and whether it is this version's. */
   form?: HeadForm;
-  /** The versionstamp of the last staged block indexed into the feed ("" before any). */
   through?: string;
-  /** True for a head of this version, which earlier versions cannot read (`index_codec.ts`). */
   indexed?: boolean;
 }
 
@@ -35,11 +33,7 @@ interface Waiter {
 /** How often the head is read while anyone waits: well within the 2 s delivery bound. */
 export const HEAD_POLL_MS = 500;
 
-/**
- * Blocks read per KV round trip when reading forward, at most (each up to
- * 64 KB). A read asks for as many as its limit needs at a block of a commit's
- * usual 32 events, so a short page does not read blocks it will not use.
- */
+/** Blocks read per round trip forward, at most: as many as a page needs at 32 events a block. */
 const BLOCKS_PER_READ = 8;
 const EVENTS_PER_BLOCK = 32;
 

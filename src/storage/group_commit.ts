@@ -33,14 +33,9 @@ export interface CommitObserver<W = unknown> {
 interface GroupCommitOptions {
   /** The most inserts one batch carries (at least 1). */
   batchMax: number;
-  /**
-   * The most batches committing at once (default 1), asked as each batch
-   * starts, with the most inserts a batch then carries when that is fewer
-   * than `batchMax` (a store whose commits check each id carries fewer
-   * a commit, and makes up with more of them side by side).
-   */
+  /** Asked as each batch starts: batches committing at once (default 1), inserts in each. */
   shape?: () => { inFlight: number; batchMax: number };
-  /** Commits a batch of inserts with distinct ids, e.g. `(b) => store.insertIntents(b)`: one result each, in order. */
+  /** Commits a batch of inserts with distinct ids: one result each, in order. */
   commit: (batch: readonly PendingIntent[]) => Promise<BatchResult[]>;
   /** Told of each wait and each commit (telemetry); none by default. */
   observer?: CommitObserver;

@@ -29,7 +29,7 @@ import { DocumentCache } from "./document_cache.ts";
 import { Lanes } from "../timing.ts";
 import { Sequencer } from "./sequencer.ts";
 import type { FeedMetrics } from "./feed_metrics.ts";
-import { insertStaged, type StagedInsertContext } from "./staged_insert.ts";
+import { insertStaged, type StagedContext } from "./staged_insert.ts";
 import { changeStaged } from "./staged_change.ts";
 import { type FencedFrom, fenceHead, STORE_LAYOUT } from "./fence.ts";
 import { Feed } from "./feed.ts";
@@ -66,7 +66,7 @@ export class KvStore implements Store {
   /** Every write goes through it. */
   readonly #commits: CommitLog;
   readonly #sequencer: Sequencer;
-  readonly #staged: StagedInsertContext;
+  readonly #staged: StagedContext;
   /** The fence, once this process made sure of it (`fence.ts`): every write waits for it. */
   #fenced: Promise<FencedFrom> | undefined;
   /** When this process last looked for intents of a version before the feed (Unix ms). */

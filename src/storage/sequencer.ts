@@ -38,11 +38,7 @@ export interface SequencerOptions {
   now: () => Date;
   /** Told of each move: how long each staged commit it moved waited, in ms (for metrics). */
   onMoved?: (waitsMs: number[]) => void;
-  /**
-   * Runs before each look of the watch: true when it staged something that
-   * should be moved at once, whatever its age (events taken in from stores
-   * of earlier versions).
-   */
+  /** Runs before each look of the watch: true when it staged what to move at once (taken in). */
   beforeLook?: () => Promise<boolean>;
 }
 
@@ -83,11 +79,7 @@ export class Sequencer {
     this.#o = options;
   }
 
-  /**
-   * Starts the watch: every {@link WATCH_MS}, staged events that wait longer
-   * than {@link STALE_MS} are moved, whoever staged them and whoever holds the
-   * lease, so that none waits on a process that is gone. `drain` stops it.
-   */
+  /** Starts the watch: every {@link WATCH_MS}, moves what waits past {@link STALE_MS}. */
   watch(): void {
     if (this.#watch !== undefined || this.#stopped) return;
     this.#watch = setInterval(() => void this.#look(), WATCH_MS);
@@ -186,10 +178,8 @@ export class Sequencer {
   }
 
   /**
-   * Starts a move now (or again once the one under way ends): for events
-   * this process staged, and for events staged whose versionstamp it does
-   * not know: a commit whose answer was lost (the store applied it, and the
-   * client's retry found its checks failing) staged them all the same.
+   * Starts a move now (or again once the one under way ends), also for a
+   * commit whose answer was lost: the store applied it all the same.
    */
   kick(): void {
     if (this.#stopped) return;
@@ -323,13 +313,8 @@ export class Sequencer {
     this.#heldUntil = until;
     const at = this.#o.now().getTime();
     this.#o.onMoved?.(listed.map((m) => at - m.block.atMs));
-    const moved: Head = {
-      position,
-      versionstamp: result.versionstamp,
-      form: "staged",
-      through,
-      indexed: true,
-    };
+    const { versionstamp } = result;
+    const moved: Head = { position, versionstamp, form: "staged", through, indexed: true };
     this.#o.feed.advanced(moved, this.#eventsOf(listed));
     this.#movedUpTo(through);
     return listed.length;

@@ -33,24 +33,15 @@ const SLICE_LIMITS = {
 const utf8 = new TextDecoder();
 const encoder = new TextEncoder();
 
-/**
- * The body as the feed stores bodies: one line, every number as JCS writes
- * it. The earlier version kept the bytes as received, which passed the strict
- * reader and therefore parse to the values that were verified.
- */
+/** The body as the feed stores bodies (one line); the earlier version kept it as received. */
 function normalBody(body: Uint8Array): Uint8Array {
   return encoder.encode(JSON.stringify(JSON.parse(utf8.decode(body))));
 }
 
 /** True for an id's entry the earlier version wrote: its pointer into a block. */
-function isEarlierPointer(value: unknown): boolean {
-  return Array.isArray(value) && value.length === 4;
-}
+const isEarlierPointer = (value: unknown) => Array.isArray(value) && value.length === 4;
 
-/**
- * Where an id's entry of the earlier version points: the block's key and the
- * index in it; null for an entry of another form.
- */
+/** Where an earlier version's id entry points (its block's key and index), or null. */
 export function earlierPointer(value: unknown): { key: Deno.KvKey; index: number } | null {
   if (!isEarlierPointer(value)) return null;
   const [ms, seq, writer, index] = value as [number, number, string, number];

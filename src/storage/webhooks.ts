@@ -1,10 +1,8 @@
 /**
- * The webhook storage port (`src/webhooks/store.ts`) on Deno KV: endpoints,
- * their leases and their attempts logs, under the keys `keys.ts` lists. Every
- * commit checks what it builds on: an admin change the endpoint as read (and
- * the count, for a creation or removal); a delivery's write the endpoint as
- * the attempt read it and the lease as its holder last wrote it; a lease's
- * take, renewal and release the lease as read.
+ * The webhook storage port (`src/webhooks/store.ts`) on Deno KV. Every
+ * commit checks what it builds on: the endpoint as read (and the count, to
+ * create or remove one); for a delivery, also the lease as its holder wrote
+ * it; for a lease, the lease as read.
  * @module
  */
 
