@@ -7,7 +7,7 @@
 
 import { createApp } from "../src/http/app.ts";
 import { readSettings } from "../src/settings.ts";
-import { createWriter } from "../src/storage/writer.ts";
+import { createWriter } from "../src/storage/group_commit.ts";
 import { KvStore } from "../src/storage/kv_store.ts";
 import { generateEd25519Key, IntentsClient, signVariantB } from "../client/mod.ts";
 

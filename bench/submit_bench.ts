@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { DocumentRef } from "../src/domain/intent.ts";
 import type { PendingIntent } from "../src/domain/store.ts";
 import { KvStore } from "../src/storage/kv_store.ts";
-import { createWriter } from "../src/storage/writer.ts";
+import { createWriter } from "../src/storage/group_commit.ts";
 const body = new TextEncoder().encode(JSON.stringify({
   authorship: {
     Signed: {

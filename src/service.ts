@@ -16,7 +16,7 @@ import { type InFlightRequests, type Stopped, stopServing } from "./http/shutdow
 import { commitSpans } from "./storage/commit_spans.ts";
 import { FeedMetrics } from "./storage/feed_metrics.ts";
 import { KvStore } from "./storage/kv_store.ts";
-import { createWriter } from "./storage/writer.ts";
+import { createWriter } from "./storage/group_commit.ts";
 import { DueWorkScheduler } from "./scheduler/due_work.ts";
 import { dueWorkHandlers } from "./scheduler/handlers.ts";
 import { DueWorkMetrics } from "./scheduler/metrics.ts";

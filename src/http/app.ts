@@ -29,7 +29,7 @@ export interface AppDeps {
   /** Webhook endpoints, their leases and attempts, on the same storage. */
   webhooks: WebhookStore;
   settings: Settings;
-  /** How accepted intents reach the store: one commit each, or concurrent ones grouped. */
+  /** How accepted intents reach the store: concurrent ones grouped (`createWriter`). */
   writer: IntentWriter;
   /** Defaults to the system clock. */
   now?: () => Date;
@@ -86,7 +86,7 @@ export interface App {
  * @example
  * ```ts
  * import { KvStore } from "../storage/kv_store.ts";
- * import { createWriter } from "../storage/writer.ts";
+ * import { createWriter } from "../storage/group_commit.ts";
  * import { readSettings } from "../settings.ts";
  *
  * const kv = await Deno.openKv(":memory:");

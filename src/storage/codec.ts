@@ -1,10 +1,7 @@
 /**
- * How the store writes events: as bytes, never as a V8-serialized JavaScript
- * value (a newer V8 writes a serialization an older one cannot read, and
- * other KV clients cannot read one at all). Each layout is documented beside
- * its key in `keys.ts`. The decoders also take the layouts and the plain
- * JavaScript values earlier versions wrote, so a store is served until
- * `deno task store-upgrade` rewrites them (`tools/store_upgrade/`).
+ * Events as bytes (layouts in `keys.ts`), never V8-serialized values; the
+ * decoders also read what earlier versions wrote, JavaScript values
+ * included, until `deno task store-upgrade` rewrites them.
  * @module
  */
 
@@ -38,25 +35,19 @@ export class LayoutError extends Error {
   override name = "LayoutError";
 }
 
-/** True when `value` has the shape of an {@link IntentPointer}. */
-function isPointer(value: unknown): value is IntentPointer {
-  return Array.isArray(value) && value.length === 2 &&
-    Number.isSafeInteger(value[0]) && value[0] >= 1 &&
-    Number.isSafeInteger(value[1]) && value[1] >= 0;
-}
-
-/** A stored pointer, or null when the value is none (absent or malformed). */
+/** A stored pointer (UTF-8 JSON, or an earlier version's array), or null when none or malformed. */
 export function decodePointer(value: unknown): IntentPointer | null {
+  let p = value;
   if (value instanceof Uint8Array) {
     try {
-      const parsed: unknown = JSON.parse(decoder.decode(value));
-      return isPointer(parsed) ? parsed : null;
+      p = JSON.parse(decoder.decode(value));
     } catch {
       return null;
     }
   }
-  // Written by an earlier version as a plain array.
-  return isPointer(value) ? value : null;
+  const ok = Array.isArray(p) && p.length === 2 && Number.isSafeInteger(p[0]) && p[0] >= 1 &&
+    Number.isSafeInteger(p[1]) && p[1] >= 0;
+  return ok ? p as IntentPointer : null;
 }
 
 /** The record's fields an event's JSON holds: all but the body, in this order. */
@@ -136,14 +127,16 @@ function eventAt(bytes: Uint8Array, span: EventSpan): StoredEvent {
 }
 
 /**
- * The events of a stored block, from index `from` on.
+ * The events of a stored block, from index `from` on (up to `to`).
  *
  * @throws {LayoutError} for a value of no known layout.
  */
-export function decodeBlock(value: unknown, from = 0): StoredEvent[] {
-  if (value instanceof Uint8Array) return spans(value).slice(from).map((s) => eventAt(value, s));
+export function decodeBlock(value: unknown, from = 0, to?: number): StoredEvent[] {
+  if (value instanceof Uint8Array) {
+    return spans(value).slice(from, to).map((s) => eventAt(value, s));
+  }
   // Written by an earlier version as an array of events.
-  if (Array.isArray(value)) return (value as StoredEvent[]).slice(from);
+  if (Array.isArray(value)) return (value as StoredEvent[]).slice(from, to);
   throw new LayoutError("a block has an unknown layout");
 }
 
@@ -156,12 +149,8 @@ export function blockLength(value: unknown): number {
 
 /** The event at `index` of a stored block, or undefined when it has none there. */
 export function decodeEventAt(value: unknown, index: number): StoredEvent | undefined {
-  if (value instanceof Uint8Array) {
-    const span = spans(value)[index];
-    return span && eventAt(value, span);
-  }
-  if (Array.isArray(value)) return (value as StoredEvent[])[index];
-  return undefined;
+  const known = value instanceof Uint8Array || Array.isArray(value);
+  return known ? decodeBlock(value, index, index + 1)[0] : undefined;
 }
 
 /**

@@ -1,8 +1,6 @@
 /**
- * Every KV write of the store goes through one {@link CommitLog}: it tries a
- * locked write again, turns the storage's own failures into the port's
- * {@link StorageUnavailableError}, and remembers the outcome of the latest
- * attempt, which readiness reports without touching the storage.
+ * The store's {@link CommitLog}, through which every write goes
+ * (docs/architecture.md, "Storage failures and readiness").
  * @module
  */
 
@@ -15,13 +13,9 @@ import {
 import { isLockedError, retryWhileLocked } from "./retry.ts";
 
 /**
- * The messages Deno KV's SQLite backend throws (as `TypeError`s) for each
- * storage failure, as observed on Deno 2.9: a full disk gives "database or
- * disk is full" (SQLITE_FULL); a file the process may only read gives "Can
- * not write to a read-only database."; a lock held by another process past
- * SQLite's wait gives "database is locked" (see `retry.ts`). SQLite's own
- * wording for a read-only file, "attempt to write a readonly database", and
- * for a failing disk, "disk I/O error", are matched too.
+ * What Deno KV's SQLite backend throws (`TypeError`s, Deno 2.9) for each
+ * storage failure, and SQLite's own wording ("attempt to write a readonly
+ * database", "disk I/O error"); "database is locked" is `retry.ts`'s.
  */
 const FAILURES: readonly [RegExp, StorageFailure][] = [
   [/database or disk is full/i, "full"],
@@ -31,8 +25,7 @@ const FAILURES: readonly [RegExp, StorageFailure][] = [
 
 /**
  * What kind of storage failure an error of a KV write is, or null when it is
- * not known to be one (a bug, a closed handle, a network error of a remote
- * KV): those stay internal errors.
+ * not known to be one (those stay internal errors).
  *
  * @example
  * ```ts
@@ -64,9 +57,8 @@ export class CommitLog {
   }
 
   /**
-   * Runs one KV write (a commit or a set), trying it again while the file is
-   * locked, and records its outcome. A write that resolves counts as a
-   * success whatever its checks decided: the storage answered.
+   * Runs one KV write, tried again while the file is locked, and records its
+   * outcome: one that resolves succeeded, whatever its checks decided.
    *
    * @throws {StorageUnavailableError} when the storage cannot write, with the
    *   KV error as its `cause`; any other error of the write as it is.

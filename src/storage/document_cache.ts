@@ -1,8 +1,6 @@
 /**
- * What one process remembers of templates and policies, which never change
- * and are never deleted: a found one's reference (with its quorum) and,
- * apart, its bytes; an id found missing, for {@link MISSING_KEPT_MS}. Each is
- * a bounded `ClockCache`.
+ * What one process remembers of templates and policies, which never change:
+ * references, bytes, and ids found missing lately, in bounded `ClockCache`s.
  * @module
  */
 

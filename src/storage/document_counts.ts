@@ -1,14 +1,12 @@
 /**
  * How many intents each key has pending under one governed document
- * (docs/interface.md §12, `MAX_PENDING_PER_SIGNER`): one value per document
- * (`keys.ts`), so that a commit changing the counts of a submission's keys
- * checks one key. Every commit that changes it checks the version it read.
- * The per-key counts of earlier versions (`["pending_by_signer", …]`) are
- * taken in, and removed, by the commit that first writes a document's value.
+ * (docs/interface.md §12): one value per document (`keys.ts`), checked as
+ * read by every commit that changes it; earlier versions' per-key counts are
+ * taken in by the first.
  * @module
  */
 
-import type { DocumentKind, NewIntent, StoredIntent } from "../domain/intent.ts";
+import type { DocumentKind, StoredIntent } from "../domain/intent.ts";
 import type { PendingIntent } from "../domain/store.ts";
 import { keys } from "./keys.ts";
 
@@ -29,11 +27,6 @@ export function countedDocument(intent: { variant: "A" | "B"; refId: string }): 
 /** An identity of a counted document, for maps. */
 export function documentIdentity(doc: CountedDocument): string {
   return `${doc.kind}/${doc.id}`;
-}
-
-/** The keys whose counts a new pending intent raises: those that signed its submission. */
-function newIntentCountedKeys(intent: NewIntent): string[] {
-  return (intent.approvals ?? []).map((a) => a.key);
 }
 
 /**
@@ -141,7 +134,8 @@ export class DocumentCounts {
     members.forEach((i, k) => {
       const { intent, maxPending = Infinity } = batch[i];
       if (intent.state !== "pending") return;
-      const counted = newIntentCountedKeys(intent);
+      // The keys that signed its submission.
+      const counted = (intent.approvals ?? []).map((a) => a.key);
       if (counted.some((key) => this.stored(key) >= maxPending)) refused.push(i);
       else if (counted.some((key) => this.current(key) >= maxPending)) carry = Math.min(carry, k);
       else if (k < carry) this.add(counted, 1);

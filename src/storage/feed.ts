@@ -2,26 +2,26 @@
  * The feed: its head, reading events in order, and waiting for new ones
  * (docs/architecture.md, "Waiting for new events"): while anyone waits or
  * listens to this process's events, a `kv.watch` of the head and a read of
- * it every {@link HEAD_POLL_MS}; nobody waiting, nothing runs.
+ * it every {@link HEAD_POLL_MS}; nobody waiting, nothing runs. Every reader
+ * of `["events", last]` reads it through {@link feedEntryEvents}, which
+ * reads the staged blocks an index names, or an earlier version's block.
  * @module
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
-import type { StoredEvent } from "./codec.ts";
-import { feedValueEvents, feedValueLength } from "./feed_blocks.ts";
-import { decodeFeedHead, type HeadForm } from "./index_codec.ts";
+import { blockLength, decodeBlock, decodeStaged, type StoredEvent } from "./codec.ts";
+import { decodeFeedHead, decodeIndex, type HeadForm } from "./index_codec.ts";
 import { keys } from "./keys.ts";
+import { readMany } from "./layout.ts";
 
 /** The newest feed position, and the version of the head key that says so. */
 export interface Head {
   position: number;
   /** null while the head key was never written (an empty feed). */
   versionstamp: string | null;
-  /** The form of the head's value (`index_codec.ts`); "head" when not said. */
+  /** The head's form, how far staged blocks were indexed, and whether it is this version's. */
   form?: HeadForm;
-  /** The versionstamp of the last staged block indexed into the feed ("" before any). */
   through?: string;
-  /** True for a head of this version, which earlier versions cannot read (`index_codec.ts`). */
   indexed?: boolean;
 }
 
@@ -33,11 +33,7 @@ interface Waiter {
 /** How often the head is read while anyone waits: well within the 2 s delivery bound. */
 export const HEAD_POLL_MS = 500;
 
-/**
- * Blocks read per KV round trip when reading forward, at most (each up to
- * 64 KB). A read asks for as many as its limit needs at a block of a commit's
- * usual 32 events, so a short page does not read blocks it will not use.
- */
+/** Blocks read per round trip forward, at most: as many as a page needs at 32 events a block. */
 const BLOCKS_PER_READ = 8;
 const EVENTS_PER_BLOCK = 32;
 
@@ -62,9 +58,11 @@ export class Feed {
 
   /** The head as KV has it now. */
   async freshHead(): Promise<Head> {
-    const entry = await this.#kv.get<unknown>(keys.feedHead);
-    const { position, form, through, indexed } = decodeFeedHead(entry.value);
-    const head = { position, versionstamp: entry.versionstamp, form, through, indexed };
+    return this.#learnEntry(await this.#kv.get<unknown>(keys.feedHead));
+  }
+
+  #learnEntry(entry: Deno.KvEntryMaybe<unknown>): Head {
+    const head = { ...decodeFeedHead(entry.value), versionstamp: entry.versionstamp };
     this.#learn(head);
     return head;
   }
@@ -127,14 +125,9 @@ export class Feed {
       { limit, batchSize: Math.min(BLOCKS_PER_READ, Math.ceil(limit / EVENTS_PER_BLOCK)) },
     );
     for await (const block of blocks) {
-      const last = block.key[1] as number;
-      const length = feedValueLength(block.value);
-      const first = last - length + 1;
-      const from = Math.max(0, after + 1 - first);
-      const stored = await feedValueEvents(this.#kv, block.value, from, limit - events.length);
-      for (let k = 0; k < stored.length; k++) {
-        const { type, intent } = stored[k];
-        events.push({ position: first + from + k, type, intent });
+      const stored = await feedEntryEvents(this.#kv, block, after, limit - events.length);
+      for (const { position, event: { type, intent } } of stored) {
+        events.push({ position, type, intent });
         bytes += intent.body.byteLength;
         if (events.length === limit || bytes >= maxBytes) return events;
       }
@@ -201,11 +194,7 @@ export class Feed {
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          const [entry] = value;
-          if (entry.versionstamp !== null) {
-            const { position, form, through, indexed } = decodeFeedHead(entry.value);
-            this.#learn({ position, versionstamp: entry.versionstamp, form, through, indexed });
-          }
+          if (value[0].versionstamp !== null) this.#learnEntry(value[0]);
         }
       } catch {
         // The KV was closed, or the watch failed: the waiters still time out.
@@ -222,4 +211,39 @@ export class Feed {
     this.#watch = undefined;
     reader?.cancel().catch(() => {});
   }
+}
+
+/**
+ * The events of a feed entry (`["events", last]`) after position `after`, at
+ * most `limit`, with their positions: an index's read from the staged blocks
+ * it names (only those needed), an earlier version's block from itself.
+ *
+ * @throws {LayoutError} for a value of no known layout, or an index naming a
+ *   staged block that is not there.
+ */
+export async function feedEntryEvents(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<unknown>,
+  after = 0,
+  limit = Infinity,
+): Promise<{ position: number; event: StoredEvent }[]> {
+  const refs = decodeIndex(entry.value);
+  const length = refs ? refs.reduce((sum, ref) => sum + ref.count, 0) : blockLength(entry.value);
+  const first = (entry.key[1] as number) - length + 1;
+  const from = Math.max(0, after + 1 - first);
+  let events: StoredEvent[];
+  if (!refs) events = decodeBlock(entry.value, from);
+  else {
+    const needed: { key: Deno.KvKey; skip: number }[] = [];
+    let start = 0;
+    for (const ref of refs) {
+      if (start + ref.count > from && start < from + limit) {
+        needed.push({ key: keys.staged(ref.versionstamp), skip: Math.max(0, from - start) });
+      }
+      start += ref.count;
+    }
+    const read = await readMany(kv, needed.map(({ key }) => key));
+    events = needed.flatMap(({ skip }, i) => decodeStaged(read[i].value).slice(skip));
+  }
+  return events.slice(0, limit).map((event, i) => ({ position: first + from + i, event }));
 }

@@ -1,9 +1,6 @@
 /**
- * What the feed costs its readers, as metrics
- * (docs/operations.md): how long staged events waited before a move put them
- * into the feed, and how many writes gave up after losing to other writers
- * of the same data. Rendered at `GET /metrics` and reported as
- * OpenTelemetry instruments (`src/telemetry/instruments.ts`).
+ * The feed's metrics (docs/operations.md): how long staged events waited to
+ * be moved, and how many writes gave up losing to other writers.
  * @module
  */
 

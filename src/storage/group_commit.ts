@@ -1,11 +1,17 @@
 /**
  * Group commit: concurrent intent inserts share Deno KV atomic commits, with
  * every promise of one commit per insert kept (docs/architecture.md, "Group
- * commit").
+ * commit"); at a batch of 1, one commit per insert, each started at once.
  * @module
  */
 
-import type { BatchResult, InsertResult, IntentWriter, PendingIntent } from "../domain/store.ts";
+import type {
+  BatchResult,
+  InsertResult,
+  IntentWriter,
+  PendingIntent,
+  Store,
+} from "../domain/store.ts";
 
 /** How a commit of a batch ended: a result per member, or the error that failed it whole. */
 export type CommitOutcome = BatchResult[] | { error: unknown };
@@ -27,14 +33,9 @@ export interface CommitObserver<W = unknown> {
 interface GroupCommitOptions {
   /** The most inserts one batch carries (at least 1). */
   batchMax: number;
-  /**
-   * The most batches committing at once (default 1), asked as each batch
-   * starts, with the most inserts a batch then carries when that is fewer
-   * than `batchMax` (a store whose commits check each id carries fewer
-   * a commit, and makes up with more of them side by side).
-   */
+  /** Asked as each batch starts: batches committing at once (default 1), inserts in each. */
   shape?: () => { inFlight: number; batchMax: number };
-  /** Commits a batch of inserts with distinct ids, e.g. `(b) => store.insertIntents(b)`: one result each, in order. */
+  /** Commits a batch of inserts with distinct ids: one result each, in order. */
   commit: (batch: readonly PendingIntent[]) => Promise<BatchResult[]>;
   /** Told of each wait and each commit (telemetry); none by default. */
   observer?: CommitObserver;
@@ -63,16 +64,6 @@ interface Batch {
  * answers "exists" (the first wins); otherwise it is queued again and tried on
  * its own.
  *
- * @example
- * ```ts
- * import { KvStore } from "./kv_store.ts";
- *
- * const kv = await Deno.openKv(":memory:");
- * const store = new KvStore(kv);
- * const writer = createGroupCommitWriter({ batchMax: 32, commit: (b) => store.insertIntents(b) });
- * // `writer.insert({ intent, ref })` from concurrent requests: they share commits.
- * kv.close();
- * ```
  * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
  */
 export function createGroupCommitWriter(options: GroupCommitOptions): IntentWriter {
@@ -211,4 +202,46 @@ export function createGroupCommitWriter(options: GroupCommitOptions): IntentWrit
       });
     },
   };
+}
+
+/** What {@link createWriter} needs of the store: inserts, and how its commits are best fed. */
+export type WriterStore = Pick<Store, "insertIntents"> & {
+  /** The most inserts one commit carries, and the most commits at once (`KvStore.commitShape`). */
+  commitShape?: (batchMax: number) => { inFlight: number; batchMax: number };
+};
+
+/**
+ * Builds the writer for the settings: {@link createGroupCommitWriter} over
+ * the store's inserts, shaped as the store says.
+ *
+ * @param options.batchMax the most inserts in commits at once
+ *   (`COMMIT_BATCH_MAX`); 1 means one commit per insert, as many at once as
+ *   inserts come.
+ * @param options.observer told of each wait and commit (telemetry); none by default.
+ * @throws {RangeError} when `batchMax` is not a whole number of at least 1.
+ * @example
+ * ```ts
+ * import { KvStore } from "./kv_store.ts";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const writer = createWriter(new KvStore(kv), { batchMax: 32 });
+ * // `writer.insert({ intent, ref })` from concurrent requests: they share commits.
+ * kv.close();
+ * ```
+ */
+export function createWriter(
+  store: WriterStore,
+  options: { batchMax: number; observer?: CommitObserver },
+): IntentWriter {
+  const { batchMax, observer } = options;
+  const commitShape = store.commitShape;
+  const shape = batchMax === 1
+    ? () => ({ inFlight: Infinity, batchMax: 1 })
+    : commitShape && (() => commitShape.call(store, batchMax));
+  return createGroupCommitWriter({
+    batchMax,
+    observer,
+    shape,
+    commit: (b) => store.insertIntents(b),
+  });
 }

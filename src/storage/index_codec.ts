@@ -127,29 +127,10 @@ const STAGED_HEAD_LAYOUT = 2;
  */
 export type HeadForm = "head" | "staged" | "empty";
 
-/** A stored feed head of earlier forms: its position (0 when absent) and its form. */
-function decodeHeadValue(value: unknown): { position: number; form: HeadForm } {
-  if (value === null || value === undefined) return { position: 0, form: "empty" };
-  if (value instanceof Deno.KvU64) return { position: Number(value.value), form: "head" };
-  if (
-    value instanceof Uint8Array && value.byteLength === 9 && value[0] === STAGED_HEAD_LAYOUT
-  ) {
-    const position = new DataView(value.buffer, value.byteOffset, 9).getBigUint64(1);
-    if (position <= BigInt(Number.MAX_SAFE_INTEGER)) {
-      return { position: Number(position), form: "staged" };
-    }
-  }
-  // Written by an earlier version as a number.
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
-    return { position: value, form: "head" };
-  }
-  throw new LayoutError("the feed head has an unknown layout");
-}
-
 /**
- * A stored feed head of any form: its position, its form, how far staged
- * commits were indexed ("" for an earlier head, whose moves deleted what they
- * moved) and whether it is this version's (`indexed`).
+ * A stored feed head of any form: its position (0 when absent), its form,
+ * how far staged commits were indexed ("" for an earlier head, whose moves
+ * deleted what they moved) and whether it is this version's (`indexed`).
  *
  * @throws {LayoutError} for a value of no known layout.
  */
@@ -158,5 +139,21 @@ export function decodeFeedHead(
 ): { position: number; form: HeadForm; through: string; indexed: boolean } {
   const indexed = decodeIndexedHead(value);
   if (indexed) return { ...indexed, form: "staged", indexed: true };
-  return { ...decodeHeadValue(value), through: "", indexed: false };
+  const earlier = (position: number | bigint, form: HeadForm) => ({
+    position: Number(position),
+    form,
+    through: "",
+    indexed: false,
+  });
+  if (value === null || value === undefined) return earlier(0, "empty");
+  if (value instanceof Deno.KvU64) return earlier(value.value, "head");
+  if (value instanceof Uint8Array && value.byteLength === 9 && value[0] === STAGED_HEAD_LAYOUT) {
+    const position = new DataView(value.buffer, value.byteOffset, 9).getBigUint64(1);
+    if (position <= BigInt(Number.MAX_SAFE_INTEGER)) return earlier(position, "staged");
+  }
+  // Written by an earlier version as a number.
+  if (Number.isSafeInteger(value) && (value as number) >= 0) {
+    return earlier(value as number, "head");
+  }
+  throw new LayoutError("the feed head has an unknown layout");
 }

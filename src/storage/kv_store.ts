@@ -1,7 +1,6 @@
 /**
- * The storage port (`src/domain/store.ts`) on Deno KV: the one place that
- * reads and commits KV entries. It is handed an open `Deno.Kv`; it never
- * opens one itself. Keys are listed in `keys.ts`.
+ * The storage port (`src/domain/store.ts`) on an open `Deno.Kv`, which it
+ * never opens itself; keys are listed in `keys.ts`.
  * @module
  */
 
@@ -30,7 +29,7 @@ import { DocumentCache } from "./document_cache.ts";
 import { Lanes } from "../timing.ts";
 import { Sequencer } from "./sequencer.ts";
 import type { FeedMetrics } from "./feed_metrics.ts";
-import { insertStaged, type StagedInsertContext } from "./staged_insert.ts";
+import { insertStaged, type StagedContext } from "./staged_insert.ts";
 import { changeStaged } from "./staged_change.ts";
 import { type FencedFrom, fenceHead, STORE_LAYOUT } from "./fence.ts";
 import { Feed } from "./feed.ts";
@@ -63,19 +62,18 @@ export class KvStore implements Store {
   readonly #kv: Deno.Kv;
   readonly #now: () => Date;
   readonly #feed: Feed;
-  /** Found documents and their references (immutable, never deleted), and recent misses. */
   readonly #documents = new DocumentCache();
-  /** Every write goes through it: retries, storage failures, the latest outcome. */
+  /** Every write goes through it. */
   readonly #commits: CommitLog;
   readonly #sequencer: Sequencer;
-  readonly #staged: StagedInsertContext;
+  readonly #staged: StagedContext;
   /** The fence, once this process made sure of it (`fence.ts`): every write waits for it. */
   #fenced: Promise<FencedFrom> | undefined;
   /** When this process last looked for intents of a version before the feed (Unix ms). */
   #lookedForEarlier = 0;
   /** Keeps apart this process's commits of one document's counts, and its passes taking in. */
   readonly #lanes = new Lanes();
-  /** Webhook endpoints, leases and attempts on the same KV, written through the same commit log. */
+  /** Webhook endpoints, leases and attempts on the same KV and commit log. */
   readonly webhooks: KvWebhookStore;
 
   /** @param kv an open KV handle; the caller closes it. */
@@ -84,48 +82,34 @@ export class KvStore implements Store {
     this.#now = options.now ?? (() => new Date());
     this.#feed = new Feed(kv);
     this.#commits = new CommitLog(this.#now);
+    const base = { kv, feed: this.#feed, commit: this.#commit, now: this.#now };
     this.#sequencer = new Sequencer({
-      kv,
-      feed: this.#feed,
-      commit: this.#commit,
-      now: this.#now,
+      ...base,
       onMoved: options.metrics?.moved,
       beforeLook: async () => await this.#takeIn() > 0,
     });
     this.#staged = {
-      kv,
-      now: this.#now,
-      commit: this.#commit,
+      ...base,
       staged: (versionstamp, events) => this.#sequencer.staged(versionstamp, events),
       lanes: this.#lanes,
       contended: options.metrics?.contended,
       failed: () => this.#sequencer.kick(),
       staleRef: (ref) => this.#documents.stale(ref),
     };
-    this.webhooks = new KvWebhookStore(kv, {
-      feed: this.#feed,
-      commit: this.#commit,
-      now: this.#now,
+    this.webhooks = new KvWebhookStore({
+      ...base,
       moveAll: () => this.moveAll(),
       settled: () => this.#sequencer.settled(),
     });
   }
 
-  /**
-   * How the writer best feeds this store's commits (`writer.ts`): commits of
-   * as many ids as denokv's ten checks allow beside one document's, several
-   * at once, `batchMax` inserts in all.
-   */
+  /** How `createWriter` best feeds this store: commits of up to nine ids, several at once. */
   commitShape(batchMax: number): { inFlight: number; batchMax: number } {
     const perCommit = Math.min(batchMax, STAGED_IDS_PER_COMMIT);
     return { inFlight: Math.max(1, Math.ceil(batchMax / perCommit)), batchMax: perCommit };
   }
 
-  /**
-   * Makes sure of the fence before this process writes (`fence.ts`): what
-   * the feed head was, once per process. Every write waits for it; `main.ts`
-   * calls it at start to say what it found.
-   */
+  /** Makes sure of the fence (`fence.ts`), once per process, before any write: what the head was. */
   prepare(): Promise<FencedFrom> {
     return this.#fenced ??= fenceHead(this.#kv).then(async (from) => {
       await this.#feed.freshHead();
@@ -136,40 +120,24 @@ export class KvStore implements Store {
     });
   }
 
-  /**
-   * True when the store may hold values an earlier version wrote as
-   * JavaScript values (`["store_layout"]` does not say otherwise): readable
-   * here only by the Deno that wrote them or a newer one, until `deno task
-   * store-upgrade` rewrites them.
-   */
+  /** True when the store may hold JavaScript values of earlier versions (see `["store_layout"]`). */
   async earlierValues(): Promise<boolean> {
     const layout = (await this.#kv.get<unknown>(keys.storeLayout)).value;
     return !(layout instanceof Deno.KvU64 && layout.value >= STORE_LAYOUT);
   }
 
-  /**
-   * Starts the sequencer's watch: staged events that wait too long are moved
-   * into the feed, and data of earlier versions is taken in, whoever reads
-   * (`drain` stops it).
-   */
+  /** Starts the sequencer's watch (`drain` stops it). */
   start(): void {
     this.#sequencer.watch();
   }
 
-  /**
-   * Moves every event staged so far, by any process, into the feed: a
-   * listing, a new webhook endpoint's start and tests see every intent
-   * answered before them in it.
-   */
+  /** Moves every event staged so far, by any process, into the feed. */
   async moveAll(): Promise<void> {
     await this.#takeIn(true);
     await this.#sequencer.moveStale({ all: true, rounds: FLUSH_ROUNDS });
   }
 
-  /**
-   * Moves what this process staged into the feed (a stopping process leaves
-   * nothing of its own staged), until `deadlineMs` (`performance.now()` time).
-   */
+  /** Moves what this process staged into the feed, until `deadlineMs` (`performance.now()`). */
   async drain(deadlineMs: number): Promise<void> {
     await this.#sequencer.drain(deadlineMs);
   }
@@ -331,14 +299,12 @@ export class KvStore implements Store {
   }
 
   /**
-   * Takes in every intent a version before the feed stored (`take_in.ts`),
-   * also while such a version runs beside this one.
+   * Takes in every intent a version before the feed stored (`take_in.ts`).
    *
    * @returns how many this call took in.
    */
   takeInEarlier(): Promise<number> {
-    // One pass at a time in a process, each after the one before: two at once would race for
-    // the same block, and one would return with the block half taken in.
+    // One pass at a time: two would race for a block, and one return with it half taken in.
     return this.#lanes.run("take in", async () => {
       await this.prepare();
       let taken = 0;

@@ -1,28 +1,15 @@
 /**
- * The block layout of the feed, and what fits in one Deno KV commit.
- *
- * The events of one commit are stored together, in blocks of at most
- * {@link BLOCK_BYTES} (a KV value holds at most 64 KiB), and every commit
- * stays within the strictest published per-commit limits, denokv's
- * ({@link KV_COMMIT_LIMITS}): a local SQLite file allows more, and nothing
- * may rely on that. Sizes are estimated from above, so a planned commit
- * never exceeds a limit.
- *
- * Why blocks: intent ids are chosen by clients, so their keys land at random
- * places in the store's B-tree, and SQLite rewrites a whole page for each.
- * Keeping the records in blocks that append at the end of the key space,
- * and only a small pointer under the random key, spares most of that work.
+ * What fits in one Deno KV commit and read: denokv's limits
+ * ({@link KV_COMMIT_LIMITS}; a local file allows more, and nothing may rely
+ * on that), and sizes estimated from above, so a planned commit never
+ * exceeds a limit (docs/decisions.md says why events are kept in blocks).
  * @module
  */
 
 import type { DocumentRef, NewIntent } from "../domain/intent.ts";
 import { EVENT_FRAME_BYTES } from "./codec.ts";
 
-/**
- * The limits of one atomic commit, as denokv enforces them (denoland/denokv
- * `proto/limits.rs`; the managed KV of Deno Deploy and KV Connect alike):
- * check keys count toward the mutation size but not toward the key size.
- */
+/** One atomic commit's limits, as denokv enforces them (`proto/limits.rs`). */
 export const KV_COMMIT_LIMITS = {
   checks: 10,
   mutations: 1000,
@@ -32,18 +19,28 @@ export const KV_COMMIT_LIMITS = {
   keyBytes: 81_920,
 } as const;
 
-/** The largest value KV stores, in bytes. */
-export const KV_VALUE_BYTES = 65_536;
 /** The largest key KV stores, encoded, in bytes. */
 export const KV_KEY_BYTES = 2_048;
 /** Keys one `getMany` reads at most. */
 export const KV_READ_KEYS = 10;
 
+/** Reads `readKeys`, {@link KV_READ_KEYS} at a time, all at once; the entries in key order. */
+export async function readMany(
+  kv: Deno.Kv,
+  readKeys: readonly Deno.KvKey[],
+): Promise<Deno.KvEntryMaybe<unknown>[]> {
+  const reads: Promise<Deno.KvEntryMaybe<unknown>[]>[] = [];
+  for (let i = 0; i < readKeys.length; i += KV_READ_KEYS) {
+    reads.push(kv.getMany(readKeys.slice(i, i + KV_READ_KEYS)));
+  }
+  return (await Promise.all(reads)).flat();
+}
+
 /** Limits a commit plan stays within. */
 export type CommitLimits = { readonly [K in keyof typeof KV_COMMIT_LIMITS]: number };
 
-/** Largest estimated size of one block; estimates are from above. */
-export const BLOCK_BYTES = KV_VALUE_BYTES - 512;
+/** Largest estimated size of one block: KV stores values of up to 64 KiB. */
+export const BLOCK_BYTES = 65_536 - 512;
 
 /** Bytes of a string written as JSON (quotes included), from above. */
 function jsonStringBytes(s: string): number {
@@ -68,35 +65,20 @@ function jsonStringBytes(s: string): number {
 const TIME_BYTES = 26;
 /** A JSON number: a safe integer or a position, at most 16 digits and a sign. */
 const NUMBER_BYTES = 17;
-/**
- * An event's JSON besides its strings and approval: member names, the type
- * (`intent.rejection_added` at most), variant, kind, state, `counted`, the
- * acceptance time and the position.
- */
+/** An event's JSON besides its strings and approval (member names, type, state…). */
 const EVENT_FIXED_BYTES = 200 + TIME_BYTES + NUMBER_BYTES;
 
-/**
- * The stored size of an intent's event in a block, from above, as it stands
- * once every signer has decided (a later event holds the record so far).
- */
+/** An intent's event's size in a block, from above, once every signer has decided. */
 export function eventBytes(intent: NewIntent): number {
   let meta = EVENT_FIXED_BYTES + jsonStringBytes(intent.id) + jsonStringBytes(intent.refId);
   for (const signer of intent.authorship.signers) meta += jsonStringBytes(signer) + 1;
   return EVENT_FRAME_BYTES + meta + approvalBytes(intent.quorum) + intent.body.byteLength;
 }
 
-/**
- * What an approval or rejection entry adds besides its key and time:
- * `{"key":,"kind":"Passkey","at":,"sig":"<43 characters>"},` and the comma
- * after the key in `signers`.
- */
+/** An approval or rejection entry besides its key and time: `{"key":,"kind":,"at":,"sig":}`. */
 const DECISION_ENTRY_BYTES = 90;
 
-/**
- * What a record's approval adds, from above: each signer in `signers` with
- * its weight, and once among the approvals or rejections (each key decides
- * once) with a kind, a time and its signature's digest.
- */
+/** What a record's approval adds, from above: each signer with its weight and its decision. */
 function approvalBytes(quorum: NewIntent["quorum"]): number {
   if (!quorum) return 0;
   let bytes = 120 + NUMBER_BYTES + TIME_BYTES;
@@ -135,30 +117,19 @@ export const SMALL_VALUE_BYTES = 40;
 export type CommitCost = { -readonly [K in keyof typeof KV_COMMIT_LIMITS]: number };
 
 /**
- * The costs of a commit's parts as Deno's client counts them before it
- * sends a commit (`op_kv_atomic_write`): the key of every check and mutation
- * once toward the mutation size, and a set's key again with its value, and
- * toward the key size. Sizes are from above.
+ * The costs of a commit's parts as Deno's client counts them
+ * (`op_kv_atomic_write`): every key once toward the mutation size, a set's
+ * key again with its value, and toward the key size.
  */
 export const cost = {
-  check: (key: number): CommitCost => ({
-    checks: 1,
-    mutations: 0,
-    mutationBytes: key,
-    keyBytes: 0,
-  }),
+  check: (key: number): CommitCost => ({ ...cost.none(), checks: 1, mutationBytes: key }),
   set: (key: number, value: number): CommitCost => ({
-    checks: 0,
+    ...cost.none(),
     mutations: 1,
     mutationBytes: 2 * key + value,
     keyBytes: key,
   }),
-  remove: (key: number): CommitCost => ({
-    checks: 0,
-    mutations: 1,
-    mutationBytes: key,
-    keyBytes: 0,
-  }),
+  remove: (key: number): CommitCost => ({ ...cost.none(), mutations: 1, mutationBytes: key }),
   none: (): CommitCost => ({ checks: 0, mutations: 0, mutationBytes: 0, keyBytes: 0 }),
 };
 

@@ -7,11 +7,11 @@
 import { stateAt } from "../domain/governance.ts";
 import type { IntentState, StoredIntent } from "../domain/intent.ts";
 import type { IntentPage } from "../domain/store.ts";
-import { readMany } from "./read_many.ts";
 import { decodeEventAt, decodeIntentValue, decodeStaged, type StoredEvent } from "./codec.ts";
-import { feedValueEvents } from "./feed_blocks.ts";
+import { feedEntryEvents } from "./feed.ts";
 import { decodeStagedPointer } from "./index_codec.ts";
 import { keys } from "./keys.ts";
+import { readMany } from "./layout.ts";
 import { earlierPointer, earlierRecord } from "./take_in.ts";
 
 /**
@@ -67,33 +67,24 @@ export async function getIntentEntry(
 /** The events below feed position `before` (or all), newest first. */
 async function* backwards(
   kv: Deno.Kv,
-  before: number | undefined,
+  before = Infinity,
 ): AsyncGenerator<{ position: number; event: StoredEvent }> {
   const prefix = keys.eventsPrefix;
-  let end: Deno.KvKey | undefined;
-  if (before !== undefined) {
-    if (before <= 1) return;
-    // The block holding position before − 1 is the first keyed at or after it.
-    const listed = kv.list<unknown>({ prefix, start: keys.events(before - 1) }, { limit: 1 });
-    for await (const block of listed) {
-      const events = await feedValueEvents(kv, block.value);
-      const first = (block.key[1] as number) - events.length + 1;
-      for (let i = before - 1 - first; i >= 0; i--) {
-        yield { position: first + i, event: events[i] };
-      }
-      end = block.key;
-    }
-    if (end === undefined) return;
-  }
-  const blocks = kv.list<unknown>(end ? { prefix, end } : { prefix }, {
+  if (before <= 1) return;
+  // The block holding position before − 1 is the first keyed at or after it; older ones follow.
+  const held = before === Infinity ? [] : await Array.fromAsync(
+    kv.list<unknown>({ prefix, start: keys.events(before - 1) }, { limit: 1 }),
+  );
+  if (before !== Infinity && held.length === 0) return;
+  const end = held[0]?.key;
+  const older = kv.list<unknown>(end ? { prefix, end } : { prefix }, {
     reverse: true,
     batchSize: 4,
   });
-  for await (const block of blocks) {
-    const events = await feedValueEvents(kv, block.value);
-    const first = (block.key[1] as number) - events.length + 1;
-    for (let i = events.length - 1; i >= 0; i--) {
-      yield { position: first + i, event: events[i] };
+  for (const blocks of [held, older]) {
+    for await (const block of blocks) {
+      const events = await feedEntryEvents(kv, block);
+      for (let i = events.length - 1; i >= 0; i--) if (events[i].position < before) yield events[i];
     }
   }
 }

@@ -1,61 +1,40 @@
 /**
- * Trying a write again with jittered exponential backoff, within a number of
- * attempts and a time budget: a write that finds a shared KV file locked by
- * another process ({@link retryWhileLocked}), and one that keeps losing to
- * other writers of the same keys ({@link contendedAttempts}), past which the
- * caller is told the storage is busy (a 503 it may retry), never left waiting
- * without end.
+ * Jittered exponential backoff within a number of attempts and a time
+ * budget, for a write that finds the KV file locked
+ * ({@link retryWhileLocked}) and one that keeps losing to other writers
+ * ({@link contendedAttempts}).
  * @module
  */
 
 import { StorageUnavailableError } from "../domain/store.ts";
 import { delay } from "../timing.ts";
 
-/** The bounds of one write's attempts. */
+/** Attempts at most (the first included), no attempt after `budgetMs`, waits up to `ceilingMs`. */
 interface BackoffLimits {
-  /** Attempts at most, the first included. */
   attempts: number;
-  /** No attempt starts after this long (ms) from the first. */
   budgetMs: number;
-  /** The longest wait between two attempts (ms). */
   ceilingMs: number;
 }
 
-/**
- * A write that finds the file locked: a writer with a stale snapshot is told
- * at once and retries many times within the budget; a lock that another
- * process holds makes SQLite wait (about 5 s in Deno KV) before saying so, and
- * waiting that long 25 times over would hold a request for minutes.
- */
+/** Locked: SQLite may wait ~5 s for another process's lock, so 2 s in all, not 25 such waits. */
 const LOCKED: BackoffLimits = { attempts: 25, budgetMs: 2_000, ceilingMs: 64 };
-/** A write that keeps losing to other writers (docs/interface.md §8). */
+/** Losing to other writers (docs/interface.md §8). */
 const CONTENDED: BackoffLimits = { attempts: 12, budgetMs: 3_000, ceilingMs: 100 };
 
-/** Counts the attempts of one write and waits before each but the first. */
-class Backoff {
-  readonly #limits: BackoffLimits;
-  readonly #started = performance.now();
-  #attempt = 0;
-
-  constructor(limits: BackoffLimits) {
-    this.#limits = limits;
-  }
-
-  /**
-   * Called before each attempt: the first goes at once, each later one after
-   * a jittered wait that doubles with the attempts up to the ceiling.
-   *
-   * @returns false, at once, when the attempts or the time budget are used up.
-   */
-  async next(): Promise<boolean> {
-    const { attempts, budgetMs, ceilingMs } = this.#limits;
-    this.#attempt++;
-    if (this.#attempt === 1) return true;
-    if (this.#attempt > attempts || performance.now() - this.#started >= budgetMs) return false;
-    // Jittered, so that racing writers do not collide again in step.
-    await delay(Math.random() * Math.min(ceilingMs, 2 ** (this.#attempt - 1)));
+/**
+ * Called before each attempt: the first goes at once, each later one after
+ * a jittered wait that doubles up to the ceiling; false, at once, when the
+ * attempts or the budget are used up.
+ */
+function backoff({ attempts, budgetMs, ceilingMs }: BackoffLimits): () => Promise<boolean> {
+  const started = performance.now();
+  let attempt = 0;
+  return async () => {
+    if (++attempt === 1) return true;
+    if (attempt > attempts || performance.now() - started >= budgetMs) return false;
+    await delay(Math.random() * Math.min(ceilingMs, 2 ** (attempt - 1)));
     return true;
-  }
+  };
 }
 
 /** True for SQLite's "database is locked" (SQLITE_BUSY), as Deno KV reports it. */
@@ -64,17 +43,15 @@ export function isLockedError(error: unknown): boolean {
 }
 
 /**
- * Runs a KV write, trying again while SQLite reports the file locked: with
- * several processes on one KV file, a writer whose snapshot is stale gets
- * SQLITE_BUSY at once rather than waiting, and nothing was written, so a
- * retry is safe (its checks run again).
+ * Runs a KV write, trying again while SQLite reports the file locked:
+ * nothing was written, so a retry is safe (its checks run again).
  *
  * @throws the last error once the attempts or the time budget are used up.
  */
 export async function retryWhileLocked<T>(write: () => Promise<T>): Promise<T> {
-  const backoff = new Backoff(LOCKED);
+  const next = backoff(LOCKED);
   let locked: unknown;
-  while (await backoff.next()) {
+  while (await next()) {
     try {
       return await write();
     } catch (error) {
@@ -92,10 +69,10 @@ export async function retryWhileLocked<T>(write: () => Promise<T>): Promise<T> {
  * @param gaveUp told when the attempts give up (for metrics).
  */
 export function contendedAttempts(gaveUp?: () => void): { next(): Promise<void> } {
-  const backoff = new Backoff(CONTENDED);
+  const more = backoff(CONTENDED);
   return {
     async next() {
-      if (await backoff.next()) return;
+      if (await more()) return;
       gaveUp?.();
       throw new StorageUnavailableError("contended");
     },

@@ -1,11 +1,7 @@
 /**
- * The sequencer: moves staged events into the feed, in the order their
- * commits were made, one commit a move checked against the head it read, so
- * positions stay dense and no event is moved twice or skipped. One process at
- * a time moves for all, the holder of a short lease; every process watches,
- * every {@link WATCH_MS}, for what waits longer than {@link STALE_MS} and
- * moves it, so nobody else, readers included, needs to call anything.
- * docs/architecture.md, "The feed", says why this holds and what it costs.
+ * The sequencer moves staged events into the feed in commit order, each move
+ * one commit checked against the head it read (docs/architecture.md, "The
+ * feed", says why positions stay dense and what it costs).
  * @module
  */
 
@@ -42,11 +38,7 @@ export interface SequencerOptions {
   now: () => Date;
   /** Told of each move: how long each staged commit it moved waited, in ms (for metrics). */
   onMoved?: (waitsMs: number[]) => void;
-  /**
-   * Runs before each look of the watch: true when it staged something that
-   * should be moved at once, whatever its age (events taken in from stores
-   * of earlier versions).
-   */
+  /** Runs before each look of the watch: true when it staged what to move at once (taken in). */
   beforeLook?: () => Promise<boolean>;
 }
 
@@ -59,11 +51,7 @@ interface Listed {
 
 /** Moves staged events into the feed for one store (one process). */
 export class Sequencer {
-  readonly #kv: Deno.Kv;
-  readonly #feed: Feed;
-  readonly #commit: SequencerOptions["commit"];
-  readonly #now: () => Date;
-  readonly #onMoved: SequencerOptions["onMoved"];
+  readonly #o: SequencerOptions;
   /** This process's name in the lease. */
   readonly #holder = crypto.randomUUID();
   /** Until when this process holds the lease, as far as it knows (0: it does not). */
@@ -88,21 +76,10 @@ export class Sequencer {
   readonly #waiters = new Set<{ through: string; done: () => void }>();
 
   constructor(options: SequencerOptions) {
-    this.#kv = options.kv;
-    this.#feed = options.feed;
-    this.#commit = options.commit;
-    this.#now = options.now;
-    this.#onMoved = options.onMoved;
-    this.#beforeLook = options.beforeLook;
+    this.#o = options;
   }
 
-  readonly #beforeLook: SequencerOptions["beforeLook"];
-
-  /**
-   * Starts the watch: every {@link WATCH_MS}, staged events that wait longer
-   * than {@link STALE_MS} are moved, whoever staged them and whoever holds the
-   * lease, so that none waits on a process that is gone. `drain` stops it.
-   */
+  /** Starts the watch: every {@link WATCH_MS}, moves what waits past {@link STALE_MS}. */
   watch(): void {
     if (this.#watch !== undefined || this.#stopped) return;
     this.#watch = setInterval(() => void this.#look(), WATCH_MS);
@@ -112,9 +89,9 @@ export class Sequencer {
     if (this.#looking) return;
     this.#looking = true;
     try {
-      const all = (await this.#beforeLook?.()) ?? false;
+      const all = (await this.#o.beforeLook?.()) ?? false;
       // The holder moves everything staged while it holds the lease.
-      if (all || this.#heldUntil <= this.#now().getTime()) await this.moveStale({ all });
+      if (all || this.#heldUntil <= this.#o.now().getTime()) await this.moveStale({ all });
     } catch {
       // A failed look leaves the events staged: the next look moves them.
     } finally {
@@ -127,9 +104,9 @@ export class Sequencer {
     // Told late: a move already carried it (its listing saw the commit before this did).
     if (versionstamp <= this.#movedThrough) return;
     if (versionstamp > this.#ownLatest) this.#ownLatest = versionstamp;
-    this.#ownSince ??= this.#now().getTime();
-    if (this.#feed.hasOwnEventListeners) this.#own.set(versionstamp, events);
-    this.#kick();
+    this.#ownSince ??= this.#o.now().getTime();
+    if (this.#o.feed.hasOwnEventListeners) this.#own.set(versionstamp, events);
+    this.kick();
   }
 
   /** True while this process has staged events it does not know to be moved. */
@@ -201,15 +178,10 @@ export class Sequencer {
   }
 
   /**
-   * Starts a move now, for events staged whose versionstamp this process
-   * does not know: a commit whose answer was lost (the store applied it, and
-   * the client's retry found its checks failing) staged them all the same.
+   * Starts a move now (or again once the one under way ends), also for a
+   * commit whose answer was lost: the store applied it all the same.
    */
   kick(): void {
-    this.#kick();
-  }
-
-  #kick(): void {
     if (this.#stopped) return;
     if (this.#running) {
       this.#again = true;
@@ -222,7 +194,7 @@ export class Sequencer {
       this.#running = undefined;
       this.#othersMove = false;
       // Staged while the run let go of the lease: another run moves it, and its readers wait on.
-      if (this.#again && !this.#stopped) this.#kick();
+      if (this.#again && !this.#stopped) this.kick();
       // Nobody moves for this process now: readers waiting on it read what there is.
       if (!this.#running) { for (const waiter of this.#waiters) waiter.done(); }
     });
@@ -237,8 +209,8 @@ export class Sequencer {
       if (this.#othersMove) {
         // Another process moves: make sure this process's events get moved.
         if (!this.#ownWaiting || await this.#confirmOwn()) return;
-        const since = this.#ownSince ?? this.#now().getTime();
-        if (this.#now().getTime() - since < STALE_MS) {
+        const since = this.#ownSince ?? this.#o.now().getTime();
+        if (this.#o.now().getTime() - since < STALE_MS) {
           // Not woken by this process's next commits: they are the holder's to move too.
           await delay(CONFIRM_MS);
           continue;
@@ -261,23 +233,23 @@ export class Sequencer {
 
   /** True when no other process holds a lease that is still running. */
   async #mayMove(): Promise<boolean> {
-    const now = this.#now().getTime();
+    const now = this.#o.now().getTime();
     if (this.#heldUntil > now) return true;
-    const entry = await this.#kv.get<unknown>(keys.feedMover);
+    const entry = await this.#o.kv.get<unknown>(keys.feedMover);
     const lease = decodeLease(entry.value);
     return !lease || lease.holder === this.#holder || lease.until <= now;
   }
 
   /** Reads whether this process's staged events were moved (by anyone); true when they were. */
   async #confirmOwn(): Promise<boolean> {
-    const head = await this.#feed.freshHead();
+    const head = await this.#o.feed.freshHead();
     this.#movedUpTo(head.through ?? "");
     return !this.#ownWaiting;
   }
 
   /** The first staged block not yet in the feed, if any, as the head read now says. */
   async #first(): Promise<Listed | undefined> {
-    const head = await this.#feed.freshHead();
+    const head = await this.#o.feed.freshHead();
     if (head.form !== "staged") return undefined;
     this.#movedUpTo(head.through ?? "");
     return (await this.#waiting(head, 1))[0];
@@ -289,7 +261,7 @@ export class Sequencer {
    * ago (so that a stager whose clock runs ahead cannot hold the feed back).
    */
   #stale(first: Listed): boolean {
-    const now = this.#now().getTime();
+    const now = this.#o.now().getTime();
     if (this.#firstSeen?.versionstamp !== first.ref.versionstamp) {
       this.#firstSeen = { versionstamp: first.ref.versionstamp, at: now };
     }
@@ -315,8 +287,8 @@ export class Sequencer {
    *   another process moved first (what is left is read again next time).
    */
   async #moveOnce(): Promise<number> {
-    const known = this.#feed.known;
-    const head = known?.form === "staged" ? known : await this.#feed.freshHead();
+    const known = this.#o.feed.known;
+    const head = known?.form === "staged" ? known : await this.#o.feed.freshHead();
     if (head.form !== "staged") return 0;
     const listed = await this.#waiting(head, LIST_LIMIT);
     if (listed.length === 0) {
@@ -326,31 +298,24 @@ export class Sequencer {
     const count = listed.reduce((sum, m) => sum + m.block.count, 0);
     const position = head.position + count;
     const through = listed[listed.length - 1].ref.versionstamp;
-    const until = this.#now().getTime() + LEASE_MS;
-    const op = this.#kv.atomic()
+    const until = this.#o.now().getTime() + LEASE_MS;
+    const op = this.#o.kv.atomic()
       .check({ key: keys.feedHead, versionstamp: head.versionstamp })
       .set(keys.events(position), encodeIndex(listed.map((m) => m.ref)))
       .set(keys.feedHead, encodeIndexedHead({ position, through }))
       .set(keys.feedMover, encodeLease({ holder: this.#holder, until }));
-    const result = await this.#commit(() => op.commit());
+    const result = await this.#o.commit(() => op.commit());
     if (!result.ok) {
       this.#heldUntil = 0;
-      await this.#feed.freshHead();
+      await this.#o.feed.freshHead();
       return -1;
     }
     this.#heldUntil = until;
-    if (this.#onMoved) {
-      const at = this.#now().getTime();
-      this.#onMoved(listed.map((m) => at - m.block.atMs));
-    }
-    const moved: Head = {
-      position,
-      versionstamp: result.versionstamp,
-      form: "staged",
-      through,
-      indexed: true,
-    };
-    this.#feed.advanced(moved, this.#eventsOf(listed));
+    const at = this.#o.now().getTime();
+    this.#o.onMoved?.(listed.map((m) => at - m.block.atMs));
+    const { versionstamp } = result;
+    const moved: Head = { position, versionstamp, form: "staged", through, indexed: true };
+    this.#o.feed.advanced(moved, this.#eventsOf(listed));
     this.#movedUpTo(through);
     return listed.length;
   }
@@ -358,7 +323,7 @@ export class Sequencer {
   /** The first staged blocks after those the feed indexed by `head`, at most `limit` (one read). */
   async #waiting(head: Head, limit: number): Promise<Listed[]> {
     const listed: Listed[] = [];
-    const iter = this.#kv.list<unknown>(
+    const iter = this.#o.kv.list<unknown>(
       { prefix: keys.stagedPrefix, start: keys.staged(nextVersionstamp(head.through ?? "")) },
       { limit, batchSize: limit },
     );
@@ -368,7 +333,7 @@ export class Sequencer {
 
   /** The events of moved blocks, for this process's listeners: remembered, or decoded. */
   #eventsOf(moving: readonly Listed[]): StoredEvent[] {
-    if (!this.#feed.hasOwnEventListeners) return [];
+    if (!this.#o.feed.hasOwnEventListeners) return [];
     return moving.flatMap((m) => this.#own.get(m.ref.versionstamp) ?? decodeStaged(m.value));
   }
 
@@ -376,10 +341,10 @@ export class Sequencer {
   async #release(): Promise<void> {
     if (this.#heldUntil === 0) return;
     this.#heldUntil = 0;
-    const entry = await this.#kv.get<unknown>(keys.feedMover);
+    const entry = await this.#o.kv.get<unknown>(keys.feedMover);
     if (decodeLease(entry.value)?.holder !== this.#holder) return;
-    await this.#commit(() =>
-      this.#kv.atomic().check(entry)
+    await this.#o.commit(() =>
+      this.#o.kv.atomic().check(entry)
         .set(keys.feedMover, encodeLease({ holder: this.#holder, until: 0 }))
         .commit()
     );
@@ -388,14 +353,11 @@ export class Sequencer {
   /** Waits `ms`, or less when more is staged or the sequencer stops. */
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
+      const timer = setTimeout(() => this.#wake?.(), ms);
       this.#wake = () => {
         this.#wake = undefined;
-        done();
+        clearTimeout(timer);
+        resolve();
       };
     });
   }

@@ -1,8 +1,7 @@
 /**
- * Changing a stored intent (an approval, a rejection,
- * its acceptance, its expiry): one commit checked against the intent as it
- * was read, which writes its new record and stages the event that records
- * the change (`staged_insert.ts` says why nothing else is checked).
+ * Changing a stored intent (an approval, a rejection, its acceptance, its
+ * expiry): one commit, checked against the intent as read, that stages the
+ * change's event and points the intent at it.
  * @module
  */
 

@@ -20,8 +20,7 @@ import { Lanes } from "../timing.ts";
 import { contendedAttempts } from "./retry.ts";
 import { countedDocument, DocumentCounts, documentIdentity } from "./document_counts.ts";
 import { keys } from "./keys.ts";
-import { refIdentity } from "./layout.ts";
-import { readMany } from "./read_many.ts";
+import { readMany, refIdentity } from "./layout.ts";
 import { planStagedCommit } from "./staged_plan.ts";
 
 /** What a staged write works with. */
@@ -37,16 +36,10 @@ export interface StagedContext {
   lanes: Lanes;
   /** Told when a write gives up under contention (for metrics). */
   contended?: () => void;
-  /**
-   * Told when a commit failed its checks: it may have been applied all the
-   * same, its answer lost and the client's retry refused, its events staged.
-   */
+  /** Told when a commit failed its checks: applied all the same, its answer lost, perhaps. */
   failed?: () => void;
-}
-
-/** What storing new intents also needs: a way to drop a stale document read from a cache. */
-export interface StagedInsertContext extends StagedContext {
-  staleRef: (ref: DocumentRef) => void;
+  /** Told of a document read found changed, to drop it from a cache. */
+  staleRef?: (ref: DocumentRef) => void;
 }
 
 /** The record of a new intent, accepted or pending at `receivedAt`. */
@@ -60,21 +53,16 @@ function newRecord(intent: NewIntent, receivedAt: string): StoredIntent {
 }
 
 /**
- * Inserts intents with distinct ids, in as few commits as
- * denokv's limits allow, the commits side by side. An intent whose id is
- * taken is "exists" (or "reference_changed" when its document changed too);
- * one to be stored pending whose keys have `maxPending` pending under its
- * document is "too_many_pending" once its id was found free; the others are
- * committed again until stored.
+ * Inserts intents with distinct ids, in as few commits as denokv's limits
+ * allow, side by side, each committed again until settled (see `settle`).
  *
  * @returns one result per input, in order; "created" only after its commit
- *   succeeded; "failed" with the error of a commit that threw (the storage
- *   cannot write; other writes of the same counts kept coming first past the
- *   retries: `StorageUnavailableError`): what it carried is not written.
+ *   succeeded; "failed" with the error of a commit that threw (e.g.
+ *   `StorageUnavailableError`): what it carried is not written.
  * @throws {RangeError} when two inserts share an id.
  */
 export async function insertStaged(
-  ctx: StagedInsertContext,
+  ctx: StagedContext,
   batch: readonly PendingIntent[],
 ): Promise<BatchResult[]> {
   const ids = new Set<string>();
@@ -112,7 +100,7 @@ interface Group {
   results: (InsertResult | undefined)[];
 }
 
-async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
+async function commitGroup(ctx: StagedContext, g: Group): Promise<void> {
   const { batch, results } = g;
   let open = [...g.group];
   let attempts = contendedAttempts(ctx.contended);
@@ -187,7 +175,7 @@ async function commitGroup(ctx: StagedInsertContext, g: Group): Promise<void> {
  * @returns how many were settled.
  */
 async function settle(
-  ctx: StagedInsertContext,
+  ctx: StagedContext,
   batch: readonly PendingIntent[],
   members: readonly number[],
   results: (InsertResult | undefined)[],
@@ -204,7 +192,7 @@ async function settle(
     if (refused && !taken) results[i] = { outcome: "too_many_pending" };
     else if (read[k].versionstamp !== ref.version) {
       results[i] = { outcome: "reference_changed" };
-      ctx.staleRef(ref);
+      ctx.staleRef?.(ref);
     } else if (taken) results[i] = { outcome: "exists" };
     else return;
     settled++;

@@ -1,10 +1,8 @@
 /**
- * What one request commit carries (`staged_insert.ts`),
- * within denokv's limits ({@link KV_COMMIT_LIMITS}): each intent's id check
- * and record, its document's check once, for a pending intent its due
- * expiry and its document's counts (one check and one value; the pending
- * intents of one commit are under one document), and one staged block holding every event of the commit, which must fit one
- * KV value. Sizes are from above, as `layout.ts` counts them.
+ * What one request commit carries within denokv's limits: each intent's id
+ * check and pointer, its document's check once, for a pending intent its
+ * due expiry and its one document's counts, and one staged block of every
+ * event, which must fit one KV value. Sizes are from above (`layout.ts`).
  * @module
  */
 

@@ -1,10 +1,6 @@
 /**
- * Taking in intents a version from before the feed stored, also while such a
- * version still runs beside this one (docs/architecture.md, "Stores of
- * earlier versions"): its blocks `["intent_batches", receivedAtMs, seq,
- * writer]` (JavaScript values) are staged again as a request's commit stages,
- * commits of a few of their intents each checking the ids' entries as read;
- * the last also deletes the block, checked as read.
+ * Taking in the blocks of a version from before the feed, also while it
+ * runs beside this one (docs/architecture.md, "Stores of earlier versions").
  * @module
  */
 
@@ -12,8 +8,7 @@ import type { Authorship, NewIntent, StoredIntent, Variant } from "../domain/int
 import { encodeStaged, type StoredEvent } from "./codec.ts";
 import { encodeStagedPointer } from "./index_codec.ts";
 import { keys } from "./keys.ts";
-import { KV_COMMIT_LIMITS, KV_KEY_BYTES } from "./layout.ts";
-import { readMany } from "./read_many.ts";
+import { KV_COMMIT_LIMITS, KV_KEY_BYTES, readMany } from "./layout.ts";
 import { planStagedCommit } from "./staged_plan.ts";
 import type { StagedContext } from "./staged_insert.ts";
 
@@ -38,24 +33,15 @@ const SLICE_LIMITS = {
 const utf8 = new TextDecoder();
 const encoder = new TextEncoder();
 
-/**
- * The body as the feed stores bodies: one line, every number as JCS writes
- * it. The earlier version kept the bytes as received, which passed the strict
- * reader and therefore parse to the values that were verified.
- */
+/** The body as the feed stores bodies (one line); the earlier version kept it as received. */
 function normalBody(body: Uint8Array): Uint8Array {
   return encoder.encode(JSON.stringify(JSON.parse(utf8.decode(body))));
 }
 
 /** True for an id's entry the earlier version wrote: its pointer into a block. */
-function isEarlierPointer(value: unknown): boolean {
-  return Array.isArray(value) && value.length === 4;
-}
+const isEarlierPointer = (value: unknown) => Array.isArray(value) && value.length === 4;
 
-/**
- * Where an id's entry of the earlier version points: the block's key and the
- * index in it; null for an entry of another form.
- */
+/** Where an earlier version's id entry points (its block's key and index), or null. */
 export function earlierPointer(value: unknown): { key: Deno.KvKey; index: number } | null {
   if (!isEarlierPointer(value)) return null;
   const [ms, seq, writer, index] = value as [number, number, string, number];

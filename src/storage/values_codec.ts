@@ -74,9 +74,7 @@ function json(value: unknown, what: string): Record<string, unknown> {
 }
 
 /** A value as stored: UTF-8 JSON. */
-function encodeJson(value: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(value));
-}
+const encodeJson = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
 
 /** The runtime configuration as stored: UTF-8 JSON. */
 export function encodeConfig(config: StoredConfig): Uint8Array {
@@ -128,9 +126,7 @@ const isCount = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
 const isTime = (v: unknown) => v === null || isCount(v);
 
 /** A webhook endpoint as stored: UTF-8 JSON. */
-export function encodeEndpoint(endpoint: Endpoint): Uint8Array {
-  return encodeJson(endpoint);
-}
+export const encodeEndpoint = (endpoint: Endpoint): Uint8Array => encodeJson(endpoint);
 
 /** A stored webhook endpoint. */
 export function decodeEndpoint(value: unknown): Endpoint {
@@ -146,9 +142,7 @@ export function decodeEndpoint(value: unknown): Endpoint {
 }
 
 /** A webhook attempt as stored: UTF-8 JSON. */
-export function encodeAttempt(attempt: AttemptRecord): Uint8Array {
-  return encodeJson(attempt);
-}
+export const encodeAttempt = (attempt: AttemptRecord): Uint8Array => encodeJson(attempt);
 
 /** A stored webhook attempt. */
 export function decodeAttempt(value: unknown): AttemptRecord {

@@ -1,10 +1,8 @@
 /**
- * The webhook storage port (`src/webhooks/store.ts`) on Deno KV: endpoints,
- * their leases and their attempts logs, under the keys `keys.ts` lists. Every
- * commit checks what it builds on: an admin change the endpoint as read (and
- * the count, for a creation or removal); a delivery's write the endpoint as
- * the attempt read it and the lease as its holder last wrote it; a lease's
- * take, renewal and release the lease as read.
+ * The webhook storage port (`src/webhooks/store.ts`) on Deno KV. Every
+ * commit checks what it builds on: the endpoint as read (and the count, to
+ * create or remove one); for a delivery, also the lease as its holder wrote
+ * it; for a lease, the lease as read.
  * @module
  */
 
@@ -39,6 +37,8 @@ export const DUE_REMOVED = 8;
 
 /** Options of {@link KvWebhookStore}. */
 interface KvWebhookStoreOptions {
+  /** An open KV handle; the caller closes it. */
+  kv: Deno.Kv;
   /** The feed of the same store (its head). */
   feed: Feed;
   /** Runs one write (the store's commit log: retries while locked, storage failures). */
@@ -54,26 +54,17 @@ interface KvWebhookStoreOptions {
 /** Webhook endpoints, leases and attempts on one `Deno.Kv`. */
 export class KvWebhookStore implements WebhookStore {
   readonly #kv: Deno.Kv;
-  readonly #feed: Feed;
-  readonly #commit: <T>(write: () => Promise<T>) => Promise<T>;
-  readonly #now: () => Date;
-  readonly #moveAll: () => Promise<void>;
-  readonly #settled: () => Promise<void>;
+  readonly #o: KvWebhookStoreOptions;
   readonly #listeners = new Set<(id: string) => void>();
 
-  /** @param kv an open KV handle; the caller closes it. */
-  constructor(kv: Deno.Kv, options: KvWebhookStoreOptions) {
-    this.#kv = kv;
-    this.#feed = options.feed;
-    this.#commit = options.commit;
-    this.#now = options.now;
-    this.#moveAll = options.moveAll;
-    this.#settled = options.settled;
+  constructor(options: KvWebhookStoreOptions) {
+    this.#kv = options.kv;
+    this.#o = options;
   }
 
   async feedHead(): Promise<number> {
-    await this.#settled();
-    return (await this.#feed.freshHead()).position;
+    await this.#o.settled();
+    return (await this.#o.feed.freshHead()).position;
   }
 
   async createEndpoint(
@@ -85,16 +76,16 @@ export class KvWebhookStore implements WebhookStore {
       const existing = decodeCount(count.value);
       if (existing >= limit) return "too_many";
       // Events answered before this request are before the endpoint's start.
-      await this.#moveAll();
+      await this.#o.moveAll();
       const endpoint = make(await this.feedHead());
-      const result = await this.#commit(() =>
+      const result = await this.#o.commit(() =>
         this.#kv.atomic()
           .check(count)
           .check({ key: keys.webhook(endpoint.id), versionstamp: null })
           .set(keys.webhook(endpoint.id), encodeEndpoint(endpoint))
           .set(keys.webhooksCount, new Deno.KvU64(BigInt(existing + 1)))
           .sum(keys.webhookChanges, 1n)
-          .set(keys.due(WEBHOOK_WORK, this.#now().getTime(), endpoint.id), NO_DATA)
+          .set(keys.due(WEBHOOK_WORK, this.#o.now().getTime(), endpoint.id), NO_DATA)
           .commit()
       );
       if (result.ok) {
@@ -129,8 +120,8 @@ export class KvWebhookStore implements WebhookStore {
       const before = decodeEndpoint(entry.value);
       const after = change(before);
       const resumed = after.status === "active" && before.status !== "active";
-      const at = this.#now().getTime();
-      const result = await this.#commit(() => {
+      const at = this.#o.now().getTime();
+      const result = await this.#o.commit(() => {
         const op = this.#kv.atomic()
           .check(entry)
           .set(keys.webhook(id), encodeEndpoint(after))
@@ -167,7 +158,7 @@ export class KvWebhookStore implements WebhookStore {
         remove.push(attempt.key);
       }
       const left = new Deno.KvU64(BigInt(Math.max(0, decodeCount(count.value) - 1)));
-      const result = await this.#commit(() => {
+      const result = await this.#o.commit(() => {
         const op = this.#kv.atomic()
           .check(entry)
           .check(count)
@@ -200,7 +191,7 @@ export class KvWebhookStore implements WebhookStore {
     attempt: AttemptRecord,
   ): Promise<string | null> {
     const id = after.id;
-    const result = await this.#commit(() => {
+    const result = await this.#o.commit(() => {
       const op = this.#checked(check)
         .set(keys.webhook(id), encodeEndpoint(after))
         .set(keys.webhookAttempt(id, after.attempts), encodeAttempt(attempt));
@@ -213,7 +204,7 @@ export class KvWebhookStore implements WebhookStore {
   }
 
   async moveEndpoint(check: DeliveryCheck, after: Endpoint): Promise<string | null> {
-    const result = await this.#commit(() =>
+    const result = await this.#o.commit(() =>
       this.#checked(check).set(keys.webhook(after.id), encodeEndpoint(after)).commit()
     );
     return result.ok ? result.versionstamp : null;
@@ -243,7 +234,7 @@ export class KvWebhookStore implements WebhookStore {
       stale.push(keys.due(WEBHOOK_WORK, held.until, id));
     }
     if (options.handled) stale.push(keys.due(WEBHOOK_WORK, options.handled.at, id));
-    const result = await this.#commit(() => {
+    const result = await this.#o.commit(() => {
       const op = this.#kv.atomic().check(entry);
       for (const key of stale) op.delete(key);
       return op
@@ -256,7 +247,7 @@ export class KvWebhookStore implements WebhookStore {
 
   async renewLease(lease: Lease, until: number): Promise<Lease | null> {
     const key = keys.webhookLease(lease.id);
-    const result = await this.#commit(() =>
+    const result = await this.#o.commit(() =>
       this.#kv.atomic()
         .check({ key, versionstamp: lease.version })
         .set(key, encodeLease({ holder: lease.holder, until }))
@@ -269,7 +260,7 @@ export class KvWebhookStore implements WebhookStore {
 
   async releaseLease(lease: Lease, options: { wake: boolean; now: number }): Promise<boolean> {
     const key = keys.webhookLease(lease.id);
-    const result = await this.#commit(() => {
+    const result = await this.#o.commit(() => {
       const op = this.#kv.atomic()
         .check({ key, versionstamp: lease.version })
         .delete(key)

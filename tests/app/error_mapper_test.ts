@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createApp } from "../../src/http/app.ts";
 import type { RequestLogLine } from "../../src/http/request_log.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { createWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/group_commit.ts";
 import { readSettings } from "../../src/settings.ts";
 import { generateEd25519Key, signVariantB } from "../../client/mod.ts";
 

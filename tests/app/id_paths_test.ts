@@ -16,7 +16,7 @@ import { withApp } from "../support/in_process.ts";
 import { submitKit } from "../support/submit_kit.ts";
 import { createApp } from "../../src/http/app.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { createWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/group_commit.ts";
 import { readSettings } from "../../src/settings.ts";
 import type { Store } from "../../src/domain/store.ts";
 

@@ -14,7 +14,7 @@ import { createApp } from "../../src/http/app.ts";
 import { readSettings } from "../../src/settings.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { createWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/group_commit.ts";
 import { contentAddress, expectError } from "../support/fixtures.ts";
 import { withApp } from "../support/in_process.ts";
 import { sleep } from "../support/time.ts";

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { createWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/group_commit.ts";
 import { createApp } from "../../src/http/app.ts";
 import { readSettings } from "../../src/settings.ts";
 import { fillDisk, withTmpfs } from "../support/tmpfs.ts";

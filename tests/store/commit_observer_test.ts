@@ -7,8 +7,11 @@
  */
 
 import assert from "node:assert/strict";
-import { createWriter } from "../../src/storage/writer.ts";
-import type { CommitObserver, CommitOutcome } from "../../src/storage/group_commit.ts";
+import {
+  type CommitObserver,
+  type CommitOutcome,
+  createWriter,
+} from "../../src/storage/group_commit.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import type { DocumentRef } from "../../src/domain/intent.ts";
 import type { InsertResult, PendingIntent } from "../../src/domain/store.ts";

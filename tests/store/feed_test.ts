@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { createWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/group_commit.ts";
 import { auditIntents } from "../support/audit.ts";
 
 async function tempKvPath(): Promise<{ path: string; remove: () => Promise<void> }> {

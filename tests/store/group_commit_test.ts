@@ -5,8 +5,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createGroupCommitWriter } from "../../src/storage/group_commit.ts";
-import { createWriter } from "../../src/storage/writer.ts";
+import { createGroupCommitWriter, createWriter } from "../../src/storage/group_commit.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import type { InsertResult, PendingIntent } from "../../src/domain/store.ts";

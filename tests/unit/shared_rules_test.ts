@@ -9,7 +9,7 @@ import { wholeNumber } from "../../src/http/routes/query.ts";
 import { isJsonMediaType } from "../../src/media_type.ts";
 import { parseJsonBody } from "../../src/domain/json_body.ts";
 import { ServiceError, tooLarge } from "../../src/errors.ts";
-import { createWriter } from "../../src/storage/writer.ts";
+import { createWriter } from "../../src/storage/group_commit.ts";
 import { UUID_PATTERN } from "@intents/protocol/intent_id";
 import type { PendingIntent } from "../../src/domain/store.ts";
 
