@@ -39,7 +39,7 @@ import { keys } from "./keys.ts";
 import { getIntentEntry, listIntents } from "./read_intents.ts";
 import { CommitLog } from "./commits.ts";
 import { takeInEarlier } from "./take_in.ts";
-import { KvWebhookStore } from "./webhooks.ts";
+import { KvWebhookStore } from "./kv_webhook_store.ts";
 
 /** Ids one staged commit checks when its intents share one document: denokv's ten checks less its. */
 const STAGED_IDS_PER_COMMIT = 9;

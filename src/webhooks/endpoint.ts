@@ -2,7 +2,7 @@
  * A webhook endpoint (docs/interface.md §11) as the service keeps it, and every
  * change made to it, as pure functions: what an admin call or an attempt
  * makes of it. The store persists what these return, in commits checked
- * against the endpoint as it was read (`src/storage/webhooks.ts`). An endpoint
+ * against the endpoint as it was read (`src/storage/kv_webhook_store.ts`). An endpoint
  * is a cursor over the feed (docs/architecture.md: Webhook delivery).
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * What webhooks need of the storage: the port `src/storage/webhooks.ts`
+ * What webhooks need of the storage: the port `src/storage/kv_webhook_store.ts`
  * implements on Deno KV (`KvStore.webhooks`). Per endpoint it keeps the
  * endpoint (its cursor and retry state), its lease and its attempts log;
  * every write a delivery makes is checked against the endpoint and the lease

@@ -1,5 +1,5 @@
 /**
- * The webhook storage (`src/storage/webhooks.ts`) on a KV file and over KV
+ * The webhook storage (`src/storage/kv_webhook_store.ts`) on a KV file and over KV
  * Connect (denokv's limits): endpoints within 100, leases that only one
  * holder has at a time and whose due work moves with them, writes of a
  * delivery refused once the endpoint or the lease changed, the attempts log
@@ -12,7 +12,7 @@ import { isCurrentLayout } from "../../tools/store_upgrade/earlier_layouts.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { keys } from "../../src/storage/keys.ts";
 import { cost, keyBytes, plus, SMALL_VALUE_BYTES, within } from "../../src/storage/layout.ts";
-import { DUE_REMOVED } from "../../src/storage/webhooks.ts";
+import { DUE_REMOVED } from "../../src/storage/kv_webhook_store.ts";
 import {
   afterAttempt,
   type AttemptRecord,
