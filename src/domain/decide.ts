@@ -27,6 +27,7 @@ import { signatureDigest, signatureMaterial } from "./signature_digest.ts";
 import type { IntentChange, Store } from "./store.ts";
 import { validate } from "./validate.ts";
 import { approvalsView, noSuchIntent } from "./approve.ts";
+import { inSpan } from "../telemetry/tracing.ts";
 
 /** Which decision: an approval or a rejection. */
 export type Decision = "approval" | "rejection";
@@ -134,7 +135,7 @@ function applyDecision(
  * @returns the view after the decision, and whether this request recorded it.
  * @throws {ServiceError} in the order of the module's notes.
  */
-export async function decideIntent(
+async function decideIntent(
   deps: DecideDeps,
   id: string | null,
   value: unknown,
@@ -191,4 +192,30 @@ export async function decideIntent(
   }
   if (repeated) return { view: approvalsView(seen, now), outcome: "repeated", keyId };
   throw noSuchIntent();
+}
+
+/**
+ * `decideIntent` in the span `intents.decide` (docs/interface.md §13):
+ * `intents.decision` (approval or rejection), `intents.outcome` (`recorded`,
+ * or `repeated` for a decision stored before), `intents.ended` when it ended
+ * the intent, `error.type` for a refusal's code. Without tracing, the call alone.
+ *
+ * @throws {ServiceError} as `decideIntent`.
+ */
+export function decideInSpan(
+  deps: DecideDeps,
+  id: string | null,
+  value: unknown,
+  decision: Decision,
+): Promise<DecisionOutcome> {
+  return inSpan(
+    "intents.decide",
+    { attributes: { "intents.decision": decision } },
+    async (span) => {
+      const result = await decideIntent(deps, id, value, decision);
+      span?.setAttribute("intents.outcome", result.outcome);
+      if (result.ended) span?.setAttribute("intents.ended", result.ended);
+      return result;
+    },
+  );
 }

@@ -17,7 +17,7 @@ import type {
   Signers,
   StoredIntent,
 } from "./intent.ts";
-import { parseJsonBody } from "./json_body.ts";
+import { parseJsonBody } from "./strict_json.ts";
 import { decodeSigners, type PublicKeyCache } from "./public_keys.ts";
 import { signatureDigest } from "./signature_digest.ts";
 import { AuthorizationSchema, DEFAULT_APPROVAL_WINDOW_S } from "./schemas.ts";

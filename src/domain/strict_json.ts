@@ -1,10 +1,12 @@
 /**
  * The strict JSON reader for request bodies and passkey client data
  * (docs/interface.md §3, §4): UTF-8, one validating scan (`_json_scan.ts`) for
- * the rules `JSON.parse` does not enforce, then `JSON.parse` builds the value.
+ * the rules `JSON.parse` does not enforce, then `JSON.parse` builds the value;
+ * as a request body, its refusal becomes the client's `invalid_json`.
  * @module
  */
 
+import { ServiceError } from "../errors.ts";
 import { JsonScan, ScanError } from "./_json_scan.ts";
 
 /**
@@ -147,4 +149,28 @@ export function readStrictJson(
   // throw; JSON.parse defines members with CreateDataProperty, so
   // `__proto__` stays an own data property.
   return { value: JSON.parse(text), compact: scan.compact };
+}
+
+/**
+ * Parses a request body or a document as strict JSON.
+ *
+ * @param bytes the UTF-8 text.
+ * @returns the parsed value, and whether the bytes are compact (see `StrictJson.compact`).
+ * @throws {ServiceError} `invalid_json`, with the reader's hint when it has one.
+ *
+ * @example
+ * ```ts
+ * const { value } = parseJsonBody(new TextEncoder().encode('{"id": 1}'));
+ * ```
+ */
+export function parseJsonBody(bytes: Uint8Array): StrictJson {
+  try {
+    return readStrictJson(bytes);
+  } catch (error) {
+    if (error instanceof StrictJsonError) {
+      const message = error.hint ? `${error.message}; ${error.hint}` : error.message;
+      throw new ServiceError("invalid_json", message);
+    }
+    throw error;
+  }
 }

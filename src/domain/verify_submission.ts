@@ -12,7 +12,7 @@ import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
 import { type Verified, type VerifyContext, verifySignature } from "./authorship.ts";
 import { readSubmission, type Submission } from "./submission.ts";
 import { MAX_STORED_BODY_BYTES } from "./intent.ts";
-import { parseJsonBody } from "./json_body.ts";
+import { parseJsonBody } from "./strict_json.ts";
 import { type DecodedSignature, workOf } from "./signature.ts";
 
 /** Which intent, under which template or policy. */

@@ -14,7 +14,7 @@ import type { RequestMetrics, RequestOutcome } from "./metrics.ts";
 import type { MetricsRegistry } from "../telemetry/registry.ts";
 import { readBody } from "./read_body.ts";
 import type { DeadlineSweeper } from "./deadlines.ts";
-import { parseJsonBody } from "../domain/json_body.ts";
+import { parseJsonBody } from "../domain/strict_json.ts";
 import { isJsonMediaType } from "../media_type.ts";
 import type { Verifier } from "../workers/verify_pool.ts";
 import type { StaticFiles } from "./static_files.ts";

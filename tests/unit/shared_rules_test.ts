@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { wholeNumber } from "../../src/http/routes/query.ts";
 import { isJsonMediaType } from "../../src/media_type.ts";
-import { parseJsonBody } from "../../src/domain/json_body.ts";
+import { parseJsonBody } from "../../src/domain/strict_json.ts";
 import { ServiceError, tooLarge } from "../../src/errors.ts";
 import { createWriter } from "../../src/storage/group_commit.ts";
 import { UUID_PATTERN } from "@intents/protocol/intent_id";

@@ -7,8 +7,7 @@
 
 import { ServiceError } from "../../errors.ts";
 import { readApprovals } from "../../domain/approve.ts";
-import type { Decision } from "../../domain/decide.ts";
-import { decideInSpan } from "../../domain/decide_span.ts";
+import { decideInSpan, type Decision } from "../../domain/decide.ts";
 import { readJsonBody, type RequestContext } from "../context.ts";
 import { json } from "../respond.ts";
 import { checkSigners, spendSigners } from "../limits.ts";

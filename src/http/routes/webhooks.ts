@@ -26,7 +26,7 @@ import {
   WebhookRotateSchema,
   WebhookUpdateSchema,
 } from "../../webhooks/schemas.ts";
-import { parseJsonBody } from "../../domain/json_body.ts";
+import { parseJsonBody } from "../../domain/strict_json.ts";
 import { newWebhookSecret } from "../../webhooks/signing.ts";
 import { checkWebhookUrl } from "../../webhooks/url.ts";
 import { type AppContext, readJsonBody, readJsonBytes, type RequestContext } from "../context.ts";
