@@ -1,32 +1,15 @@
 /**
  * The deliverer of one endpoint, run by the process that holds its lease:
- * the endpoint's events, in the feed's order, one at a time (docs/interface.md §11).
+ * the endpoint's events, in the feed's order, one at a time (docs/interface.md
+ * §11). Its turns, their checked writes and the acknowledgement not waited
+ * for: docs/architecture.md, "Webhook delivery".
  *
- * Each turn reads the endpoint as it stands, then either waits (for its
- * retry time, or, caught up, for the feed's next event), moves it past
- * events not of its types, or makes one attempt of the first event it
- * receives and records it. Every write is checked against the endpoint as
- * that turn read it and the lease as held, so a replay or an update made
- * meanwhile is never overwritten: the turn's write fails and the next turn
- * reads what the change left. An event is attempted again until
- * acknowledged; only an acknowledgement moves the endpoint past it.
- *
- * An acknowledgement's write is not waited for before the next event is
- * sent: the next attempt runs while it commits, and its own write, in the
- * lease's turn after it, checks the version that write gave the endpoint.
- * When that write fails (a change came first, or the storage failed), the
- * attempt made meanwhile is not recorded and its event is sent again after
- * the change: a repeat, never a skip. The wait for the commit leaves the
- * path from one event to the next (about half of it on a local KV file).
  * One commit at most is left behind: an attempt waits for the write before
- * the last, so a change made elsewhere costs one repeated event at most.
- *
- * The endpoint as such a write leaves it is known only as of the read (or
- * the landed write) it was built on, not as of the write: that write may yet
- * fail because a change (a rotation that retires secrets) came after the
- * read. So the attempts that follow it sign with secrets at most a second
- * old however long the attempts before them took, and the endpoint is read
- * again, after the write in flight, once that second has passed.
+ * the last, so a change made elsewhere costs one repeated event at most. The
+ * endpoint as such a write leaves it is known only as of the read it was
+ * built on (the write may yet fail for a rotation that came after), so the
+ * attempts that follow sign with secrets at most a second old, and the
+ * endpoint is read again, after the write in flight, once that second has passed.
  * @module
  */
 

@@ -1,23 +1,7 @@
 /**
  * Webhook delivery in one process (docs/interface.md §11): the endpoints whose leases
- * it holds, each with its deliverer (`deliverer.ts`).
- *
- * A process takes an endpoint's lease when the scheduler finds the
- * endpoint's due work ({@link WebhookDeliveries.claim}, the handler of kind
- * `webhook`): due work is written when an endpoint is created or resumed,
- * at the end of every lease (moved along by each renewal) and when a lease
- * is released. So a lease whose holder died is taken over once it runs
- * out — {@link LEASE_MS} after its last renewal, plus the scheduler's look
- * (at most 2 s) — by any process that runs, or at the next start or cron
- * run where none does. The scheduler only wakes a process to take a free
- * lease: the holder does the delivering, retries waiting for their time
- * included.
- *
- * The holder renews its leases every {@link RENEW_MS}, notices changes made
- * by admin calls at once in this process and within {@link CHANGES_POLL_MS}
- * in others, and on {@link WebhookDeliveries.stop} lets attempts in flight
- * end (within a bound), then releases its leases so that another process
- * takes them over at once.
+ * it holds, each with its deliverer (`deliverer.ts`). How leases are taken, renewed,
+ * taken over and released: docs/architecture.md, "Webhook delivery".
  * @module
  */
 

@@ -1,24 +1,11 @@
 /**
  * The feed's events as the deliverers of one process read them: one read
- * for all of them, and one follower of the feed for those caught up.
- *
- * Every deliverer follows the feed from its own position, and after a commit
- * they all wake at once and ask for the same new events. Events never change
- * once stored, so the reads are shared: reads of the same position while one
- * is in flight wait for that one, and the latest events read stay here
- * (a window of consecutive events, bounded in count and bytes), so a
- * deliverer whose position is inside the window reads from memory. A read
- * from the window ends where the window ends; the next read, after it, goes
- * to KV (and is shared again). While {@link RecentEvents.follow} is on,
- * the events of this process's own commits join the window as they commit
- * (`Store.onOwnEvents`), so that on one process the deliverers read the feed
- * from memory.
- *
- * A deliverer caught up waits for an event of its types
- * ({@link RecentEvents.waitForWanted}), not for any event: one follower reads
- * each new page once and wakes only the deliverers it concerns, and tells
- * the others how far they may move without reading. An endpoint of a type
- * the feed rarely carries costs next to nothing per commit.
+ * for all of them, and one follower of the feed for those caught up
+ * (docs/architecture.md, "Webhook delivery"). Reads of a position while one
+ * is in flight wait for that one; a window of the latest events (bounded in
+ * count and bytes) serves reads inside it, up to its end, and while
+ * {@link RecentEvents.follow} is on, the process's own commits join it
+ * (`Store.onOwnEvents`).
  * @module
  */
 
