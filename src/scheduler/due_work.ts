@@ -9,7 +9,9 @@
  * @module
  */
 
-import type { DueEntry, Store } from "../domain/store.ts";
+import { expireIntent } from "../domain/approve.ts";
+import { type DueEntry, EXPIRY_WORK, type Store } from "../domain/store.ts";
+import { Counter } from "../telemetry/instruments.ts";
 import { inSpan } from "../telemetry/tracing.ts";
 
 /** What a handler made of one entry of due work. */
@@ -186,4 +188,48 @@ export class DueWorkScheduler {
       `intents: ${what}: ${reason}`,
     );
   }
+}
+
+/** What the handlers need. */
+export interface HandlerDeps {
+  store: Pick<Store, "changeIntent">;
+  now: () => Date;
+  /** Told of each intent this process expired (metrics). */
+  expired?: () => void;
+}
+
+/**
+ * The handlers by kind: a pending intent's expiry records its
+ * `intent.expired` in the commit that removes the work.
+ */
+export function dueWorkHandlers(deps: HandlerDeps): Record<string, DueHandler> {
+  return {
+    [EXPIRY_WORK]: async (work) => {
+      const outcome = await expireIntent(deps, work.id);
+      if (outcome === "expired") {
+        deps.expired?.();
+        return "done";
+      }
+      // Accepted or expired meanwhile, the work is gone with that commit; else it is stale.
+      return outcome === "unchanged" ? "drop" : "later";
+    },
+  };
+}
+
+/** The due work this process did. */
+export class DueWorkMetrics {
+  readonly #expired = new Counter({
+    name: "intents_expired_total",
+    otelName: "intents.expired",
+    help: "Pending intents whose expiry this process recorded.",
+    unit: "{intent}",
+  });
+
+  /** Counts a pending intent whose expiry this process recorded. */
+  intentExpired(): void {
+    this.#expired.inc([]);
+  }
+
+  /** The lines `GET /metrics` adds. */
+  readonly render = (): string[] => this.#expired.render();
 }

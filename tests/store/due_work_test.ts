@@ -7,8 +7,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { DueEntry } from "../../src/domain/store.ts";
-import { type DueVerdict, DueWorkScheduler } from "../../src/scheduler/due_work.ts";
-import { dueWorkHandlers } from "../../src/scheduler/handlers.ts";
+import {
+  type DueVerdict,
+  dueWorkHandlers,
+  DueWorkScheduler,
+} from "../../src/scheduler/due_work.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { pendingIntent } from "../support/store_kit.ts";
 import { auditIntents } from "../support/audit.ts";
