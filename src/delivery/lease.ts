@@ -2,12 +2,10 @@
  * A lease this process holds on one endpoint: the right to deliver to it
  * (docs/interface.md §11: one process at a time per endpoint).
  *
- * The lease is a KV entry `{holder, until}`. Its holder renews it before
- * `until`, each renewal checked against the version the holder last wrote,
- * so an unbroken chain of successful renewals proves nobody else held it in
- * between. A delivery's write checks the lease's version as it stands at
- * that moment: the holder's own renewals do not fail it, a takeover does.
- * Renewals and writes of one lease take turns, so neither fails the other.
+ * The lease and its renewals: docs/architecture.md, "Webhook delivery". A
+ * delivery's write checks the lease's version as it stands at that moment:
+ * the holder's own renewals do not fail it, a takeover does. Renewals and
+ * writes of one lease take turns, so neither fails the other.
  *
  * The lease is lost when a renewal finds it taken (or removed with its
  * endpoint), or when `until` comes near without a successful renewal: then

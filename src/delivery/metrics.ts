@@ -14,22 +14,13 @@
 
 import { Counter, Gauge, Histogram, LATENCY_BUCKETS } from "../telemetry/instruments.ts";
 import type { DeliveryResult } from "../delivery/deliver.ts";
-import { type EndpointStatus, judgeAttempt } from "../webhooks/endpoint.ts";
+import { type DeliveryError, type EndpointStatus, judgeAttempt } from "../webhooks/endpoint.ts";
 
 /**
  * How an attempt ended: `acknowledged` (2xx), `gone` (410), `http_error`
- * (another status), or how it failed without an answer: `redirect`,
- * `timeout`, `connection`, `refused_address`, `refused_url`.
+ * (another status), or how it failed without an answer (a {@link DeliveryError}).
  */
-export type DeliveryOutcome =
-  | "acknowledged"
-  | "gone"
-  | "http_error"
-  | "redirect"
-  | "timeout"
-  | "connection"
-  | "refused_address"
-  | "refused_url";
+export type DeliveryOutcome = "acknowledged" | "gone" | "http_error" | DeliveryError;
 
 /** The outcome label of an attempt's result. */
 export function outcomeOf(result: Pick<DeliveryResult, "status" | "error">): DeliveryOutcome {
