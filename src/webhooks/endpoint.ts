@@ -86,12 +86,8 @@ export interface Endpoint {
   lastAttempt: AttemptRecord | null;
 }
 
-/** What {@link newEndpoint} needs. */
-export interface NewEndpoint {
-  id: string;
-  url: string;
-  events: EventType[] | null;
-  description: string;
+/** What {@link newEndpoint} needs: the endpoint's own fields, its secret, and the time. */
+export interface NewEndpoint extends Pick<Endpoint, "id" | "url" | "events" | "description"> {
   secret: string;
   /** The feed's head: the endpoint receives the events after it. */
   head: number;

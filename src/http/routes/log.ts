@@ -30,10 +30,11 @@ function logOf(ctx: RequestContext): LogReader {
   return tlog;
 }
 
-function text(body: string, cacheControl: string): Response {
+/** An answer of the log: text unless told, cached as told, never sniffed. */
+function text(body: BodyInit, cacheControl: string, contentType = TEXT): Response {
   return new Response(body, {
     headers: {
-      "content-type": TEXT,
+      "content-type": contentType,
       "cache-control": cacheControl,
       "vary": "Authorization",
       "x-content-type-options": "nosniff",
@@ -67,16 +68,9 @@ async function getTile(_request: Request, ctx: RequestContext): Promise<Response
   }
   const data = await logOf(ctx).tile(tile);
   if (data === null) throw new ServiceError("not_found", "the tree does not hold this tile");
-  const full = tile.width === TILE_WIDTH;
-  return new Response(data, {
-    headers: {
-      "content-type": "application/octet-stream",
-      // A partial tile of one width never changes either; the full one replaces it soon.
-      "cache-control": full ? IMMUTABLE : "private, max-age=1",
-      "vary": "Authorization",
-      "x-content-type-options": "nosniff",
-    },
-  });
+  // A partial tile of one width never changes either; the full one replaces it soon.
+  const cache = tile.width === TILE_WIDTH ? IMMUTABLE : "private, max-age=1";
+  return text(data, cache, "application/octet-stream");
 }
 
 async function getProof(request: Request, ctx: RequestContext): Promise<Response> {
