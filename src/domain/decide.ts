@@ -126,6 +126,36 @@ function applyDecision(
   };
 }
 
+/** The change that records an intent's expiry (as the scheduler's `expireIntent` does). */
+function expiry(intent: StoredIntent): IntentChange {
+  return { intent: { ...intent, state: "expired" }, type: "intent.expired" };
+}
+
+/**
+ * For a decision that comes after the deadline of an intent still stored as
+ * pending: records the expiry, in a change checked as any is, unless this
+ * very decision was stored meanwhile (a retry whose first answer was lost,
+ * committing at the same time), which it returns. So a late decision reads
+ * the intent as it stood once its expiry or that decision was stored.
+ */
+async function expireUnlessRepeated(
+  deps: DecideDeps,
+  id: string,
+  decision: Decision,
+  digest: string,
+): Promise<StoredIntent | null> {
+  let repeat: StoredIntent | null = null;
+  await deps.store.changeIntent(id, (intent) => {
+    if (isRepeat(intent, decision, digest)) repeat = intent;
+    else if (intent.state === "pending" && stateAt(intent, deps.now()) === "expired") {
+      repeat = null;
+      return expiry(intent);
+    }
+    return null;
+  });
+  return repeat;
+}
+
 /**
  * `POST /intents/{id}/approvals` or `POST /intents/{id}/rejections`: records
  * one signer's decision.
@@ -150,7 +180,13 @@ async function decideIntent(
   if (isRepeat(found, decision, digest)) {
     return { view: approvalsView(found, deps.now()), outcome: "repeated", keyId };
   }
-  if (stateAt(found, deps.now()) !== "pending") throw notPending(found, deps.now());
+  if (stateAt(found, deps.now()) !== "pending") {
+    const repeat = found.state === "pending"
+      ? await expireUnlessRepeated(deps, id, decision, digest)
+      : null;
+    if (repeat) return { view: approvalsView(repeat, deps.now()), outcome: "repeated", keyId };
+    throw notPending(found, deps.now());
+  }
   // Verified once: the signed object of an intent never changes.
   const signed = canonicalBytesOfParsed(signedObject(found));
   await verifySignature(
@@ -162,6 +198,7 @@ async function decideIntent(
   let now = deps.now();
   let seen: StoredIntent = found;
   let repeated = false;
+  let tooLate = false;
   // Decided on the intent as it stands when its change is stored, and again
   // should another change come first (or the store's own retry of this one).
   const changed = await deps.store.changeIntent(id, (intent) => {
@@ -172,6 +209,13 @@ async function decideIntent(
       repeated = true;
       return null;
     }
+    if (intent.state === "pending" && stateAt(intent, now) === "expired") {
+      // Past its deadline: the expiry is recorded here, checked as any change is, so that a
+      // decision stored first (this one's own retry, say) makes this run again and count.
+      tooLate = true;
+      return expiry(intent);
+    }
+    tooLate = false;
     if (stateAt(intent, now) !== "pending") throw notPending(intent, now);
     const key = signerText(approval, keyId, deps.keys);
     if (key === undefined) throw signerNotAuthorized(signature.path);
@@ -184,6 +228,7 @@ async function decideIntent(
     const entry = { key, kind: signature.kind, at: now.toISOString(), sig: digest };
     return applyDecision(intent, decision, entry);
   });
+  if (changed && tooLate) throw notPending(changed, now);
   if (changed) {
     const ended = changed.state === "accepted" || changed.state === "rejected"
       ? changed.state
