@@ -4,9 +4,18 @@
  * @module
  */
 
-/** Resolves after `ms`. */
-export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+/** Resolves after `ms`, or at once when `signal` aborts (its timer then cleared). */
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, ms));
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 /** Resolves when `promise` settles or `ms` have passed, whichever is first. */

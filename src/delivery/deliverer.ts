@@ -32,6 +32,7 @@ import type { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
 import type { RecentEvents } from "./recent_events.ts";
 import { abandonAttemptSpan, endAttemptSpan, startAttemptSpan } from "./attempt_span.ts";
+import { delay } from "../timing.ts";
 
 /**
  * How long an endpoint may stay moved past events not of its types without
@@ -402,17 +403,7 @@ export class Deliverer {
 
   /** Waits `ms`, or less when woken or the lease goes. */
   #pause(ms: number): Promise<void> {
-    const signal = AbortSignal.any([this.#wake.signal, this.#lease.signal]);
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve();
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener("abort", done, { once: true });
-    });
+    return delay(ms, AbortSignal.any([this.#wake.signal, this.#lease.signal]));
   }
 }
 

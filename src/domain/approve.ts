@@ -13,7 +13,7 @@ import { ServiceError } from "../errors.ts";
 import { stateAt } from "./governance.ts";
 import type { StoredIntent } from "./intent.ts";
 import { renderApproval, signedObject } from "./record.ts";
-import type { Store } from "./store.ts";
+import type { IntentChange, Store } from "./store.ts";
 
 /** What the approval use cases need. */
 export interface ReadApprovalsDeps {
@@ -55,6 +55,11 @@ export async function readApprovals(deps: ReadApprovalsDeps, id: string) {
   return approvalsView(intent, deps.now());
 }
 
+/** The change that records an intent's expiry: `expireIntent`'s, and a late decision's. */
+export function expiry(intent: StoredIntent): IntentChange {
+  return { intent: { ...intent, state: "expired" }, type: "intent.expired" };
+}
+
 /**
  * Records a pending intent's expiry once its deadline has passed: its
  * `intent.expired` event, in the commit that also removes the expiry's due
@@ -74,7 +79,7 @@ export async function expireIntent(
     if (intent.state !== "pending" || !intent.approval) return null;
     due = Date.parse(intent.approval.expiresAt) - deps.now().getTime();
     if (due > 0) return null;
-    return { intent: { ...intent, state: "expired" }, type: "intent.expired" };
+    return expiry(intent);
   });
   if (changed) return "expired";
   return due > 0 ? "later" : "unchanged";

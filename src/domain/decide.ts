@@ -26,7 +26,7 @@ import { type DecodedEd25519, type DecodedPasskey, decodeSignature } from "./sig
 import { signatureDigest, signatureMaterial } from "./signature_digest.ts";
 import type { IntentChange, Store } from "./store.ts";
 import { validate } from "./validate.ts";
-import { approvalsView, noSuchIntent } from "./approve.ts";
+import { approvalsView, expiry, noSuchIntent } from "./approve.ts";
 import { inSpan } from "../telemetry/tracing.ts";
 
 /** Which decision: an approval or a rejection. */
@@ -124,11 +124,6 @@ function applyDecision(
     intent: { ...intent, state: rejected ? "rejected" : "pending", approval: next },
     type: rejected ? "intent.rejected" : "intent.rejection_added",
   };
-}
-
-/** The change that records an intent's expiry (as the scheduler's `expireIntent` does). */
-function expiry(intent: StoredIntent): IntentChange {
-  return { intent: { ...intent, state: "expired" }, type: "intent.expired" };
 }
 
 /**

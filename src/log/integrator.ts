@@ -13,6 +13,7 @@
 import type { Store } from "../domain/store.ts";
 import { decodeLease, encodeLease } from "../storage/values_codec.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
+import { delay } from "../timing.ts";
 import type { CheckpointSigner } from "./checkpoints.ts";
 import { integrateStep, type StepResult } from "./integrate.ts";
 import { logKeys, type TreeState } from "./keys.ts";
@@ -114,7 +115,7 @@ export class Integrator {
     while (!signal.aborted) {
       try {
         if (!(await this.#holdLease())) {
-          await pause(LOOK_MS, signal);
+          await delay(LOOK_MS, signal);
           continue;
         }
         const state = await this.catchUp();
@@ -127,7 +128,7 @@ export class Integrator {
           this.#lastFailure = message;
           this.#report(`intents: the log's integration failed (retrying): ${message}`);
         }
-        await pause(LOOK_MS, signal);
+        await delay(LOOK_MS, signal);
       }
     }
   }
@@ -168,18 +169,4 @@ export class Integrator {
       .set(logKeys.integrator, encodeLease({ holder: this.#holder, until: 0 }));
     await retryWhileLocked(() => op.commit());
   }
-}
-
-/** Waits `ms`, or less when `signal` aborts; leaves no timer behind. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
