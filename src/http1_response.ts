@@ -120,6 +120,8 @@ export class BodyFraming {
   #scan = 0;
   /** Chunked: the size of the chunk whose data starts at {@link #at}. */
   #size = 0;
+  /** Chunked: where each complete chunk's data starts and ends. */
+  readonly #chunks: [number, number][] = [];
   /** Bytes looked at so far (for the tests of the work done). */
   scanned = 0;
 
@@ -168,6 +170,24 @@ export class BodyFraming {
     return end >= 0 || (end === -2 && this.#kind === "chunked");
   }
 
+  /**
+   * The body's content (a chunked body's chunks joined) once {@link end}
+   * finds its end in `body`; null before, and for a body that runs to the
+   * end of the connection or whose framing is malformed.
+   */
+  content(body: Uint8Array): Uint8Array | null {
+    const end = this.end(body);
+    if (end < 0) return null;
+    if (this.#kind !== "chunked") return body.subarray(0, end);
+    const out = new Uint8Array(this.#chunks.reduce((n, [from, to]) => n + to - from, 0));
+    let at = 0;
+    for (const [from, to] of this.#chunks) {
+      out.set(body.subarray(from, to), at);
+      at += to - from;
+    }
+    return out;
+  }
+
   #chunked(body: Uint8Array): number {
     for (;;) {
       switch (this.#phase) {
@@ -179,6 +199,7 @@ export class BodyFraming {
           const end = this.#at + this.#size;
           if (body.length < end + 2) return -1;
           if (body[end] !== CR || body[end + 1] !== LF) return this.#fail();
+          this.#chunks.push([this.#at, end]);
           this.#begin("size", end + 2);
           break;
         }

@@ -20,6 +20,9 @@ import { createWriter } from "./storage/group_commit.ts";
 import { dueWorkHandlers, DueWorkMetrics, DueWorkScheduler } from "./scheduler/due_work.ts";
 import { WebhookDeliveries } from "./delivery/deliveries.ts";
 import { VerifiableLog } from "./log/log.ts";
+import { LogMetrics } from "./log/metrics.ts";
+import { SocketRules } from "./delivery/deliver.ts";
+import { witnessTransport } from "./delivery/witness_post.ts";
 import { WebhookMetrics } from "./delivery/metrics.ts";
 import { WEBHOOK_WORK } from "./webhooks/store.ts";
 import { inlineVerifier, type Verifier, VerifyPool } from "./workers/verify_pool.ts";
@@ -129,7 +132,21 @@ export function composeService(options: ServiceOptions): Service {
   const stopping = new AbortController();
   const threads = options.verifyThreads ?? settings.verifyWorkers;
   // The feed as a verifiable log: extended in the background by one process at a time.
-  const log = new VerifiableLog({ kv: options.kv, store, settings: settings.log, report });
+  // Witnesses, when set, cosign its checkpoints; their calls go as webhook attempts go.
+  const logMetrics = new LogMetrics();
+  const witnesses = witnessTransport({
+    timeoutMs: settings.log.witnesses.timeoutMs,
+    allowInsecure: settings.log.witnesses.allowInsecure,
+    sockets: new SocketRules({ deploy: settings.denoDeploy }),
+  });
+  const log = new VerifiableLog({
+    kv: options.kv,
+    store,
+    settings: settings.log,
+    report,
+    witnessPost: witnesses.post,
+    metrics: logMetrics,
+  });
   const app = createApp({
     verifier: (ctx) =>
       startVerifier(threads, ctx, { workCharged: settings.limits.ratePerAddress > 0, report }),
@@ -170,6 +187,7 @@ export function composeService(options: ServiceOptions): Service {
   metrics.include(dueWorkMetrics.render);
   metrics.include(webhookMetrics.render);
   metrics.include(feedMetrics.render);
+  metrics.include(logMetrics.render);
 
   const start = () => {
     store.start();
@@ -199,6 +217,7 @@ export function composeService(options: ServiceOptions): Service {
       deadlines.stop();
       await within(dueWorkStopped, 250);
       await within(logStopped, Math.max(250, stopBy - performance.now()));
+      witnesses.close();
       await within(deliveriesStopped, stopBy - performance.now());
       // Events this process staged go into the feed before it stops: nothing waits on it.
       await store.drain(stopBy).catch(() => {});

@@ -18,6 +18,14 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * A jittered exponential backoff: a random wait up to `unitMs` · 2^(attempt − 1),
+ * at most `ceilingMs`, before the `attempt`-th retry (from 1).
+ */
+export function backoffMs(attempt: number, unitMs: number, ceilingMs: number): number {
+  return Math.random() * Math.min(ceilingMs, unitMs * 2 ** (attempt - 1));
+}
+
 /** Resolves when `promise` settles or `ms` have passed, whichever is first. */
 export function within(promise: Promise<unknown>, ms: number): Promise<unknown> {
   let timer: ReturnType<typeof setTimeout> | undefined;

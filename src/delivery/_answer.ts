@@ -122,6 +122,15 @@ export class AnswerReader {
   }
 
   /**
+   * The body's content after {@link body} returned true (a copy); null when
+   * it has not all arrived.
+   */
+  content(): Uint8Array | null {
+    const content = this.#framing?.content(this.#buffer.subarray(this.#start, this.#length));
+    return content ? content.slice() : null;
+  }
+
+  /**
    * One more read into the buffer's free space: false at the end of the
    * stream.
    *

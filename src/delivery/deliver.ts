@@ -40,6 +40,10 @@ export interface DeliveryResult {
   retryAfterS?: number;
   /** The address connected to, or the address refused (for logs; absent when none was reached). */
   address?: string;
+  /** With `keepAnswer`: the answer's body, when it all arrived within the limits. */
+  body?: Uint8Array;
+  /** With `keepAnswer`: the answer's `Content-Type`, when it has one. */
+  contentType?: string;
 }
 
 /** What {@link deliverOnce} sends, and how. */
@@ -74,6 +78,8 @@ export interface DeliverOptions {
   caCerts?: string[];
   /** Ends the attempt early (the process is stopping): it rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Keep the answer's body and content type in the result (a witness's answer, §14). */
+  keepAnswer?: boolean;
 }
 
 /** How long an answer's body may take after its head (within the attempt's time limit). */
@@ -192,6 +198,12 @@ export async function deliverOnce(options: DeliverOptions): Promise<DeliveryResu
     const retryAfter = retryAfterOf(head);
     if (retryAfter !== undefined) result.retryAfterS = retryAfter;
     const complete = await drain(reader);
+    if (options.keepAnswer) {
+      const body = complete ? reader.content() : null;
+      if (body !== null) result.body = body;
+      const contentType = head.headers.get("content-type");
+      if (contentType?.length === 1) result.contentType = contentType[0];
+    }
     if (kept && complete && persists(head) && address !== undefined) {
       kept.keep(via, url.origin, address);
       conn = null;

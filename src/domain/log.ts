@@ -15,13 +15,19 @@ export type ServedCheckpoint =
   /** The feed has no event yet: nothing is signed. */
   | { state: "empty" }
   /** The feed has events the log has not yet covered with a first checkpoint. */
-  | { state: "catching_up" };
+  | { state: "catching_up" }
+  /** A checkpoint is signed, and none yet has the cosignatures of `LOG_WITNESS_QUORUM` witnesses. */
+  | { state: "witnessing" };
 
 /** The log as the edge reads it. */
 export interface LogReader {
   /** The log's verifier key, `<name>+<key id>+<base64(0x01 ‖ public key)>`. */
   verifierKey(): Promise<string>;
-  /** The newest stored checkpoint (cached per process for up to a second). */
+  /**
+   * The checkpoint to serve (cached per process for up to a second): the
+   * newest, with the cosignatures held for it; with a quorum, the newest
+   * that at least that many witnesses cosigned.
+   */
   checkpoint(): Promise<ServedCheckpoint>;
   /**
    * A hash tile's hashes or an entry bundle's entries at `tile.width`: null

@@ -5,7 +5,9 @@
  * stored tiles, verified against both roots), and stored with a commit
  * checked against the checkpoint as read. So the log never signs two roots
  * for one size, nor a tree that does not extend an earlier one, across
- * instances, restarts and crashes. Size 0 is never signed.
+ * instances, restarts and crashes. Size 0 is never signed. A fork, found
+ * here or by the witness submitter, is recorded in the store (`fork.ts`):
+ * from then on no process signs.
  * @module
  */
 
@@ -18,7 +20,9 @@ import {
 import { parseSignedNote, signNote } from "@intents/protocol/log/note";
 import { retryWhileLocked } from "../storage/retry.ts";
 import { decodeText, encodeText, logKeys } from "./keys.ts";
+import { recordFork } from "./fork.ts";
 import type { LogSigner } from "./identity.ts";
+import type { LogMetrics } from "./metrics.ts";
 import { storedTreeReader } from "./tiles.ts";
 
 /** A signed tree: its size and root. */
@@ -35,7 +39,7 @@ export type SignOutcome =
   | "current"
   /** Another process stored a checkpoint meanwhile: look again. */
   | "lost"
-  /** The state does not extend a checkpoint: nothing signed (a fork; reported). */
+  /** The state does not extend a checkpoint, or a fork is recorded: nothing signed (reported). */
   | "refused";
 
 /** The stored checkpoint: its note's text, and what it signs. */
@@ -60,21 +64,31 @@ export class CheckpointSigner {
   readonly #kv: Deno.Kv;
   readonly #signer: LogSigner;
   readonly #report: (line: string) => void;
+  readonly #metrics: LogMetrics | undefined;
   /** The largest tree this process has seen signed or has signed. */
   #largest: SignedTree | null = null;
   /** True once a state failed to extend a checkpoint: nothing more is signed. */
   #forked = false;
 
   /**
-   * @param options.report where a fork is said (an operator's line).
+   * @param options.report where a fork is said (an operator's line, at error level).
+   * @param options.metrics where a signed checkpoint and a fork are counted.
    */
-  constructor(options: { kv: Deno.Kv; signer: LogSigner; report: (line: string) => void }) {
+  constructor(
+    options: {
+      kv: Deno.Kv;
+      signer: LogSigner;
+      report: (line: string) => void;
+      metrics?: LogMetrics;
+    },
+  ) {
     this.#kv = options.kv;
     this.#signer = options.signer;
     this.#report = options.report;
+    this.#metrics = options.metrics;
   }
 
-  /** True once this process found a tree state that does not extend a checkpoint. */
+  /** True once this process found a fork, or read its record: it signs nothing more. */
   get forked(): boolean {
     return this.#forked;
   }
@@ -86,19 +100,30 @@ export class CheckpointSigner {
   async sign(state: SignedTree): Promise<SignOutcome> {
     if (this.#forked) return "refused";
     if (state.size === 0) return "current";
-    const entry = await this.#kv.get<Uint8Array>(logKeys.checkpoint);
+    const [entry, fork] = await this.#kv.getMany<[Uint8Array, Uint8Array]>([
+      logKeys.checkpoint,
+      logKeys.fork,
+    ]);
+    const recorded = decodeText(fork.value);
+    if (recorded !== null) {
+      this.#stop(`a fork is recorded (${recorded})`);
+      return "refused";
+    }
     const held = decodeCheckpoint(entry.value);
     const largest = this.#largest;
+    if (held !== null && (largest === null || held.size > largest.size)) {
+      this.#metrics?.checkpointed();
+    }
     if (held !== null) this.#see(held);
     if (held !== null && held.size > state.size) return "current";
     for (const earlier of [held, largest]) {
       if (earlier === null || earlier.size > state.size) continue;
       if (!(await this.#extends(earlier, state))) {
-        this.#forked = true;
-        this.#report(
-          `intents: the log's tree of size ${state.size} does not extend the checkpoint of size ` +
-            `${earlier.size}; no checkpoint is signed any more (a fork)`,
+        const reason = await recordFork(
+          this.#kv,
+          `the tree of size ${state.size} does not extend the checkpoint of size ${earlier.size}`,
         );
+        this.#stop(reason);
         return "refused";
       }
     }
@@ -107,11 +132,25 @@ export class CheckpointSigner {
       formatCheckpoint({ origin: this.#signer.name, size: state.size, rootHash: state.rootHash }),
       [this.#signer],
     );
-    const op = this.#kv.atomic().check(entry).set(logKeys.checkpoint, encodeText(text));
+    // Checked against the fork record too: a fork found meanwhile stops this signature.
+    const op = this.#kv.atomic().check(entry).check(fork)
+      .set(logKeys.checkpoint, encodeText(text));
     const result = await retryWhileLocked(() => op.commit());
     if (!result.ok) return "lost";
     this.#see(state);
+    this.#metrics?.checkpointed();
     return "signed";
+  }
+
+  /** Signs nothing more, said once at error level and in the metrics. */
+  #stop(reason: string): void {
+    this.#metrics?.fork();
+    if (this.#forked) return;
+    this.#forked = true;
+    this.#report(
+      `intents: the log signs no checkpoint any more, a fork: ${reason} ` +
+        "(intents are still accepted; see docs/log.md, Forks)",
+    );
   }
 
   #see(tree: SignedTree): void {

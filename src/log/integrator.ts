@@ -11,12 +11,13 @@
  */
 
 import type { Store } from "../domain/store.ts";
-import { decodeLease, encodeLease } from "../storage/values_codec.ts";
-import { retryWhileLocked } from "../storage/retry.ts";
+import { spanTime, startSpan } from "../telemetry/tracing.ts";
 import { delay } from "../timing.ts";
 import type { CheckpointSigner } from "./checkpoints.ts";
 import { integrateStep, type StepResult } from "./integrate.ts";
 import { logKeys, type TreeState } from "./keys.ts";
+import { LogLease } from "./lease.ts";
+import type { LogMetrics } from "./metrics.ts";
 
 /** How long the lease lasts unless renewed. */
 export const LEASE_MS = 3_000;
@@ -34,6 +35,8 @@ export interface IntegratorOptions {
   report: (line: string) => void;
   /** The lease's clock (Unix ms); default `Date.now`. */
   now?: () => number;
+  /** Where the tree's size and lag are told. */
+  metrics?: LogMetrics;
 }
 
 /** Extends the tree in the background while this process holds the lease. */
@@ -43,9 +46,9 @@ export class Integrator {
   readonly #signer: CheckpointSigner;
   readonly #report: (line: string) => void;
   readonly #now: () => number;
-  readonly #holder = crypto.randomUUID();
+  readonly #metrics: LogMetrics | undefined;
+  readonly #lease: LogLease;
   readonly #stopping = new AbortController();
-  #heldUntil = 0;
   #running: Promise<void> | undefined;
   #lastFailure = "";
   /** True once a checkpoint is stored (by anyone), so that catching up signs as it goes. */
@@ -58,6 +61,13 @@ export class Integrator {
     this.#signer = options.signer;
     this.#report = options.report;
     this.#now = options.now ?? Date.now;
+    this.#metrics = options.metrics;
+    this.#lease = new LogLease({
+      kv: options.kv,
+      key: logKeys.integrator,
+      ms: LEASE_MS,
+      now: this.#now,
+    });
   }
 
   /** Starts the background loop (once). */
@@ -69,7 +79,7 @@ export class Integrator {
   async stop(): Promise<void> {
     this.#stopping.abort();
     await this.#running;
-    await this.#release().catch(() => {});
+    await this.#lease.release().catch(() => {});
   }
 
   /**
@@ -79,20 +89,44 @@ export class Integrator {
    * @returns the state reached.
    */
   async catchUp(): Promise<TreeState> {
+    // A span for a pass that integrated something; an idle pass leaves none.
+    const started = spanTime();
+    let integrated = 0;
+    let state: TreeState | undefined;
+    try {
+      state = await this.#catchUp((count) => integrated += count);
+      return state;
+    } finally {
+      if (integrated > 0) {
+        startSpan("intents.log.integrate", {
+          root: true,
+          startTime: started,
+          attributes: {
+            "intents.log.entries": integrated,
+            ...(state ? { "intents.log.size": state.size } : {}),
+          },
+        })?.end();
+      }
+    }
+  }
+
+  async #catchUp(counted: (entries: number) => void): Promise<TreeState> {
     for (;;) {
       const step: StepResult = await integrateStep({
         kv: this.#kv,
         store: this.#store,
-        also: this.#leaseWrite(),
+        also: this.#lease.write(),
       });
       if (step.outcome === "lost") continue;
+      this.#metrics?.integrated(step.state.size, step.outcome === "caught_up");
       if (step.outcome === "caught_up") {
         if (step.state.rootHash !== null) {
           await this.#sign({ size: step.state.size, rootHash: step.state.rootHash });
         }
         return step.state;
       }
-      this.#heldUntil = Math.max(this.#heldUntil, this.#now() + LEASE_MS - 100);
+      counted(step.count);
+      this.#lease.renewed();
       if (this.#checkpointed && this.#now() - this.#signedAt >= SIGN_EVERY_MS) {
         await this.#sign(step.state);
       }
@@ -114,7 +148,8 @@ export class Integrator {
     const signal = this.#stopping.signal;
     while (!signal.aborted) {
       try {
-        if (!(await this.#holdLease())) {
+        if (!(await this.#lease.hold())) {
+          this.#metrics?.released();
           await delay(LOOK_MS, signal);
           continue;
         }
@@ -131,42 +166,5 @@ export class Integrator {
         await delay(LOOK_MS, signal);
       }
     }
-  }
-
-  /** The lease as this process's next step writes it. */
-  #leaseWrite(): { key: Deno.KvKey; value: Uint8Array } {
-    return {
-      key: logKeys.integrator,
-      value: encodeLease({ holder: this.#holder, until: this.#now() + LEASE_MS }),
-    };
-  }
-
-  /** True when this process holds the lease, taken or renewed now if need be. */
-  async #holdLease(): Promise<boolean> {
-    const now = this.#now();
-    if (this.#heldUntil - now > LEASE_MS / 2) return true;
-    const entry = await this.#kv.get<Uint8Array>(logKeys.integrator);
-    const lease = decodeLease(entry.value);
-    if (lease !== null && lease.holder !== this.#holder && lease.until > now) {
-      this.#heldUntil = 0;
-      return false;
-    }
-    const until = now + LEASE_MS;
-    const op = this.#kv.atomic().check(entry)
-      .set(logKeys.integrator, encodeLease({ holder: this.#holder, until }));
-    const result = await retryWhileLocked(() => op.commit());
-    this.#heldUntil = result.ok ? until : 0;
-    return result.ok;
-  }
-
-  /** Lets the lease go, if this process holds it, so that another takes it at once. */
-  async #release(): Promise<void> {
-    if (this.#heldUntil === 0) return;
-    this.#heldUntil = 0;
-    const entry = await this.#kv.get<Uint8Array>(logKeys.integrator);
-    if (decodeLease(entry.value)?.holder !== this.#holder) return;
-    const op = this.#kv.atomic().check(entry)
-      .set(logKeys.integrator, encodeLease({ holder: this.#holder, until: 0 }));
-    await retryWhileLocked(() => op.commit());
   }
 }

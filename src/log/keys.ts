@@ -13,6 +13,10 @@
  * | `["log", "identity"]` | UTF-8 JSON `{"origin","key_id","entries"}`: what the log is |
  * | `["log", "signer"]` | the signer key made at first start (when `LOG_SIGNING_KEY` is unset), UTF-8 |
  * | `["log", "integrator"]` | the integrator's lease: UTF-8 JSON `{"holder","until"}` |
+ * | `["log", "witnessed"]` | the newest checkpoint with its witnesses' cosignatures (at least the quorum): the signed note, UTF-8 |
+ * | `["log", "witness", vkey]` | the size the witness of that cosigner key last cosigned (8 bytes, big-endian) |
+ * | `["log", "submitter"]` | the witness submitter's lease: UTF-8 JSON `{"holder","until"}` |
+ * | `["log", "fork"]` | set once a fork is found: why, UTF-8; no checkpoint is signed while it is there |
  * @module
  */
 
@@ -28,6 +32,10 @@ export const logKeys = {
   identity: ["log", "identity"] as const,
   signer: ["log", "signer"] as const,
   integrator: ["log", "integrator"] as const,
+  witnessed: ["log", "witnessed"] as const,
+  witness: (verifierKey: string) => ["log", "witness", verifierKey] as const,
+  submitter: ["log", "submitter"] as const,
+  fork: ["log", "fork"] as const,
 };
 
 /** The tree as integrated: its size, and its root hash (absent for the empty tree). */

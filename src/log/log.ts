@@ -1,7 +1,8 @@
 /**
  * The verifiable log of docs/interface.md §14, composed for one process: its
  * key (`identity.ts`), the background integrator that extends the tree and
- * signs checkpoints (`integrator.ts`), and the reader the edge serves from
+ * signs checkpoints (`integrator.ts`), the witness submitter when witnesses
+ * are set (`witnesses.ts`), and the reader the edge serves from
  * (`reader.ts`, behind the port `src/domain/log.ts`).
  * @module
  */
@@ -13,6 +14,9 @@ import { CheckpointSigner } from "./checkpoints.ts";
 import { type PreparedKey, prepareLogKey } from "./identity.ts";
 import { Integrator } from "./integrator.ts";
 import { KvLogReader } from "./reader.ts";
+import type { LogMetrics } from "./metrics.ts";
+import type { WitnessPost } from "./witness_call.ts";
+import { WitnessSubmitter } from "./witnesses.ts";
 
 /** What {@link VerifiableLog} works with. */
 export interface VerifiableLogOptions {
@@ -22,6 +26,9 @@ export interface VerifiableLogOptions {
   settings: LogSettings;
   /** Where operators' lines go. */
   report: (line: string) => void;
+  /** How witnesses are called (needed when `LOG_WITNESSES` is set). */
+  witnessPost?: WitnessPost;
+  metrics?: LogMetrics;
 }
 
 /** The log of one process. */
@@ -31,6 +38,7 @@ export class VerifiableLog {
   readonly #options: VerifiableLogOptions;
   #prepared: Promise<PreparedKey> | undefined;
   #integrator: Integrator | undefined;
+  #submitter: WitnessSubmitter | undefined;
   #stopped = false;
 
   constructor(options: VerifiableLogOptions) {
@@ -39,6 +47,7 @@ export class VerifiableLog {
       kv: options.kv,
       store: options.store,
       verifierKey: async () => (await this.prepare()).signer.verifierKey,
+      quorum: options.settings.witnesses.quorum,
     });
   }
 
@@ -56,22 +65,36 @@ export class VerifiableLog {
   start(): void {
     this.prepare().then(({ signer }) => {
       if (this.#stopped || this.#integrator) return;
-      const { kv, store, report } = this.#options;
+      const { kv, store, report, metrics, settings, witnessPost } = this.#options;
       this.#integrator = new Integrator({
         kv,
         store,
-        signer: new CheckpointSigner({ kv, signer, report }),
+        signer: new CheckpointSigner({ kv, signer, report, metrics }),
         report,
+        metrics,
       });
       this.#integrator.start();
+      const { witnesses, quorum } = settings.witnesses;
+      if (witnesses.length > 0 && witnessPost !== undefined) {
+        this.#submitter = new WitnessSubmitter({
+          kv,
+          witnesses,
+          quorum,
+          logKey: signer.verifierKey,
+          post: witnessPost,
+          report,
+          metrics,
+        });
+        this.#submitter.start();
+      }
     }, (error) => {
       this.#options.report(`intents: the log cannot start: ${(error as Error).message}`);
     });
   }
 
-  /** Stops integrating and lets the lease go. */
+  /** Stops integrating and submitting, and lets the leases go. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    await this.#integrator?.stop();
+    await Promise.all([this.#integrator?.stop(), this.#submitter?.stop()]);
   }
 }

@@ -1,6 +1,8 @@
 /**
- * The log as the edge reads it (the port `src/domain/log.ts`): the newest
- * stored checkpoint (cached per process for up to a second), tiles and
+ * The log as the edge reads it (the port `src/domain/log.ts`): the served
+ * checkpoint (cached per process for up to a second): the newest signed one
+ * or, when it is as new, the one with the witnesses' cosignatures; with a
+ * quorum, only the newest that at least that many cosigned. Tiles and
  * entry bundles at any width the tree holds, and inclusion proofs against
  * the served checkpoint, by index or by leaf hash.
  * @module
@@ -27,6 +29,8 @@ export interface KvLogReaderOptions {
   verifierKey: () => Promise<string>;
   /** A monotonic clock in milliseconds; default `performance.now`. */
   clock?: () => number;
+  /** `LOG_WITNESS_QUORUM` (default 0). */
+  quorum?: number;
 }
 
 /** The log read from Deno KV. */
@@ -34,6 +38,7 @@ export class KvLogReader implements LogReader {
   readonly #kv: Deno.Kv;
   readonly #store: KvLogReaderOptions["store"];
   readonly #clock: () => number;
+  readonly #quorum: number;
   readonly verifierKey: () => Promise<string>;
   #cached: { at: number; value: Promise<ServedCheckpoint> } | undefined;
 
@@ -42,6 +47,7 @@ export class KvLogReader implements LogReader {
     this.#store = options.store;
     this.verifierKey = options.verifierKey;
     this.#clock = options.clock ?? (() => performance.now());
+    this.#quorum = options.quorum ?? 0;
   }
 
   checkpoint(): Promise<ServedCheckpoint> {
@@ -58,9 +64,15 @@ export class KvLogReader implements LogReader {
   }
 
   async #readCheckpoint(): Promise<ServedCheckpoint> {
-    const entry = await this.#kv.get<Uint8Array>(logKeys.checkpoint);
-    const held = decodeCheckpoint(entry.value);
-    if (held !== null) return { state: "ready", text: held.text, size: held.size };
+    const [signed, witnessed] = (await this.#kv.getMany<[Uint8Array, Uint8Array]>([
+      logKeys.checkpoint,
+      logKeys.witnessed,
+    ])).map((entry) => decodeCheckpoint(entry.value));
+    const served = this.#quorum > 0 || (witnessed !== null && witnessed.size >= (signed?.size ?? 0))
+      ? witnessed
+      : signed;
+    if (served !== null) return { state: "ready", text: served.text, size: served.size };
+    if (signed !== null) return { state: "witnessing" };
     return (await this.#store.isPosition(1)) ? { state: "catching_up" } : { state: "empty" };
   }
 

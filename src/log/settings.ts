@@ -8,6 +8,7 @@
 
 import { isValidKeyName, type NoteSigner, parseSignerKey } from "@intents/protocol/log/note";
 import { SettingsError } from "../errors.ts";
+import { readWitnessSettings, type WitnessSettings } from "./witness_settings.ts";
 
 /** The origin of a log whose key is made at first start and `LOG_ORIGIN` is unset. */
 export const DEFAULT_LOG_ORIGIN = "localhost/intents";
@@ -24,6 +25,8 @@ export interface LogSettings {
   signer: (NoteSigner & { verifierKey: string }) | undefined;
   /** `LOG_PUBLIC`: whether the checkpoint is readable without a token. */
   public: boolean;
+  /** The witnesses that cosign checkpoints, and how (`witness_settings.ts`). */
+  witnesses: WitnessSettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -33,9 +36,9 @@ type Env = Record<string, string | undefined>;
  *
  * @throws {SettingsError} naming the variable: a malformed `LOG_SIGNING_KEY`,
  *   a `LOG_ORIGIN` that is not a key name or differs from the key's name, no
- *   key where `DENO_DEPLOY=true`, a bad `LOG_PUBLIC`, or witnesses asked for
- *   (`LOG_WITNESSES`, a `LOG_WITNESS_QUORUM` above 0), which this version does
- *   not send checkpoints to.
+ *   key where `DENO_DEPLOY=true` or with witnesses, witnesses without an
+ *   explicit `LOG_ORIGIN`, a bad `LOG_PUBLIC`, or a malformed witness setting
+ *   (`readWitnessSettings`).
  */
 export function readLogSettings(env: Env): LogSettings {
   const given = env.LOG_ORIGIN === "" ? undefined : env.LOG_ORIGIN;
@@ -62,12 +65,15 @@ export function readLogSettings(env: Env): LogSettings {
       "LOG_SIGNING_KEY must be set where DENO_DEPLOY=true (every instance signs with it)",
     );
   }
-  if ((env.LOG_WITNESSES ?? "") !== "") {
-    throw new SettingsError("LOG_WITNESSES: this version does not send checkpoints to witnesses");
-  }
-  const quorum = env.LOG_WITNESS_QUORUM ?? "";
-  if (quorum !== "" && quorum !== "0") {
-    throw new SettingsError("LOG_WITNESS_QUORUM must be 0 without LOG_WITNESSES");
+  const witnesses = readWitnessSettings(env);
+  if (witnesses.witnesses.length > 0) {
+    // A witness keeps its state by origin: an origin by default could change under it.
+    if (given === undefined) {
+      throw new SettingsError("LOG_ORIGIN must be set explicitly where LOG_WITNESSES is set");
+    }
+    if (signer === undefined) {
+      throw new SettingsError("LOG_SIGNING_KEY must be set where LOG_WITNESSES is set");
+    }
   }
   const isPublic = env.LOG_PUBLIC ?? "";
   if (isPublic !== "" && isPublic !== "true" && isPublic !== "false") {
@@ -77,5 +83,6 @@ export function readLogSettings(env: Env): LogSettings {
     origin: signer?.name ?? given ?? DEFAULT_LOG_ORIGIN,
     signer,
     public: isPublic === "true",
+    witnesses,
   };
 }

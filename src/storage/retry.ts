@@ -7,7 +7,7 @@
  */
 
 import { StorageUnavailableError } from "../domain/store.ts";
-import { delay } from "../timing.ts";
+import { backoffMs, delay } from "../timing.ts";
 
 /** Attempts at most (the first included), no attempt after `budgetMs`, waits up to `ceilingMs`. */
 interface BackoffLimits {
@@ -32,7 +32,7 @@ function backoff({ attempts, budgetMs, ceilingMs }: BackoffLimits): () => Promis
   return async () => {
     if (++attempt === 1) return true;
     if (attempt > attempts || performance.now() - started >= budgetMs) return false;
-    await delay(Math.random() * Math.min(ceilingMs, 2 ** (attempt - 1)));
+    await delay(backoffMs(attempt, 1, ceilingMs));
     return true;
   };
 }

@@ -59,7 +59,16 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
     "src/timing.ts",
   ]],
   ["src/settings.ts", ["src/limits_settings.ts", "src/log/", "src/domain/", "src/errors.ts"]],
-  ["src/log/", ["src/storage/", "src/domain/", "src/timing.ts", "src/errors.ts", "protocol/"]],
+  ["src/log/", [
+    "src/storage/",
+    "src/webhooks/",
+    "src/domain/",
+    "src/limits_settings.ts",
+    "src/telemetry/",
+    "src/timing.ts",
+    "src/errors.ts",
+    "protocol/",
+  ]],
   ["src/storage/", [
     "src/webhooks/",
     "src/domain/",

@@ -52,6 +52,13 @@ async function getCheckpoint(_request: Request, ctx: RequestContext): Promise<Re
       "retry-after": "1",
     });
   }
+  if (served.state === "witnessing") {
+    throw new HttpError(
+      "unavailable",
+      "no checkpoint has the witnesses' cosignatures yet; try again later",
+      { "retry-after": "1" },
+    );
+  }
   const cache = ctx.app.settings.log.public ? "public, max-age=1" : "private, max-age=1";
   return text(served.text, cache);
 }
@@ -128,8 +135,10 @@ export const LOG_ROUTES: Route[] = [
       summary: "The log's newest signed checkpoint (token, or public with LOG_PUBLIC=true)",
       description: "A C2SP signed note whose body is a tlog-checkpoint: the origin " +
         "(`LOG_ORIGIN`), the tree size in decimal and the base64 root hash, then the log's " +
-        "Ed25519 signature. It covers every event at most about 3 seconds after its 201 or " +
-        "202. `Cache-Control: private, max-age=1` (`public` where it needs no token).",
+        "Ed25519 signature and the witnesses' cosignatures held for it. It covers every event " +
+        "at most about 3 seconds after its 201 or 202 (plus the witnesses' answer time with " +
+        "`LOG_WITNESS_QUORUM`). `Cache-Control: private, max-age=1` (`public` where it needs " +
+        "no token).",
       tags: ["log"],
       responses: {
         "200": {
@@ -143,7 +152,8 @@ export const LOG_ROUTES: Route[] = [
         "404": notFound("The log is empty: no event, no checkpoint."),
         ...shared("405", "500"),
         "503": errorResponse(
-          "The log is still catching up with a feed older than it (`Retry-After`).",
+          "The log is still catching up with a feed older than it, or no checkpoint has the " +
+            "cosignatures of `LOG_WITNESS_QUORUM` witnesses yet (`Retry-After`).",
           ["unavailable"],
         ),
       },
