@@ -444,8 +444,10 @@ func main() {
 		err = makeFixtures()
 	case len(os.Args) == 2 && os.Args[1] == "check":
 		err = check()
+	case len(os.Args) == 4 && os.Args[1] == "witness":
+		err = serveWitness(os.Args[2], os.Args[3])
 	default:
-		err = errors.New("usage: log_go fixtures | log_go check < input.json")
+		err = errors.New("usage: log_go fixtures | log_go check < input.json | log_go witness ADDR VKEY")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -94,3 +94,43 @@ export async function runGoVerifier(program: string, input: unknown): Promise<Go
   const decoder = new TextDecoder();
   return { ok: success, out: decoder.decode(stdout), err: decoder.decode(stderr) };
 }
+
+/** A running `log_go witness`: its add-checkpoint URL prefix, and how to stop it. */
+export interface GoWitness {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `log_go witness` on a free loopback port, cosigning checkpoints of
+ * the log of `logKey` with the cosigner signer key `witnessKey`.
+ */
+export async function startGoWitness(
+  program: string,
+  options: { logKey: string; witnessKey: string },
+): Promise<GoWitness> {
+  const child = new Deno.Command(program, {
+    args: ["witness", "127.0.0.1:0", options.logKey],
+    env: { WITNESS_KEY: options.witnessKey },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("log_go witness ended before it listened");
+    seen += value;
+  }
+  const url = /^listening on (http:\/\/\S+)$/m.exec(seen)?.[1];
+  if (url === undefined) throw new Error(`log_go witness: ${seen}`);
+  return {
+    url,
+    async stop() {
+      child.kill("SIGTERM");
+      await reader.cancel().catch(() => {});
+      await child.status;
+    },
+  };
+}
