@@ -53,7 +53,7 @@ export function addCheckpointBody(
   oldSize: number,
   proof: readonly Uint8Array[],
   signedNote: string,
-): Uint8Array {
+): Uint8Array<ArrayBuffer> {
   if (proof.length > 63) throw new RangeError("a consistency proof has at most 63 hashes");
   const lines = [`old ${oldSize}`, ...proof.map((hash) => base64.encode(hash)), "", ""];
   return new TextEncoder().encode(lines.join("\n") + signedNote);

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { readSettings } from "../../src/settings.ts";
 import { SettingsError } from "../../src/errors.ts";
 import { generateNoteKey } from "../../protocol/log/note.ts";
+import { generateCosignerKey } from "../../protocol/log/cosignature.ts";
 
 /** A log signer key, which a start where DENO_DEPLOY=true needs. */
 const LOG_SIGNING_KEY = generateNoteKey("deploy.test/intents").signerKey;
@@ -192,4 +193,80 @@ Deno.test("the log's settings: LOG_SIGNING_KEY, LOG_ORIGIN, LOG_PUBLIC, and what
     () => readSettings({ LOG_SIGNING_KEY: malformed }),
     (e) => e instanceof Error && !e.message.includes(malformed),
   );
+});
+
+Deno.test("the witness settings: LOG_WITNESSES and its quorum, timeout and insecure switch, and what stops a start", () => {
+  const { signerKey } = generateNoteKey("example.com/log");
+  const w1 = generateCosignerKey("w1.example/w").verifierKey;
+  const w2 = generateCosignerKey("w2.example/w").verifierKey;
+  const base = { LOG_SIGNING_KEY: signerKey, LOG_ORIGIN: "example.com/log" };
+  const none = readSettings({}).log.witnesses;
+  assert.deepEqual(none, { witnesses: [], quorum: 0, timeoutMs: 5000, allowInsecure: false });
+  const two = readSettings({
+    ...base,
+    LOG_WITNESSES: `https://w1.example/api=${w1}, https://w2.example/=${w2}`,
+    LOG_WITNESS_QUORUM: "2",
+    LOG_WITNESS_TIMEOUT_MS: "1500",
+  }).log.witnesses;
+  assert.deepEqual(two.witnesses, [
+    { url: "https://w1.example/api/add-checkpoint", key: w1, name: "w1.example/w" },
+    { url: "https://w2.example/add-checkpoint", key: w2, name: "w2.example/w" },
+  ]);
+  assert.equal(two.quorum, 2);
+  assert.equal(two.timeoutMs, 1500);
+  const insecure = readSettings({
+    ...base,
+    LOG_WITNESSES: `http://127.0.0.1:8090=${w1}`,
+    LOG_WITNESSES_ALLOW_INSECURE: "true",
+  }).log.witnesses;
+  assert.equal(insecure.witnesses[0].url, "http://127.0.0.1:8090/add-checkpoint");
+  const fifteen = Array.from(
+    { length: 16 },
+    (_, i) => `https://w${i}.example=${generateCosignerKey(`w${i}.example/w`).verifierKey}`,
+  );
+  const refusals: [Record<string, string>, RegExp][] = [
+    [
+      { LOG_SIGNING_KEY: signerKey, LOG_WITNESSES: `https://w1.example=${w1}` },
+      /^LOG_ORIGIN must be set explicitly/,
+    ],
+    [
+      { LOG_ORIGIN: "example.com/log", LOG_WITNESSES: `https://w1.example=${w1}` },
+      /^LOG_SIGNING_KEY must be set/,
+    ],
+    [
+      { ...base, LOG_WITNESSES: `http://w1.example=${w1}` },
+      /^LOG_WITNESSES: witness 1's URL prefix must be an absolute URL starting with https:\/\//,
+    ],
+    [
+      { ...base, LOG_WITNESSES: `https://10.0.0.1=${w1}` },
+      /^LOG_WITNESSES: witness 1's URL prefix must not name an address/,
+    ],
+    [
+      { ...base, LOG_WITNESSES: `https://w1.example?x=1=${w1}` },
+      /^LOG_WITNESSES: witness 1's URL prefix must have no query/,
+    ],
+    [
+      { ...base, LOG_WITNESSES: `https://w1.example=${generateNoteKey("w1.example").verifierKey}` },
+      /^LOG_WITNESSES: witness 1's key must be/,
+    ],
+    [{ ...base, LOG_WITNESSES: `https://w1.example` }, /^LOG_WITNESSES must be at most 15/],
+    [
+      { ...base, LOG_WITNESSES: `https://w1.example=${w1},https://w2.example=${w1}` },
+      /^LOG_WITNESSES: two witnesses have the key/,
+    ],
+    [{ ...base, LOG_WITNESSES: fifteen.join(",") }, /^LOG_WITNESSES must be at most 15/],
+    [
+      { ...base, LOG_WITNESSES: `https://w1.example=${w1}`, LOG_WITNESS_QUORUM: "2" },
+      /^LOG_WITNESS_QUORUM must be a whole number from 0 to 1/,
+    ],
+    [{ ...base, LOG_WITNESS_TIMEOUT_MS: "fast" }, /^LOG_WITNESS_TIMEOUT_MS must be/],
+    [{ ...base, LOG_WITNESSES_ALLOW_INSECURE: "yes" }, /^LOG_WITNESSES_ALLOW_INSECURE must be/],
+  ];
+  for (const [env, message] of refusals) {
+    assert.throws(
+      () => readSettings(env),
+      (e) => e instanceof SettingsError && message.test(e.message),
+      JSON.stringify(env).slice(0, 120),
+    );
+  }
 });

@@ -57,6 +57,20 @@ Deno.test("an answer arriving one byte per read costs at most twice its bytes", 
   assert.equal(reader.received, bytes.length);
   assert.equal(reader.reads, bytes.length);
   assert.ok(reader.work <= 2 * reader.received, `all: ${reader.work} for ${reader.received}`);
+  // What a witness's answer is read for: the chunks joined, extensions and trailer left out.
+  assert.equal(new TextDecoder().decode(reader.content()!), "helloabc");
+});
+
+Deno.test("an answer's content: a Content-Length body as it is, none before it all arrived", async () => {
+  const bytes = encoder.encode("HTTP/1.1 409 Conflict\r\ncontent-length: 3\r\n\r\n12\n");
+  const whole = new AnswerReader(source(bytes, 7));
+  await whole.head();
+  assert.equal(await whole.body(new Promise(() => {})), true);
+  assert.equal(new TextDecoder().decode(whole.content()!), "12\n");
+  const cut = new AnswerReader(source(bytes.subarray(0, bytes.length - 1), 7));
+  await cut.head();
+  assert.equal(await cut.body(new Promise(() => {})), false);
+  assert.equal(cut.content(), null);
 });
 
 Deno.test("a head still arriving a byte at a time after 256 reads is refused, its work linear", async () => {
