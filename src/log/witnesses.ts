@@ -58,6 +58,15 @@ export interface WitnessSubmitterOptions {
   now?: () => number;
 }
 
+/** A checkpoint sent to the witnesses, and the cosignatures it has. */
+interface Round {
+  checkpoint: StoredCheckpoint;
+  cosigned: Map<string, string>;
+}
+
+/** How many of the newest checkpoints sent gather cosignatures at once. */
+const ROUNDS_KEPT = 8;
+
 /** One witness's standing in this process. */
 interface Standing {
   /** When its next call may go (Unix ms). */
@@ -78,8 +87,12 @@ export class WitnessSubmitter {
   readonly #stopping = new AbortController();
   readonly #standing: Standing[];
   readonly #publishing = new Lanes();
-  /** The checkpoint being cosigned, and its cosignature lines by `name+key id`. */
-  #round: { checkpoint: StoredCheckpoint; cosigned: Map<string, string> } | null = null;
+  /**
+   * The newest checkpoints sent, by size, each with its cosignature lines by
+   * `name+key id`: a witness slower than the log's checkpoints still counts
+   * towards the one it cosigned.
+   */
+  readonly #rounds = new Map<number, Round>();
   #running: Promise<void> | undefined;
   #forked = false;
   /** The loop's own failure, said once until it works again. */
@@ -153,8 +166,10 @@ export class WitnessSubmitter {
     }
     const checkpoint = decodeCheckpoint(entry.value);
     if (checkpoint === null) return;
-    if (this.#round?.checkpoint.size !== checkpoint.size) {
-      this.#round = { checkpoint, cosigned: new Map() };
+    if (!this.#rounds.has(checkpoint.size)) {
+      this.#rounds.set(checkpoint.size, { checkpoint, cosigned: new Map() });
+      // Map keys keep their insertion order: the oldest goes first.
+      if (this.#rounds.size > ROUNDS_KEPT) this.#rounds.delete(this.#rounds.keys().next().value!);
     }
     const now = this.#now();
     this.#standing.forEach((standing, i) => {
@@ -183,9 +198,11 @@ export class WitnessSubmitter {
         case "cosigned": {
           await retryWhileLocked(() => kv.set(sizeKey, encodeIndex(checkpoint.size)));
           this.#succeed(i, checkpoint.size);
+          const round = this.#rounds.get(checkpoint.size);
+          if (round === undefined || !equal(round.checkpoint.rootHash, checkpoint.rootHash)) return;
           const { name, keyId } = judged.signature;
-          this.#round?.cosigned.set(`${name}+${keyId}`, signatureLine(judged.signature));
-          await this.#publish(checkpoint);
+          round.cosigned.set(`${name}+${keyId}`, signatureLine(judged.signature));
+          await this.#publish(round);
           return;
         }
         case "conflict": {
@@ -257,10 +274,9 @@ export class WitnessSubmitter {
   }
 
   /** Stores the checkpoint with its cosignatures as the served one, once they reach the quorum. */
-  #publish(checkpoint: StoredCheckpoint): Promise<void> {
+  #publish(round: Round): Promise<void> {
+    const { checkpoint } = round;
     return this.#publishing.run("witnessed", async () => {
-      const round = this.#round;
-      if (round === null || round.checkpoint.size !== checkpoint.size) return;
       const { kv, quorum } = this.#o;
       const entry = await kv.get<Uint8Array>(logKeys.witnessed);
       const held = decodeCheckpoint(entry.value);
