@@ -2,8 +2,7 @@
  * Our witness's `add-checkpoint` (tools/witness/, C2SP tlog-witness) on a
  * real in-memory KV: each refusal with the status the specification names,
  * the cosignature that verifies, the 409 that names the size, and the one
- * check-and-store that lets only one of two racing requests through. And
- * what the log makes of a witness's answers (`judgeWitnessAnswer`).
+ * check-and-store that lets only one of two racing requests through.
  */
 
 import assert from "node:assert/strict";
@@ -12,13 +11,12 @@ import { verifyCheckpoint } from "../../protocol/log/checkpoint_verify.ts";
 import { generateCosignerKey, parseCosignerSignerKey } from "../../protocol/log/cosignature.ts";
 import { leafHash, memoryTree, proveConsistency, treeHash } from "../../protocol/log/hash.ts";
 import {
-  formatSignedNote,
   generateNoteKey,
   parseSignerKey,
   parseVerifierKey,
   signNote,
 } from "../../protocol/log/note.ts";
-import { addCheckpointBody, judgeWitnessAnswer } from "../../src/log/witness_call.ts";
+import { addCheckpointBody } from "../../src/log/witness_call.ts";
 import { addCheckpoint } from "../../tools/witness/add_checkpoint.ts";
 
 const ORIGIN = "tool.test/log";
@@ -102,49 +100,4 @@ Deno.test("our witness cosigns what extends its state and refuses the rest, as t
   } finally {
     kv.close();
   }
-});
-
-Deno.test("the log reads a witness's answers: a cosignature, a 409's size, a fork, a configuration error", () => {
-  const signedNote = checkpoint(3);
-  const options = {
-    signedNote,
-    logKey: log.verifierKey,
-    witnessKey: witness.verifierKey,
-    nowS: 1_800_000_000,
-  };
-  const cosigner = parseCosignerSignerKey(witness.signerKey);
-  const text = signedNote.slice(0, signedNote.indexOf("\n\n") + 1);
-  const answerWith = (timestamp: number) =>
-    new TextEncoder().encode(
-      formatSignedNote({ text: "x\n", signatures: [cosigner.cosign(text, timestamp)] }).slice(3),
-    );
-  const judge = (answer: Parameters<typeof judgeWitnessAnswer>[0]) =>
-    judgeWitnessAnswer(answer, options).outcome;
-  assert.equal(judge({ status: 200, durationMs: 1, body: answerWith(options.nowS) }), "cosigned");
-  assert.equal(
-    judge({ status: 200, durationMs: 1, body: answerWith(options.nowS + 61) }),
-    "bad_answer",
-  );
-  assert.equal(judge({ status: 200, durationMs: 1, body: answerWith(0) }), "bad_answer");
-  assert.equal(
-    judge({ status: 200, durationMs: 1, body: new TextEncoder().encode("ok\n") }),
-    "bad_answer",
-  );
-  const size = (text: string, contentType = "text/x.tlog.size") =>
-    judgeWitnessAnswer({
-      status: 409,
-      durationMs: 1,
-      body: new TextEncoder().encode(text),
-      contentType,
-    }, options);
-  assert.deepEqual(size("12\n"), { outcome: "conflict", size: 12 });
-  assert.equal(size("12").outcome, "bad_answer");
-  assert.equal(size("012\n").outcome, "bad_answer");
-  assert.equal(size("12\n", "text/plain").outcome, "bad_answer");
-  assert.equal(judge({ status: 422, durationMs: 1 }), "fork");
-  assert.equal(judge({ status: 403, durationMs: 1 }), "configuration");
-  assert.equal(judge({ status: 404, durationMs: 1 }), "configuration");
-  assert.equal(judge({ status: 400, durationMs: 1 }), "rejected");
-  assert.equal(judge({ status: 503, durationMs: 1 }), "http_error");
-  assert.equal(judge({ status: null, durationMs: 1 }), "unreachable");
 });
