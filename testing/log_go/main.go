@@ -4,11 +4,13 @@
 //
 //	log_go fixtures > tests/fixtures/log/go_fixtures.json
 //	log_go check < what-the-service-wrote.json
+//	WITNESS_KEY=… log_go witness ADDR VKEY
 //
 // "fixtures" writes a key pair, a signed checkpoint, tree roots, proofs and
 // tile digests that Go computed; "check" reads what the service's modules
 // wrote and verifies it with note.Open, tlog.CheckRecord, tlog.CheckTree and
-// tlog.ReadTileData, and exits 1 naming every check that failed.
+// tlog.ReadTileData, and exits 1 naming every check that failed; "witness"
+// serves C2SP tlog-witness's add-checkpoint for one log (witness.go).
 //
 // The entries are the log's (docs/interface.md §14) for the records
 // {"id":"<i>","state":"accepted"} of type intent.accepted, whose JCS text is
@@ -17,10 +19,8 @@ package main
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -202,45 +202,6 @@ func makeFixtures() error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(f)
-}
-
-// cosigVerifier verifies C2SP tlog-cosignature v1 (Ed25519, type 0x04)
-// signatures, written here from the specification: note has no such type.
-type cosigVerifier struct {
-	name string
-	hash uint32
-	key  ed25519.PublicKey
-}
-
-func (v *cosigVerifier) Name() string    { return v.name }
-func (v *cosigVerifier) KeyHash() uint32 { return v.hash }
-func (v *cosigVerifier) Verify(msg, sig []byte) bool {
-	if len(sig) != 8+ed25519.SignatureSize {
-		return false
-	}
-	t := binary.BigEndian.Uint64(sig)
-	if t > 1<<63-1 {
-		return false
-	}
-	m := append([]byte(fmt.Sprintf("cosignature/v1\ntime %d\n", t)), msg...)
-	return ed25519.Verify(v.key, m, sig[8:])
-}
-
-func newCosigVerifier(vkey string) (*cosigVerifier, error) {
-	parts := strings.SplitN(vkey, "+", 3)
-	if len(parts) != 3 || len(parts[1]) != 8 {
-		return nil, errors.New("malformed cosigner key")
-	}
-	hash, err1 := strconv.ParseUint(parts[1], 16, 32)
-	key, err2 := base64.StdEncoding.DecodeString(parts[2])
-	if err1 != nil || err2 != nil || len(key) != 33 || key[0] != 0x04 {
-		return nil, errors.New("malformed cosigner key")
-	}
-	h := sha256.Sum256(append([]byte(parts[0]+"\n"), key...))
-	if binary.BigEndian.Uint32(h[:]) != uint32(hash) {
-		return nil, errors.New("cosigner key id does not match")
-	}
-	return &cosigVerifier{name: parts[0], hash: uint32(hash), key: key[1:]}, nil
 }
 
 type checkInput struct {

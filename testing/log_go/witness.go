@@ -12,10 +12,7 @@ package main
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -30,42 +27,6 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
-
-// cosigner makes cosignature/v1 signatures with one Ed25519 key.
-type cosigner struct {
-	name string
-	hash uint32
-	key  ed25519.PrivateKey
-}
-
-func newCosigner(skey string) (*cosigner, error) {
-	parts := strings.SplitN(skey, "+", 5)
-	if len(parts) != 5 || parts[0] != "PRIVATE" || parts[1] != "KEY" || len(parts[3]) != 8 {
-		return nil, errors.New("malformed cosigner signer key")
-	}
-	hash, err1 := strconv.ParseUint(parts[3], 16, 32)
-	key, err2 := base64.StdEncoding.DecodeString(parts[4])
-	if err1 != nil || err2 != nil || len(key) != 33 || key[0] != 0x04 {
-		return nil, errors.New("malformed cosigner signer key")
-	}
-	priv := ed25519.NewKeyFromSeed(key[1:])
-	pub := priv.Public().(ed25519.PublicKey)
-	h := sha256.Sum256(append([]byte(parts[2]+"\n\x04"), pub...))
-	if binary.BigEndian.Uint32(h[:]) != uint32(hash) {
-		return nil, errors.New("cosigner key id does not match")
-	}
-	return &cosigner{name: parts[2], hash: uint32(hash), key: priv}, nil
-}
-
-// line is the signature line of the cosignature of text at time t.
-func (c *cosigner) line(text string, t uint64) string {
-	msg := append([]byte(fmt.Sprintf("cosignature/v1\ntime %d\n", t)), text...)
-	sig := make([]byte, 4+8+ed25519.SignatureSize)
-	binary.BigEndian.PutUint32(sig, c.hash)
-	binary.BigEndian.PutUint64(sig[4:], t)
-	copy(sig[12:], ed25519.Sign(c.key, msg))
-	return "— " + c.name + " " + base64.StdEncoding.EncodeToString(sig) + "\n"
-}
 
 // witness holds the latest cosigned size and root of one log.
 type witness struct {

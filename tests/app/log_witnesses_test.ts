@@ -198,6 +198,9 @@ Deno.test("with a quorum, the served checkpoint is the newest that many witnesse
         await sleep(50);
       }
       assert.equal(sizeOf(await (await h.fetch("/log/checkpoint", { headers })).text()), 2);
+      // The integrating process's figures.
+      assert.equal(await sample(h, "intents_log_tree_size"), 4);
+      assert.equal(await sample(h, "intents_log_fork_alarm"), 0);
     });
   } finally {
     await witness.stop();
