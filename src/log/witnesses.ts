@@ -215,6 +215,8 @@ export class WitnessSubmitter {
             );
           }
           await retryWhileLocked(() => kv.set(sizeKey, encodeIndex(judged.size)));
+          // It cosigned a newer checkpoint of ours already: the next look sends the newest.
+          if (judged.size > checkpoint.size) return;
           if (judged.size === old) break;
           old = judged.size;
           continue;
