@@ -2,19 +2,26 @@
  * The log's witnesses (docs/interface.md §14) on the whole app: checkpoints
  * sent to our witness (`tools/witness/`) and to an independent one written
  * in Go (`testing/log_go`), each cosigning after checking the consistency
- * proof; a 409 followed; the served checkpoint gated by the quorum; a fork
- * that stops signing while intake goes on; a witness down that never slows
- * intake.
+ * proof; a 409 followed; the served checkpoint gated by the quorum; forks (a
+ * witness's size above the tree, another root for one of ours) that stop
+ * signing while intake goes on; witnesses down, refusing or not knowing the
+ * log that never slow intake.
  */
 
 import assert from "node:assert/strict";
 import { base64 } from "@scure/base";
 import { generateEd25519Key } from "../../client/mod.ts";
-import { parseCheckpoint } from "../../protocol/log/checkpoint.ts";
+import { formatCheckpoint, parseCheckpoint } from "../../protocol/log/checkpoint.ts";
 import { verifyCheckpoint } from "../../protocol/log/checkpoint_verify.ts";
 import { generateCosignerKey, parseCosignerSignerKey } from "../../protocol/log/cosignature.ts";
 import { entryBytes } from "../../protocol/log/entry.ts";
-import { generateNoteKey, parseVerifierKey } from "../../protocol/log/note.ts";
+import { leafHash } from "../../protocol/log/hash.ts";
+import {
+  generateNoteKey,
+  parseSignerKey,
+  parseVerifierKey,
+  signNote,
+} from "../../protocol/log/note.ts";
 import { decodeState, logKeys } from "../../src/log/keys.ts";
 import { addCheckpoint } from "../../tools/witness/add_checkpoint.ts";
 import { serveWitness } from "../../tools/witness/witness.ts";
@@ -159,11 +166,29 @@ Deno.test({
   },
 });
 
-Deno.test("with a quorum, the served checkpoint is the newest that many witnesses cosigned; a witness down never slows intake", async () => {
+Deno.test("with a quorum, the served checkpoint is the newest that many witnesses cosigned; witnesses down, refusing or unknown never slow intake", async () => {
   let up = false;
   const witness = await ourWitness("gated.witness.test/w", () => up);
+  // One that does not know the log (a configuration error), one where nothing listens.
+  const stranger = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    () => new Response("unknown log origin\n", { status: 404 }),
+  );
+  const closed = Deno.listen({ port: 0, hostname: "127.0.0.1" });
+  const closedPort = (closed.addr as Deno.NetAddr).port;
+  closed.close();
+  const others = [
+    {
+      prefix: `http://127.0.0.1:${stranger.addr.port}`,
+      verifierKey: generateCosignerKey("stranger.witness.test/w").verifierKey,
+    },
+    {
+      prefix: `http://127.0.0.1:${closedPort}`,
+      verifierKey: generateCosignerKey("down.witness.test/w").verifierKey,
+    },
+  ];
   try {
-    await withApp({ env: witnessEnv([witness], 1) }, async (h) => {
+    await withApp({ env: witnessEnv([witness, ...others], 1) }, async (h) => {
       const id = (await h.client.addPolicy('{"log":"quorum"}')).id;
       const started = performance.now();
       await submitIntents(h.clientWith(), { policyId: id, n: 2, key });
@@ -178,8 +203,14 @@ Deno.test("with a quorum, the served checkpoint is the newest that many witnesse
       assert.equal((await refused.json()).code, "unavailable");
       const failed =
         'intents_log_witness_calls_total{witness="gated.witness.test/w",outcome="http_error"}';
-      for (let i = 0; i < 100 && await sample(h, failed) === 0; i++) await sleep(50);
-      assert.ok(await sample(h, failed) >= 1);
+      const configuration =
+        'intents_log_witness_calls_total{witness="stranger.witness.test/w",outcome="configuration"}';
+      const unreachable =
+        'intents_log_witness_calls_total{witness="down.witness.test/w",outcome="unreachable"}';
+      for (const series of [failed, configuration, unreachable]) {
+        for (let i = 0; i < 100 && await sample(h, series) === 0; i++) await sleep(50);
+        assert.ok(await sample(h, series) >= 1, series);
+      }
 
       // Up: the checkpoint is cosigned at its next try, and served.
       up = true;
@@ -204,6 +235,7 @@ Deno.test("with a quorum, the served checkpoint is the newest that many witnesse
     });
   } finally {
     await witness.stop();
+    await stranger.shutdown();
   }
 });
 
@@ -239,5 +271,40 @@ Deno.test("a witness with a size above the tree is a fork: signing stops everywh
     });
   } finally {
     await liar.shutdown();
+  }
+});
+
+Deno.test("a witness that cosigned another tree of ours is a fork: its 422 stops signing", async () => {
+  // A split view: the log's key signed a checkpoint of another tree, and our witness cosigned it.
+  const witness = await ourWitness("split.witness.test/w");
+  const forged = signNote(
+    formatCheckpoint({
+      origin: ORIGIN,
+      size: 1,
+      rootHash: leafHash(new TextEncoder().encode("another entry")),
+    }),
+    [parseSignerKey(LOG_SIGNING_KEY)],
+  );
+  const seeded = await fetch(`${witness.prefix}/add-checkpoint`, {
+    method: "POST",
+    body: `old 0\n\n${forged}`,
+  });
+  assert.equal(seeded.status, 200);
+  await seeded.body?.cancel();
+  try {
+    await withApp({ env: witnessEnv([witness], 0) }, async (h) => {
+      const id = (await h.client.addPolicy('{"log":"split"}')).id;
+      await submitIntents(h.clientWith(), { policyId: id, n: 2, key });
+      for (let i = 0; i < 100 && (await h.kv.get(logKeys.fork)).value === null; i++) {
+        await sleep(50);
+      }
+      const { value } = await h.kv.get<Uint8Array>(logKeys.fork);
+      assert.match(new TextDecoder().decode(value!), /another root for a size of this log/);
+      assert.equal(await sample(h, "intents_log_fork_alarm"), 1);
+      // Intake goes on.
+      assert.equal((await submitIntents(h.clientWith(), { policyId: id, n: 1, key })).length, 1);
+    });
+  } finally {
+    await witness.stop();
   }
 });
