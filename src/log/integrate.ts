@@ -12,7 +12,8 @@
  * @module
  */
 
-import { entryBytes } from "@intents/protocol/log/entry";
+import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
+import { entryOfCanonicalRecord } from "@intents/protocol/log/entry";
 import { leafHash } from "@intents/protocol/log/hash";
 import {
   decodeEntryBundle,
@@ -22,8 +23,8 @@ import {
 } from "@intents/protocol/log/tile";
 import { appendLeaves } from "@intents/protocol/log/tile_append";
 import type { IntentEvent } from "../domain/intent.ts";
-import { renderIntent } from "../domain/record.ts";
-import type { Store } from "../domain/store.ts";
+import { recordValue } from "../domain/record.ts";
+import type { RecentEvents } from "../recent_events.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
 import { decodeState, encodeIndex, encodeState, logKeys, type TreeState } from "./keys.ts";
 import { fullPath, readTiles, tileKey } from "./tiles.ts";
@@ -35,7 +36,7 @@ import { fullPath, readTiles, tileKey } from "./tiles.ts";
  */
 export const STEP_ENTRIES = 256;
 /** Event bytes one step reads at most (records up to 64 KiB each): bounded memory. */
-const STEP_READ_BYTES = 1 << 20;
+export const STEP_READ_BYTES = 1 << 20;
 
 /** What a step did. */
 export type StepResult =
@@ -49,8 +50,12 @@ export type StepResult =
 /** What {@link integrateStep} works with. */
 export interface StepOptions {
   kv: Deno.Kv;
-  /** The feed, read through the storage port. */
-  store: Pick<Store, "readEvents">;
+  /**
+   * The feed: pages of the events after a position, at most
+   * {@link STEP_ENTRIES} and {@link STEP_READ_BYTES} (the integrator's
+   * window of recent events, which holds this process's own).
+   */
+  events: Pick<RecentEvents, "read">;
   /** Entries at most (default {@link STEP_ENTRIES}). */
   limit?: number;
   /** Written in the step's commit too: the integrator's lease, renewed by its work. */
@@ -59,10 +64,11 @@ export interface StepOptions {
 
 /**
  * The entry of an event: the commitment to its type and its record as the
- * feed serves it (docs/interface.md §14).
+ * feed serves it (docs/interface.md §14), its value built once rather than
+ * written as text and read back.
  */
 export function eventEntry(event: IntentEvent): Uint8Array {
-  return entryBytes(event.type, JSON.parse(renderIntent(event.intent)));
+  return entryOfCanonicalRecord(event.type, canonicalBytesOfParsed(recordValue(event.intent)));
 }
 
 /**
@@ -73,14 +79,13 @@ export function eventEntry(event: IntentEvent): Uint8Array {
  *   happens on a store only this version writes).
  */
 export async function integrateStep(options: StepOptions): Promise<StepResult> {
-  const { kv, store, limit = STEP_ENTRIES } = options;
+  const { kv, limit = STEP_ENTRIES } = options;
   const entry = await kv.get<Uint8Array>(logKeys.state);
   const state = decodeState(entry.value);
-  const events = await store.readEvents({
-    after: state.size,
-    limit: Math.min(limit, STEP_ENTRIES),
-    maxBytes: STEP_READ_BYTES,
-  });
+  // A step ends at a tile's edge when it reaches one, so that a full tile and bundle are written
+  // once, not first as a partial one and again as a full one by the next step.
+  const room = TILE_WIDTH - (state.size % TILE_WIDTH);
+  const events = (await options.events.read(state.size)).slice(0, Math.min(limit, room));
   if (events.length === 0) return { outcome: "caught_up", state };
   events.forEach((event, i) => {
     if (event.position !== state.size + 1 + i) {

@@ -11,11 +11,12 @@
  */
 
 import type { Store } from "../domain/store.ts";
+import { RecentEvents } from "../recent_events.ts";
 import { decodeLease, encodeLease } from "../storage/values_codec.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
 import { delay } from "../timing.ts";
 import type { CheckpointSigner } from "./checkpoints.ts";
-import { integrateStep, type StepResult } from "./integrate.ts";
+import { integrateStep, STEP_ENTRIES, STEP_READ_BYTES, type StepResult } from "./integrate.ts";
 import { logKeys, type TreeState } from "./keys.ts";
 
 /** How long the lease lasts unless renewed. */
@@ -24,11 +25,24 @@ export const LEASE_MS = 3_000;
 export const LOOK_MS = 1_000;
 /** While catching up, a checkpoint at least this often once one exists. */
 const SIGN_EVERY_MS = 1_000;
+/**
+ * Caught up, the holder extends the tree again at most this often: each
+ * pass rewrites the rightmost partial tiles and bundle and signs a
+ * checkpoint, so passes of a few events each (as often as the feed moves,
+ * every few ms under load) would cost far more per event than passes of
+ * half a second's events. The bound of §14 (3 s after a 201) keeps room.
+ */
+export const PASS_EVERY_MS = 500;
+/**
+ * The window of this process's own events the lease holder keeps, so that
+ * it hashes what it wrote without reading it back: a few seconds of intake.
+ */
+const OWN_EVENTS = { keepEvents: 8_192, keepBytes: 8 << 20 };
 
 /** What the integrator works with. */
 export interface IntegratorOptions {
   kv: Deno.Kv;
-  store: Pick<Store, "readEvents" | "waitForEvents">;
+  store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents">;
   signer: CheckpointSigner;
   /** Where failures are said, once each until it works again. */
   report: (line: string) => void;
@@ -40,6 +54,7 @@ export interface IntegratorOptions {
 export class Integrator {
   readonly #kv: Deno.Kv;
   readonly #store: IntegratorOptions["store"];
+  readonly #events: RecentEvents;
   readonly #signer: CheckpointSigner;
   readonly #report: (line: string) => void;
   readonly #now: () => number;
@@ -55,6 +70,11 @@ export class Integrator {
   constructor(options: IntegratorOptions) {
     this.#kv = options.kv;
     this.#store = options.store;
+    this.#events = new RecentEvents(options.store, {
+      limit: STEP_ENTRIES,
+      maxBytes: STEP_READ_BYTES,
+      ...OWN_EVENTS,
+    });
     this.#signer = options.signer;
     this.#report = options.report;
     this.#now = options.now ?? Date.now;
@@ -82,7 +102,7 @@ export class Integrator {
     for (;;) {
       const step: StepResult = await integrateStep({
         kv: this.#kv,
-        store: this.#store,
+        events: this.#events,
         also: this.#leaseWrite(),
       });
       if (step.outcome === "lost") continue;
@@ -114,14 +134,19 @@ export class Integrator {
     const signal = this.#stopping.signal;
     while (!signal.aborted) {
       try {
-        if (!(await this.#holdLease())) {
+        const holding = await this.#holdLease();
+        // The holder keeps its own events as they commit; the others keep none.
+        this.#events.follow(holding);
+        if (!holding) {
           await delay(LOOK_MS, signal);
           continue;
         }
+        const passStarted = this.#now();
         const state = await this.catchUp();
         this.#lastFailure = "";
         if (signal.aborted) break;
         await this.#store.waitForEvents(state.size, { timeoutMs: LOOK_MS, signal });
+        await delay(passStarted + PASS_EVERY_MS - this.#now(), signal);
       } catch (error) {
         const message = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
         if (message !== this.#lastFailure) {
@@ -131,6 +156,7 @@ export class Integrator {
         await delay(LOOK_MS, signal);
       }
     }
+    this.#events.follow(false);
   }
 
   /** The lease as this process's next step writes it. */
