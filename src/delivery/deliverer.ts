@@ -30,7 +30,7 @@ import { deliveryHeaders } from "../webhooks/signing.ts";
 import type { EndpointEntry, WebhookStore } from "../webhooks/store.ts";
 import type { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
-import type { RecentEvents } from "../recent_events.ts";
+import type { RecentEvents } from "./recent_events.ts";
 import { abandonAttemptSpan, endAttemptSpan, startAttemptSpan } from "./attempt_span.ts";
 import { delay } from "../timing.ts";
 

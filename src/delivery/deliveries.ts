@@ -12,7 +12,7 @@ import { SocketRules } from "../delivery/deliver.ts";
 import type { WebhookStore } from "../webhooks/store.ts";
 import { HeldLease } from "./lease.ts";
 import type { WebhookMetrics } from "./metrics.ts";
-import { RecentEvents } from "../recent_events.ts";
+import { RecentEvents } from "./recent_events.ts";
 import { Deliverer } from "./deliverer.ts";
 import { within } from "../timing.ts";
 

@@ -24,7 +24,7 @@ import {
 import { appendLeaves } from "@intents/protocol/log/tile_append";
 import type { IntentEvent } from "../domain/intent.ts";
 import { recordValue } from "../domain/record.ts";
-import type { RecentEvents } from "../recent_events.ts";
+import type { Store } from "../domain/store.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
 import { decodeState, encodeIndex, encodeState, logKeys, type TreeState } from "./keys.ts";
 import { fullPath, readTiles, tileKey } from "./tiles.ts";
@@ -36,7 +36,7 @@ import { fullPath, readTiles, tileKey } from "./tiles.ts";
  */
 export const STEP_ENTRIES = 256;
 /** Event bytes one step reads at most (records up to 64 KiB each): bounded memory. */
-export const STEP_READ_BYTES = 1 << 20;
+const STEP_READ_BYTES = 1 << 20;
 
 /** What a step did. */
 export type StepResult =
@@ -50,12 +50,8 @@ export type StepResult =
 /** What {@link integrateStep} works with. */
 export interface StepOptions {
   kv: Deno.Kv;
-  /**
-   * The feed: pages of the events after a position, at most
-   * {@link STEP_ENTRIES} and {@link STEP_READ_BYTES} (the integrator's
-   * window of recent events, which holds this process's own).
-   */
-  events: Pick<RecentEvents, "read">;
+  /** The feed, read through the storage port. */
+  store: Pick<Store, "readEvents">;
   /** Entries at most (default {@link STEP_ENTRIES}). */
   limit?: number;
   /** Written in the step's commit too: the integrator's lease, renewed by its work. */
@@ -84,8 +80,12 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
   const state = decodeState(entry.value);
   // A step ends at a tile's edge when it reaches one, so that a full tile and bundle are written
   // once, not first as a partial one and again as a full one by the next step.
-  const room = TILE_WIDTH - (state.size % TILE_WIDTH);
-  const events = (await options.events.read(state.size)).slice(0, Math.min(limit, room));
+  const max = Math.min(limit, TILE_WIDTH - (state.size % TILE_WIDTH));
+  const events = await options.store.readEvents({
+    after: state.size,
+    limit: max,
+    maxBytes: STEP_READ_BYTES,
+  });
   if (events.length === 0) return { outcome: "caught_up", state };
   events.forEach((event, i) => {
     if (event.position !== state.size + 1 + i) {

@@ -11,12 +11,11 @@
  */
 
 import type { Store } from "../domain/store.ts";
-import { RecentEvents } from "../recent_events.ts";
 import { decodeLease, encodeLease } from "../storage/values_codec.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
 import { delay } from "../timing.ts";
 import type { CheckpointSigner } from "./checkpoints.ts";
-import { integrateStep, STEP_ENTRIES, STEP_READ_BYTES, type StepResult } from "./integrate.ts";
+import { integrateStep, type StepResult } from "./integrate.ts";
 import { logKeys, type TreeState } from "./keys.ts";
 
 /** How long the lease lasts unless renewed. */
@@ -33,16 +32,11 @@ const SIGN_EVERY_MS = 1_000;
  * half a second's events. The bound of §14 (3 s after a 201) keeps room.
  */
 export const PASS_EVERY_MS = 500;
-/**
- * The window of this process's own events the lease holder keeps, so that
- * it hashes what it wrote without reading it back: a few seconds of intake.
- */
-const OWN_EVENTS = { keepEvents: 8_192, keepBytes: 8 << 20 };
 
 /** What the integrator works with. */
 export interface IntegratorOptions {
   kv: Deno.Kv;
-  store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents">;
+  store: Pick<Store, "readEvents" | "waitForEvents">;
   signer: CheckpointSigner;
   /** Where failures are said, once each until it works again. */
   report: (line: string) => void;
@@ -54,7 +48,6 @@ export interface IntegratorOptions {
 export class Integrator {
   readonly #kv: Deno.Kv;
   readonly #store: IntegratorOptions["store"];
-  readonly #events: RecentEvents;
   readonly #signer: CheckpointSigner;
   readonly #report: (line: string) => void;
   readonly #now: () => number;
@@ -70,11 +63,6 @@ export class Integrator {
   constructor(options: IntegratorOptions) {
     this.#kv = options.kv;
     this.#store = options.store;
-    this.#events = new RecentEvents(options.store, {
-      limit: STEP_ENTRIES,
-      maxBytes: STEP_READ_BYTES,
-      ...OWN_EVENTS,
-    });
     this.#signer = options.signer;
     this.#report = options.report;
     this.#now = options.now ?? Date.now;
@@ -102,7 +90,7 @@ export class Integrator {
     for (;;) {
       const step: StepResult = await integrateStep({
         kv: this.#kv,
-        events: this.#events,
+        store: this.#store,
         also: this.#leaseWrite(),
       });
       if (step.outcome === "lost") continue;
@@ -134,10 +122,7 @@ export class Integrator {
     const signal = this.#stopping.signal;
     while (!signal.aborted) {
       try {
-        const holding = await this.#holdLease();
-        // The holder keeps its own events as they commit; the others keep none.
-        this.#events.follow(holding);
-        if (!holding) {
+        if (!(await this.#holdLease())) {
           await delay(LOOK_MS, signal);
           continue;
         }
@@ -156,7 +141,6 @@ export class Integrator {
         await delay(LOOK_MS, signal);
       }
     }
-    this.#events.follow(false);
   }
 
   /** The lease as this process's next step writes it. */

@@ -18,7 +18,7 @@ import { KvLogReader } from "./reader.ts";
 export interface VerifiableLogOptions {
   kv: Deno.Kv;
   /** The feed, read through the storage port. */
-  store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents" | "isPosition">;
+  store: Pick<Store, "readEvents" | "waitForEvents" | "isPosition">;
   settings: LogSettings;
   /** Where operators' lines go. */
   report: (line: string) => void;

@@ -169,6 +169,46 @@ storeTest(
   },
 );
 
+storeTest(
+  "a running integrator covers its own process's events and another's, interleaved",
+  async (t) => {
+    const kvA = await t.open();
+    const kvB = await t.open();
+    const storeA = new KvStore(kvA);
+    const storeB = new KvStore(kvB);
+    const report = (line: string) => assert.fail(line);
+    const a = new Integrator({
+      kv: kvA,
+      store: storeA,
+      signer: new CheckpointSigner({ kv: kvA, signer, report }),
+      report,
+    });
+    try {
+      await storeA.prepare();
+      await storeB.prepare();
+      a.start();
+      // Its own events and another process's, interleaved in the feed.
+      await Promise.all([insertMany(storeA, "own", 400), insertMany(storeB, "other", 200)]);
+      await storeA.moveAll();
+      await storeB.moveAll();
+      const entries = await feedEntries(storeA);
+      assert.equal(entries.length, 600);
+      const deadline = performance.now() + 10_000;
+      while (decodeState((await kvA.get(logKeys.state)).value).size < 600) {
+        assert.ok(performance.now() < deadline, "the running integrator covers the feed");
+        await sleep(50);
+      }
+      await assertTreeOf(kvA, entries);
+    } finally {
+      await a.stop();
+      await storeA.drain(performance.now() + 2000);
+      await storeB.drain(performance.now() + 2000);
+      kvA.close();
+      kvB.close();
+    }
+  },
+);
+
 function openNoteText(text: string): string {
   const opened = openNote(text, [logKey]);
   assert.ok(opened.ok);
@@ -185,8 +225,7 @@ storeTest("a process that stops between steps leaves a state another resumes fro
     await store.moveAll();
     // Steps of 100 entries, then the process is gone (the steps of a bounded loop, abandoned).
     for (let i = 0; i < 2; i++) {
-      const events = { read: (after: number) => store.readEvents({ after, limit: 256 }) };
-      const step = await integrateStep({ kv, events, limit: 100 });
+      const step = await integrateStep({ kv, store, limit: 100 });
       assert.equal(step.outcome, "integrated");
     }
     assert.equal(decodeState((await kv.get(logKeys.state)).value).size, 200);

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import type { NewIntent } from "../../src/domain/intent.ts";
-import { RecentEvents } from "../../src/recent_events.ts";
+import { RecentEvents } from "../../src/delivery/recent_events.ts";
 import { renderEvent } from "../../src/domain/record.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { smallIntent } from "../support/store_kit.ts";

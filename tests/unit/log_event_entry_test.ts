@@ -24,7 +24,9 @@ const base: StoredIntent = {
   variant: "B",
   refId: "policy-1",
   authorship: { kind: "Unsigned", signers: [] },
-  body: utf8.encode(`{"intent":{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","policy_id":"policy-1"}}`),
+  body: utf8.encode(
+    `{"intent":{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","policy_id":"policy-1"}}`,
+  ),
   receivedAt: "2026-11-28T10:00:00.000Z",
   state: "accepted",
 };

@@ -1,8 +1,7 @@
 /**
- * The feed's events as the readers of one process that follow it closely
- * read them: the deliverers (one read for all of them, and one follower of
- * the feed for those caught up; docs/architecture.md, "Webhook delivery")
- * and the log's integrator. Reads of a position while one
+ * The feed's events as the deliverers of one process read them: one read
+ * for all of them, and one follower of the feed for those caught up
+ * (docs/architecture.md, "Webhook delivery"). Reads of a position while one
  * is in flight wait for that one; a window of the latest events (bounded in
  * count and bytes) serves reads inside it, up to its end, and while
  * {@link RecentEvents.follow} is on, the process's own commits join it
@@ -10,9 +9,9 @@
  * @module
  */
 
-import type { IntentEvent } from "./domain/intent.ts";
-import type { Store } from "./domain/store.ts";
-import { delay } from "./timing.ts";
+import type { IntentEvent } from "../domain/intent.ts";
+import type { Store } from "../domain/store.ts";
+import { delay } from "../timing.ts";
 
 /** A deliverer caught up: waits for an event after `checked` that it wants. */
 interface Interest {
@@ -42,7 +41,7 @@ export interface RecentEventsOptions {
   keepBytes: number;
 }
 
-/** Shared reads of the feed, for the readers of one process that follow it closely. */
+/** Shared reads of the feed, for the deliverers of one process. */
 export class RecentEvents {
   readonly #store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents">;
   /** Stops taking this process's own events, while they are taken. */
@@ -71,8 +70,7 @@ export class RecentEvents {
 
   /**
    * Takes this process's own events into the window as they commit (on), or
-   * stops and empties the window (off): on while any deliverer runs, and
-   * while this process integrates the log.
+   * stops and empties the window (off): on while any deliverer runs.
    */
   follow(on: boolean): void {
     if (on && this.#unsubscribe === undefined) {
