@@ -55,7 +55,8 @@ export function canonicalBytes(value: unknown): Uint8Array<ArrayBuffer> {
  * {@link canonicalBytes} of a value known to be plain JSON: one the strict
  * reader produced (no cycle, nothing but plain objects, arrays, finite
  * numbers and well-formed strings) or `JSON.parse` of a record's stored body.
- * It skips the checks.
+ * It skips the checks; a member whose value is `undefined` is left out, as
+ * `JSON.stringify` leaves it out.
  *
  * @param value a value the strict reader produced.
  * @returns UTF-8 of the canonical JSON text.
@@ -75,12 +76,17 @@ interface Frame {
   names: string[] | null;
   next: number;
   count: number;
+  /** Members written so far. */
+  written: number;
 }
 
 function frameOf(value: object): Frame {
-  if (Array.isArray(value)) return { container: value, names: null, next: 0, count: value.length };
+  if (Array.isArray(value)) {
+    return { container: value, names: null, next: 0, count: value.length, written: 0 };
+  }
   const names = Object.keys(value).sort();
-  return { container: value as Record<string, unknown>, names, next: 0, count: names.length };
+  const container = value as Record<string, unknown>;
+  return { container, names, next: 0, count: names.length, written: 0 };
 }
 
 /** The writer: a loop over a stack of open containers, so the depth is bounded by memory only. */
@@ -92,14 +98,16 @@ function write(root: unknown): string {
   for (;;) {
     if (frame.next < frame.count) {
       const i = frame.next++;
-      if (i > 0) text += ",";
       let member: unknown;
       if (frame.names === null) {
         member = (frame.container as unknown[])[i];
+        if (frame.written++ > 0) text += ",";
       } else {
         const name = frame.names[i];
-        text += JSON.stringify(name) + ":";
         member = (frame.container as Record<string, unknown>)[name];
+        if (member === undefined) continue;
+        if (frame.written++ > 0) text += ",";
+        text += JSON.stringify(name) + ":";
       }
       if (typeof member !== "object" || member === null) {
         text += JSON.stringify(member);

@@ -7,10 +7,12 @@
  * @module
  */
 
-import { sha256 } from "@noble/hashes/sha2.js";
 import { base64urlnopad } from "@scure/base";
 import { canonicalBytes } from "../jcs.ts";
 import { leafHash } from "./hash.ts";
+import { sha256Of } from "./_sha256.ts";
+
+const utf8 = new TextEncoder();
 
 /**
  * `R`: base64url without padding of SHA-256 of UTF-8 JCS of the record.
@@ -23,7 +25,7 @@ import { leafHash } from "./hash.ts";
  * ```
  */
 export function recordSha256(record: unknown): string {
-  return base64urlnopad.encode(sha256(canonicalBytes(record)));
+  return base64urlnopad.encode(sha256Of(canonicalBytes(record)));
 }
 
 /**
@@ -40,10 +42,35 @@ export function recordSha256(record: unknown): string {
  * ```
  */
 export function entryBytes(type: string, record: unknown): Uint8Array<ArrayBuffer> {
-  if (typeof type !== "string" || type === "") {
-    throw new TypeError("an event type is a non-empty string");
+  return entryOfCanonicalRecord(type, canonicalBytes(record));
+}
+
+/**
+ * {@link entryBytes} from the record's UTF-8 JCS bytes, for a caller that
+ * wrote them already (the server, from a value it knows to be plain JSON).
+ *
+ * @param type the event's type.
+ * @param canonicalRecord UTF-8 of JCS of the record.
+ * @throws {TypeError} when `type` is not a non-empty, well-formed string.
+ *
+ * @example
+ * ```ts
+ * import { canonicalBytes } from "../jcs.ts";
+ *
+ * entryOfCanonicalRecord("intent.accepted", canonicalBytes({ id: "a" }));
+ * ```
+ */
+export function entryOfCanonicalRecord(
+  type: string,
+  canonicalRecord: Uint8Array,
+): Uint8Array<ArrayBuffer> {
+  if (typeof type !== "string" || type === "" || !type.isWellFormed()) {
+    throw new TypeError("an event type is a non-empty, well-formed string");
   }
-  return canonicalBytes({ record_sha256: recordSha256(record), type });
+  const r = base64urlnopad.encode(sha256Of(canonicalRecord));
+  // JCS of the two members, written directly: sorted names, R in base64url (nothing to escape),
+  // and the type as JSON.stringify writes a string, which is what RFC 8785 §3.2.2.2 prescribes.
+  return utf8.encode(`{"record_sha256":"${r}","type":${JSON.stringify(type)}}`);
 }
 
 /**

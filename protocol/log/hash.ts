@@ -18,11 +18,15 @@
  * @module
  */
 
-import { sha256 } from "@noble/hashes/sha2.js";
-import { concatBytes, equalBytes } from "./_bytes.ts";
+import { equalBytes } from "./_bytes.ts";
+import { sha256Of } from "./_sha256.ts";
 
 /** The size of every hash of the log, in bytes (SHA-256). */
 export const HASH_SIZE = 32;
+
+/** The domain separation bytes of RFC 6962 §2.1. */
+const LEAF_PREFIX = new Uint8Array([0x00]);
+const NODE_PREFIX = new Uint8Array([0x01]);
 
 /** A perfect subtree: the `index`-th run of `2^level` leaves. */
 export interface TreeNode {
@@ -48,7 +52,7 @@ export type HashReader = (level: number, index: number) => Uint8Array;
  * ```
  */
 export function leafHash(entry: Uint8Array): Uint8Array<ArrayBuffer> {
-  return sha256(concatBytes(new Uint8Array([0x00]), entry)) as Uint8Array<ArrayBuffer>;
+  return sha256Of(LEAF_PREFIX, entry);
 }
 
 /**
@@ -59,7 +63,7 @@ export function leafHash(entry: Uint8Array): Uint8Array<ArrayBuffer> {
 export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array<ArrayBuffer> {
   assertHash(left, "a left child");
   assertHash(right, "a right child");
-  return sha256(concatBytes(new Uint8Array([0x01]), left, right)) as Uint8Array<ArrayBuffer>;
+  return sha256Of(NODE_PREFIX, left, right);
 }
 
 /**
@@ -77,7 +81,7 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array<ArrayB
  * ```
  */
 export function treeHash(leafHashes: readonly Uint8Array[]): Uint8Array {
-  if (leafHashes.length === 0) return sha256(new Uint8Array()) as Uint8Array<ArrayBuffer>;
+  if (leafHashes.length === 0) return sha256Of();
   return treeHashFrom(leafHashes.length, memoryTree(leafHashes));
 }
 

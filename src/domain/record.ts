@@ -51,15 +51,36 @@ function attrsOf(variant: StoredIntent["variant"], value: Record<string, Record<
 export function renderIntent(record: StoredIntent, options: RenderOptions = {}): string {
   const text = utf8.decode(record.body);
   const attrs = "attrs" in options ? options.attrs : attrsOf(record.variant, JSON.parse(text));
+  const json = JSON.stringify(recordHead(record, attrs, options.now));
+  return `${json.slice(0, -1)},"request":${text}}`;
+}
+
+/**
+ * The record of {@link renderIntent} (without `now`) as a JSON value, its
+ * body parsed once: what an event's log entry commits to, without writing
+ * the text and reading it back.
+ */
+export function recordValue(record: StoredIntent): Record<string, unknown> {
+  const request = JSON.parse(utf8.decode(record.body));
+  const value = recordHead(record, attrsOf(record.variant, request), undefined);
+  value.request = request;
+  return value;
+}
+
+/** Every member of the record but `request`, in the order the record shows them. */
+function recordHead(
+  record: StoredIntent,
+  attrs: unknown,
+  now: Date | undefined,
+): Record<string, unknown> {
   const head: Record<string, unknown> = { id: record.id, variant: record.variant };
   head[record.variant === "A" ? "template_id" : "policy_id"] = record.refId;
   if (attrs !== undefined) head.attrs = attrs;
   head.authorship = record.authorship;
   head.received_at = record.receivedAt;
-  head.state = options.now ? stateAt(record, options.now) : record.state;
+  head.state = now ? stateAt(record, now) : record.state;
   if (record.approval) head.approval = renderApproval(record.approval);
-  const json = JSON.stringify(head);
-  return `${json.slice(0, -1)},"request":${text}}`;
+  return head;
 }
 
 /**

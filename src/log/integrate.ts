@@ -12,7 +12,8 @@
  * @module
  */
 
-import { entryBytes } from "@intents/protocol/log/entry";
+import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
+import { entryOfCanonicalRecord } from "@intents/protocol/log/entry";
 import { leafHash } from "@intents/protocol/log/hash";
 import {
   decodeEntryBundle,
@@ -22,7 +23,7 @@ import {
 } from "@intents/protocol/log/tile";
 import { appendLeaves } from "@intents/protocol/log/tile_append";
 import type { IntentEvent } from "../domain/intent.ts";
-import { renderIntent } from "../domain/record.ts";
+import { recordValue } from "../domain/record.ts";
 import type { Store } from "../domain/store.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
 import { decodeState, encodeIndex, encodeState, logKeys, type TreeState } from "./keys.ts";
@@ -59,10 +60,11 @@ export interface StepOptions {
 
 /**
  * The entry of an event: the commitment to its type and its record as the
- * feed serves it (docs/interface.md §14).
+ * feed serves it (docs/interface.md §14), its value built once rather than
+ * written as text and read back.
  */
 export function eventEntry(event: IntentEvent): Uint8Array {
-  return entryBytes(event.type, JSON.parse(renderIntent(event.intent)));
+  return entryOfCanonicalRecord(event.type, canonicalBytesOfParsed(recordValue(event.intent)));
 }
 
 /**
@@ -73,12 +75,15 @@ export function eventEntry(event: IntentEvent): Uint8Array {
  *   happens on a store only this version writes).
  */
 export async function integrateStep(options: StepOptions): Promise<StepResult> {
-  const { kv, store, limit = STEP_ENTRIES } = options;
+  const { kv, limit = STEP_ENTRIES } = options;
   const entry = await kv.get<Uint8Array>(logKeys.state);
   const state = decodeState(entry.value);
-  const events = await store.readEvents({
+  // A step ends at a tile's edge when it reaches one, so that a full tile and bundle are written
+  // once, not first as a partial one and again as a full one by the next step.
+  const max = Math.min(limit, TILE_WIDTH - (state.size % TILE_WIDTH));
+  const events = await options.store.readEvents({
     after: state.size,
-    limit: Math.min(limit, STEP_ENTRIES),
+    limit: max,
     maxBytes: STEP_READ_BYTES,
   });
   if (events.length === 0) return { outcome: "caught_up", state };

@@ -25,6 +25,14 @@ export const LEASE_MS = 3_000;
 export const LOOK_MS = 1_000;
 /** While catching up, a checkpoint at least this often once one exists. */
 const SIGN_EVERY_MS = 1_000;
+/**
+ * Caught up, the holder extends the tree again at most this often: each
+ * pass rewrites the rightmost partial tiles and bundle and signs a
+ * checkpoint, so passes of a few events each (as often as the feed moves,
+ * every few ms under load) would cost far more per event than passes of
+ * half a second's events. The bound of §14 (3 s after a 201) keeps room.
+ */
+export const PASS_EVERY_MS = 500;
 
 /** What the integrator works with. */
 export interface IntegratorOptions {
@@ -153,10 +161,12 @@ export class Integrator {
           await delay(LOOK_MS, signal);
           continue;
         }
+        const passStarted = this.#now();
         const state = await this.catchUp();
         this.#lastFailure = "";
         if (signal.aborted) break;
         await this.#store.waitForEvents(state.size, { timeoutMs: LOOK_MS, signal });
+        await delay(passStarted + PASS_EVERY_MS - this.#now(), signal);
       } catch (error) {
         const message = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
         if (message !== this.#lastFailure) {

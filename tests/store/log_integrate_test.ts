@@ -19,7 +19,9 @@ import { parseCheckpoint } from "../../protocol/log/checkpoint.ts";
 import { encodeEntryBundle, tileData, tilesOfTree } from "../../protocol/log/tile.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { CheckpointSigner, decodeCheckpoint } from "../../src/log/checkpoints.ts";
-import { eventEntry, integrateStep } from "../../src/log/integrate.ts";
+import { integrateStep } from "../../src/log/integrate.ts";
+import { renderEvent } from "../../src/domain/record.ts";
+import { entryBytes } from "../../protocol/log/entry.ts";
 import { Integrator } from "../../src/log/integrator.ts";
 import { decodeState, logKeys } from "../../src/log/keys.ts";
 import { fullPath, readTiles } from "../../src/log/tiles.ts";
@@ -46,13 +48,19 @@ async function insertMany(store: KvStore, prefix: string, count: number): Promis
   }
 }
 
-/** The entries of every event of the feed, in feed order. */
+/**
+ * The entries of every event of the feed, in feed order, as a reader makes
+ * them from the events the feed serves (not as the integrator does).
+ */
 async function feedEntries(store: KvStore): Promise<Uint8Array[]> {
   const entries: Uint8Array[] = [];
   for (;;) {
     const events = await store.readEvents({ after: entries.length, limit: 500 });
     if (events.length === 0) return entries;
-    entries.push(...events.map(eventEntry));
+    for (const event of events) {
+      const served = JSON.parse(renderEvent(event));
+      entries.push(entryBytes(served.type, served.record));
+    }
   }
 }
 
@@ -153,6 +161,46 @@ storeTest(
       assert.equal(parseCheckpoint(openNoteText(last.text)).origin, "log.test/intents");
     } finally {
       await watch.stop();
+      await storeA.drain(performance.now() + 2000);
+      await storeB.drain(performance.now() + 2000);
+      kvA.close();
+      kvB.close();
+    }
+  },
+);
+
+storeTest(
+  "a running integrator covers its own process's events and another's, interleaved",
+  async (t) => {
+    const kvA = await t.open();
+    const kvB = await t.open();
+    const storeA = new KvStore(kvA);
+    const storeB = new KvStore(kvB);
+    const report = (line: string) => assert.fail(line);
+    const a = new Integrator({
+      kv: kvA,
+      store: storeA,
+      signer: new CheckpointSigner({ kv: kvA, signer, report }),
+      report,
+    });
+    try {
+      await storeA.prepare();
+      await storeB.prepare();
+      a.start();
+      // Its own events and another process's, interleaved in the feed.
+      await Promise.all([insertMany(storeA, "own", 400), insertMany(storeB, "other", 200)]);
+      await storeA.moveAll();
+      await storeB.moveAll();
+      const entries = await feedEntries(storeA);
+      assert.equal(entries.length, 600);
+      const deadline = performance.now() + 10_000;
+      while (decodeState((await kvA.get(logKeys.state)).value).size < 600) {
+        assert.ok(performance.now() < deadline, "the running integrator covers the feed");
+        await sleep(50);
+      }
+      await assertTreeOf(kvA, entries);
+    } finally {
+      await a.stop();
       await storeA.drain(performance.now() + 2000);
       await storeB.drain(performance.now() + 2000);
       kvA.close();
