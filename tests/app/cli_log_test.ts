@@ -175,3 +175,24 @@ Deno.test("the log commands: keygen, prove, verify, checkpoint, audit, watch", a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("the log commands' help, and their usage errors", async () => {
+  for (const command of ["keygen", "checkpoint", "prove", "verify", "audit", "watch"]) {
+    const run = await cli(null, ["log", command, "--help"]);
+    assert.equal(run.code, 0, command);
+    assert.match(run.stdout, new RegExp(`^Usage: deno task cli log ${command}`));
+  }
+  const group = await cli(null, ["log"]);
+  assert.equal(group.code, 2);
+  assert.match(group.stdout, /log watch/);
+  const usage: string[][] = [
+    ["keygen"],
+    ["keygen", "--name", "a b"],
+    ["verify", "p", "--entry", "e", "--key", "not-a-key"],
+    ["watch", "--key", "a+00000000+AQ=="],
+    ["prove"],
+  ];
+  for (const args of usage) {
+    assert.equal((await cli(null, ["log", ...args])).code, 2, args.join(" "));
+  }
+});
