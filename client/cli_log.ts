@@ -76,7 +76,8 @@ function describeCheckpoint(
   const witnesses = cosigned.length === 0
     ? ""
     : `, cosigned by ${cosigned.map((c) => c.name).join(", ")}`;
-  return `${checkpoint.origin}: ${checkpoint.size} entries, root ${
+  const entries = checkpoint.size === 1 ? "entry" : "entries";
+  return `${checkpoint.origin}: ${checkpoint.size} ${entries}, root ${
     base64.encode(checkpoint.rootHash)
   }${witnesses}`;
 }
