@@ -1,8 +1,10 @@
 /**
- * The browser entry of the client library: what the passkey page needs, and
- * nothing that pulls in Ed25519. `deno task bundle` turns it into
- * `static/client.js`, so the page computes the signed bytes and the challenge
- * with the very code the server and the other clients use.
+ * The browser entry of the client library: what the passkey page needs, with
+ * no Ed25519 signing (Ed25519 verifies the log's signatures only: the page
+ * checks an intent's inclusion proof with `client.log.proveEntry`).
+ * `deno task bundle` turns it into `static/client.js`, so the page computes
+ * the signed bytes, the challenge and the log's entry with the very code the
+ * server and the other clients use.
  *
  * To approve a pending intent with a passkey:
  * `new IntentsClient({ url: location.origin }).approve(id, webAuthnSigner({ publicKey, credentialId }))`
@@ -14,6 +16,8 @@
 
 export {
   approvalRequest,
+  entryBytes,
+  LogVerificationError,
   multisigSignature,
   p256PointFromSpki,
   passkeyChallenge,

@@ -3,7 +3,8 @@
  *
  * Human output by default, `--json` for scripts (standard output then holds
  * exactly one JSON value). Exit codes: 0 success, 1 the service refused or
- * could not be reached, 2 a usage or local input error.
+ * could not be reached, 2 a usage or local input error, 3 the log did not
+ * verify (the `log` commands).
  * @module
  */
 
@@ -13,6 +14,7 @@ import {
   type Intent,
   IntentsClient,
   IntentsError,
+  LogVerificationError,
   newIntentId,
   type Payload,
   signVariantA,
@@ -23,6 +25,8 @@ import { UUID_PATTERN } from "@intents/protocol/intent_id";
 import { DEFAULT_URL, HELP } from "./cli_help.ts";
 import { WEBHOOK_COMMANDS } from "./cli_webhooks.ts";
 import { WEBHOOK_HELP } from "./cli_webhooks_help.ts";
+import { LOG_COMMANDS } from "./cli_log.ts";
+import { LOG_HELP } from "./cli_log_help.ts";
 import { documentMediaType } from "./cli_media_type.ts";
 import {
   approveHint,
@@ -249,9 +253,11 @@ const COMMANDS: Record<string, (ctx: Ctx) => Promise<void>> = {
   "config get": (ctx) => config("get", ctx),
   "config set": (ctx) => config("set", ctx),
   ...WEBHOOK_COMMANDS,
+  ...LOG_COMMANDS,
 };
 
-const GROUPS = new Set(["template", "policy", "config", "webhooks"]);
+const GROUPS = new Set(["template", "policy", "config", "webhooks", "log"]);
+const GROUP_HELP: Record<string, string> = { webhooks: WEBHOOK_HELP.webhooks, log: LOG_HELP.log };
 
 /**
  * Runs the CLI.
@@ -279,7 +285,7 @@ export async function runCli(argv: string[], io: CliIo = denoIo): Promise<number
   if (name !== undefined && GROUPS.has(name)) {
     const sub = positionals.shift();
     if (sub === undefined) {
-      io.stdout(`${name === "webhooks" ? WEBHOOK_HELP.webhooks : HELP.main}\n`);
+      io.stdout(`${GROUP_HELP[name] ?? HELP.main}\n`);
       return values.help ? 0 : 2;
     }
     name = `${name} ${sub}`;
@@ -291,12 +297,14 @@ export async function runCli(argv: string[], io: CliIo = denoIo): Promise<number
   const command = COMMANDS[name];
   if (!command) return fail(`unknown command "${name}"; see --help`, "usage", 2);
   if (values.help) {
-    io.stdout(`${HELP[name] ?? WEBHOOK_HELP[name]}\n`);
+    io.stdout(`${HELP[name] ?? WEBHOOK_HELP[name] ?? LOG_HELP[name]}\n`);
     return 0;
   }
   const url = values.url ?? io.env("INTENTS_URL") ?? DEFAULT_URL;
   const token = values.token ??
-    (name === "events" ? io.env("EVENTS_TOKEN") ?? io.env("ADMIN_TOKEN") : io.env("ADMIN_TOKEN"));
+    (name === "events" || name.startsWith("log ")
+      ? io.env("EVENTS_TOKEN") ?? io.env("ADMIN_TOKEN")
+      : io.env("ADMIN_TOKEN"));
   const ctx: Ctx = {
     values,
     args: positionals,
@@ -311,6 +319,7 @@ export async function runCli(argv: string[], io: CliIo = denoIo): Promise<number
   } catch (error) {
     if (error instanceof UsageError) return fail(error.message, "usage", 2);
     if (error instanceof IntentsError) return fail(error.message, error.code, 1);
+    if (error instanceof LogVerificationError) return fail(error.message, error.code, 3);
     throw error;
   }
 }

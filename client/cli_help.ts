@@ -49,9 +49,12 @@ Commands:
   webhooks …       push the feed to HTTPS endpoints: add, list, get, pause,
                    resume, remove, rotate, replay, attempts (admin); listen
                    (a local receiver); see "webhooks --help"
+  log …            check the verifiable log: keygen, checkpoint, prove, verify,
+                   audit, watch; see "log --help"
 
 Run "deno task cli COMMAND --help" for a command's options.
-Exit codes: 0 success, 1 refused by the service or unreachable, 2 usage error.
+Exit codes: 0 success, 1 refused by the service or unreachable, 2 usage error,
+3 the log did not verify (log commands).
 ${COMMON_HELP}`,
   keygen: `Usage: deno task cli keygen [--out FILE] [--force] [--json]
 

@@ -5,6 +5,7 @@
  */
 
 import { type Ed25519Key, fromKeyFile, type IntentsClient } from "./mod.ts";
+import { LOG_OPTIONS } from "./cli_log_help.ts";
 
 /** A usage or local input problem: exit code 2. */
 export class UsageError extends Error {
@@ -37,11 +38,14 @@ export const OPTIONS = {
   port: { type: "string" },
   secret: { type: "string" },
   overlap: { type: "string" },
+  ...LOG_OPTIONS,
 } as const;
 
 /** The parsed options. */
 export type Values = {
-  [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]["type"] extends "boolean" ? boolean : string;
+  [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[]
+    : (typeof OPTIONS)[K]["type"] extends "boolean" ? boolean
+    : string;
 };
 
 /** Where the CLI writes; replaceable in tests of the CLI as a function. */

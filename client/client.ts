@@ -6,6 +6,8 @@
 
 import { approvalRequest, type ApprovalSigner, rejectionRequest } from "./approvals.ts";
 import { IntentsError } from "./errors.ts";
+import { LogApi } from "./log.ts";
+import { pause } from "./pause.ts";
 import { WebhooksApi } from "./webhook_admin.ts";
 import type {
   ApprovalsView,
@@ -55,18 +57,6 @@ const LONG_POLL_S = 30;
 const RETRY_FIRST_MS = 500;
 const RETRY_LAST_MS = 10_000;
 
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-  });
-}
-
 /** Typed calls to the service. Every failure is an {@link IntentsError}. */
 export class IntentsClient {
   readonly #base: string;
@@ -85,6 +75,16 @@ export class IntentsClient {
       type: options.body === undefined ? undefined : "application/json",
       admin: true,
     })
+  );
+
+  /**
+   * The verifiable log's calls and checks (docs/interface.md §14), with this
+   * client's token: `client.log.checkpoint(policy)`, `consistency(older,
+   * newer)`, `inclusion(entry, index, checkpoint)`, `proveEntry(entry,
+   * policy)`; a `Monitor` follows it.
+   */
+  readonly log: LogApi = new LogApi((path, signal) =>
+    this.#call("GET", path, { admin: true, signal })
   );
 
   /** A client of the service at `options.url`. */

@@ -90,6 +90,28 @@ export {
   WebhookVerificationError,
 } from "@intents/protocol/webhook_verify";
 export * from "./webhook_admin.ts";
+export { type LogVerificationCode, LogVerificationError } from "./errors.ts";
+export * from "./log.ts";
+export * from "./log_monitor.ts";
+export * from "./log_audit.ts";
+export {
+  type Checkpoint,
+  type CheckpointError,
+  type CheckpointPolicy,
+  type CheckpointVerdict,
+  type Cosigned,
+  entryBytes,
+  generateNoteKey,
+  type HashReader,
+  leafHash,
+  type Tile,
+  type TlogProofClaim,
+  type TlogProofError,
+  type TlogProofVerdict,
+  type TreeNode,
+  verifyCheckpoint,
+  verifyTlogProof,
+} from "@intents/protocol/log";
 export type * from "@intents/protocol/types";
 
 /** An Ed25519 key pair; `secretKey` is the 32-byte seed. */

@@ -32,6 +32,7 @@ import {
   tickedPasskeys,
 } from "./passkeys.js";
 import { startApproval } from "./approve.js";
+import { showLogProof } from "./log_proof.js";
 
 const MAX_SIGNERS = 16;
 
@@ -126,6 +127,8 @@ function showSubmission(record) {
   } else {
     showResult("accepted", "201 Created: the service stored the intent.", shown(record));
   }
+  // Not awaited: the proof comes within seconds, and the result is shown meanwhile.
+  showLogProof(record);
 }
 
 async function signAndSubmit() {
@@ -133,6 +136,7 @@ async function signAndSubmit() {
   button.disabled = true;
   showResult("working", "Signing…", "");
   showShareLink(null);
+  $("log-proof").hidden = true;
   try {
     const payload = readPayload();
     const multisig = $("mode-multisig").checked;

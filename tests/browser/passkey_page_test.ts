@@ -102,7 +102,22 @@ Deno.test({
       assert.equal(stored.status, 200);
       assert.deepEqual(await stored.json(), shown);
 
-      assert.deepEqual(problems, []);
+      // The page finds the intent in the log: its proof, checked against the served key.
+      const logState = await page.waitUntil<string>(
+        `(() => { const s = document.getElementById('log-proof').dataset.state;
+          return ['verified', 'bad', 'failed'].includes(s) ? s : ''; })()`,
+        20_000,
+        "the log's proof",
+      );
+      assert.equal(logState, "verified", await text(page, "log-summary"));
+      assert.match(await text(page, "log-summary"), /inclusion proof verifies.*entry \d+/);
+      const checked = JSON.parse(await text(page, "log-body"));
+      assert.equal(checked.log_key, await (await fetch(`${server.url}/log/key`)).text());
+      assert.deepEqual([checked.witnesses, checked.quorum], [[], 0]);
+
+      // Until the checkpoint covers the entry, /log/proof answers 404: the browser logs each.
+      const polled = /status of 404 .*\/log\/proof\?leaf=/;
+      assert.deepEqual(problems.filter((p) => !polled.test(p)), []);
       await screenshot(page, "passkey-accepted.png");
     });
   },

@@ -39,6 +39,7 @@ export const STATIC_FILES: Readonly<Record<string, string>> = {
   "approve.js": SCRIPT,
   "dom.js": SCRIPT,
   "json_view.js": SCRIPT,
+  "log_proof.js": SCRIPT,
   "passkeys.js": SCRIPT,
   "client.js": SCRIPT,
   "style.css": "text/css; charset=utf-8",
