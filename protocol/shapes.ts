@@ -11,11 +11,14 @@
 
 /** The quorum of the governing document and who has approved or rejected. */
 export interface Approval {
-  /** The document's threshold. */
+  /** The document's threshold, or under rules the effective one. */
   threshold: number;
   /** The weight of the keys that have approved, by the document's weights. */
   weight: number;
-  /** The document's signers: key (base58, as the document writes it) to weight. */
+  /**
+   * The signers that count: key (base58, as the document writes it) to weight; the document's, or
+   * under rules those the true rules keep.
+   */
   signers: {
     [key: string]: number;
   };
@@ -37,6 +40,10 @@ export interface Approval {
   }[];
   /** A pending intent expires then: acceptance plus the approval window. */
   expires_at: string;
+  /** Under rules: the signature kinds that count for this intent. */
+  kinds?: ("Ed25519" | "Passkey")[];
+  /** Under rules: the indices of the document's rules that were true. */
+  rules?: number[];
 }
 
 /**

@@ -16,12 +16,15 @@ import { approvalsOf, checkDescriptor, quorumReached } from "./governance.ts";
 import type { Submission } from "./submission.ts";
 import type { SubmissionSummary, VerifiedSubmission } from "./verify_submission.ts";
 import {
-  type Authorship,
+  type ApprovalEntry,
   type DocumentRef,
   MAX_STORED_BODY_BYTES,
   type NewIntent,
+  type Quorum,
   type StoredIntent,
 } from "./intent.ts";
+import type { PublicKeyCache } from "./public_keys.ts";
+import { applyRules } from "./rules/apply.ts";
 import type { IntentWriter, Store } from "./store.ts";
 import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
 
@@ -46,11 +49,19 @@ export async function findReference(
   throw notFound(submission);
 }
 
+/** What deciding a verified submission needs, short of the store. */
+export interface PlanDeps {
+  allowUnsigned: boolean;
+  /** The clock whose time a document's rules see as `now`. */
+  now: () => Date;
+  /** Where decoded public keys are kept. */
+  keys?: PublicKeyCache;
+}
+
 /** What storing a verified submission needs. */
-export interface StoreDeps {
+export interface StoreDeps extends PlanDeps {
   store: Pick<Store, "findDocument" | "getIntent">;
   writer: IntentWriter;
-  allowUnsigned: boolean;
   /** `MAX_PENDING_PER_SIGNER`; unlimited when absent. */
   maxPendingPerSigner?: number;
 }
@@ -96,22 +107,25 @@ function checkUngoverned(verified: Verified | null, allowUnsigned: boolean): voi
   }
 }
 
+/** What the document makes of a submission before its rules: its quorum and approvals. */
+interface Decided {
+  /** Under a governed document: its quorum. */
+  quorum?: Quorum;
+  approvals?: Omit<ApprovalEntry, "at">[];
+}
+
 /**
- * The intent's state, and under a governed document its quorum and the
- * approvals its signatures make.
+ * Under a governed document, its quorum and the approvals the submission's
+ * signatures make.
  *
  * @throws {ServiceError} `unsigned_not_permitted`, `invalid_signature`,
  *   `quorum_mismatch` or `signer_not_authorized`.
  */
-function decide(
-  ref: DocumentRef,
-  verified: Verified | null,
-  allowUnsigned: boolean,
-): Pick<NewIntent, "state" | "quorum" | "approvals"> {
+function decide(ref: DocumentRef, verified: Verified | null, allowUnsigned: boolean): Decided {
   const { quorum } = ref;
   if (quorum === null) {
     checkUngoverned(verified, allowUnsigned);
-    return { state: "accepted" };
+    return {};
   }
   // Under a governed document the document decides, whatever ALLOW_UNSIGNED says.
   if (verified === null && !quorum.unsigned) throw UNSIGNED_REFUSED();
@@ -126,8 +140,72 @@ function decide(
       );
     }
   }
-  const accepted = verified === null || quorumReached(quorum, approvals);
-  return { state: accepted ? "accepted" : "pending", quorum, approvals };
+  return { quorum, approvals };
+}
+
+/**
+ * The intent a verified submission makes: every check before the id's, the
+ * document's rules last (docs/interface.md §15), evaluated at `deps.now()`.
+ *
+ * @throws {ServiceError} `payload_too_large` when a governed record would
+ *   leave no room for its approvals, and the refusals of the rules.
+ */
+function planIntent(
+  deps: PlanDeps,
+  { submission, verified, body }: VerifiedSubmission,
+  ref: DocumentRef,
+  decided: Decided,
+): NewIntent {
+  let { quorum } = decided;
+  const approvals = decided.approvals ?? [];
+  // The record of a governed intent also holds its approvals, within the same KV value.
+  if (quorum && body.length > MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES) {
+    throw tooLarge(MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES, { asStored: true });
+  }
+  const intent: NewIntent = {
+    id: submission.id,
+    variant: submission.variant,
+    refId: submission.refId,
+    authorship: verified?.authorship ?? { kind: "Unsigned", signers: [] },
+    body,
+    state: "accepted",
+  };
+  if (!quorum) return intent;
+  if (quorum.rules) {
+    const now = deps.now();
+    const ruled = applyRules({
+      quorum: { ...quorum, rules: quorum.rules },
+      document: ref.id,
+      variant: submission.variant,
+      body,
+      verified,
+      now,
+      keys: deps.keys,
+    });
+    quorum = ruled.quorum;
+    intent.ruled = ruled.ruled;
+    intent.receivedAt = now.toISOString();
+  }
+  intent.quorum = quorum;
+  intent.approvals = approvals;
+  if (verified !== null && !quorumReached(quorum, approvals)) intent.state = "pending";
+  return intent;
+}
+
+/**
+ * What a submission would become (`POST /intents/dry-run`, docs/interface.md
+ * §15): every check of {@link storeSubmission} before the id's, nothing read
+ * of ids or stored.
+ *
+ * @returns the intent as it would be stored.
+ * @throws {ServiceError} as {@link storeSubmission} before the id check.
+ */
+export function trySubmission(
+  deps: PlanDeps,
+  verified: VerifiedSubmission,
+  ref: DocumentRef,
+): NewIntent {
+  return planIntent(deps, verified, ref, decide(ref, verified.verified, deps.allowUnsigned));
 }
 
 const utf8 = new TextDecoder();
@@ -170,27 +248,18 @@ async function replayOf(
  */
 export async function storeSubmission(
   deps: StoreDeps,
-  { submission, verified, body }: VerifiedSubmission,
+  verifiedSubmission: VerifiedSubmission,
   ref: DocumentRef,
 ): Promise<Stored> {
-  const { state, quorum, approvals } = decide(ref, verified, deps.allowUnsigned);
-  // The record of a governed intent also holds its approvals, within the same KV value.
-  if (quorum && body.length > MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES) {
-    throw tooLarge(MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES, { asStored: true });
+  const { submission, verified, body } = verifiedSubmission;
+  const decided = decide(ref, verified, deps.allowUnsigned);
+  if (decided.quorum?.rules) {
+    // The same signed submission sent again learns its outcome; its rules are not met again.
+    const replayed = await replayOf(deps, submission.id, verified, body);
+    if (replayed) return { record: replayed, replayed: true };
   }
-  const authorship: Authorship = verified?.authorship ?? { kind: "Unsigned", signers: [] };
-  const intent: NewIntent = {
-    id: submission.id,
-    variant: submission.variant,
-    refId: submission.refId,
-    authorship,
-    body,
-    state,
-  };
-  if (quorum) {
-    intent.quorum = quorum;
-    intent.approvals = approvals;
-  }
+  const intent = planIntent(deps, verifiedSubmission, ref, decided);
+  const state = intent.state;
   const maxPending = state === "pending" ? deps.maxPendingPerSigner : undefined;
   let result = await deps.writer.insert({ intent, ref, maxPending });
   if (result.outcome === "reference_changed") {
