@@ -37,6 +37,7 @@ export const OPTIONS = {
   port: { type: "string" },
   secret: { type: "string" },
   overlap: { type: "string" },
+  "dry-run": { type: "boolean" },
 } as const;
 
 /** The parsed options. */

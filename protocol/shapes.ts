@@ -116,6 +116,18 @@ export interface DocumentId {
 }
 
 /**
+ * What a submission would become: `accepted` or `pending`, its effective quorum and the rules that
+ * were true. Nothing is stored.
+ */
+export interface DryRun {
+  outcome: "accepted" | "pending";
+  /** The effective quorum, as the record would hold it; null when ungoverned. */
+  approval: Approval | null;
+  /** The indices of the rules that were true. */
+  rules: number[];
+}
+
+/**
  * Ed25519 (strict RFC 8032): `pub_key` is 32 bytes, `signature` 64 bytes, both base58.
  * Non-canonical S, non-canonical point encodings and small-order keys or R are rejected.
  */

@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { runCli } from "../../client/cli.ts";
 import { expectError } from "../support/fixtures.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
@@ -116,6 +117,37 @@ Deno.test("POST /intents/dry-run", async (t) => {
       const signed = newSigned("template", template);
       const answer = await (await dryRun(h, bodyOf(signed, await e1.sign(signed)))).json();
       assert.deepEqual(answer, { outcome: "accepted", approval: null, rules: [] });
+    });
+
+    await t.step("the client's dryRun and the CLI's submit --dry-run", async () => {
+      const tried = await h.client.dryRun(JSON.stringify(body));
+      assert.deepEqual([tried.outcome, tried.rules], ["pending", [0]]);
+      const server = Deno.serve(
+        { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+        (request, info) => h.app.handler(request, info),
+      );
+      try {
+        const out: string[] = [];
+        const small = newSigned("policy", policy, { attrs: { fields: { amount: 5000 } } });
+        const text = JSON.stringify(bodyOf(small, await e2.sign(small)));
+        const code = await runCli(
+          ["submit", "-", "--dry-run", "--url", `http://127.0.0.1:${server.addr.port}`],
+          {
+            stdout: (line) => out.push(line),
+            stderr: (line) => out.push(line),
+            readStdin: () => Promise.resolve(new TextEncoder().encode(text)),
+            env: () => undefined,
+          },
+        );
+        assert.equal(code, 0, out.join(""));
+        assert.match(
+          out.join(""),
+          /would be pending \(weight 1 of 2, rules 0 true\); nothing stored/,
+        );
+        await expectIdFree(h, small.id as string);
+      } finally {
+        await server.shutdown();
+      }
     });
 
     await t.step("a GET of /intents/dry-run still reads the intent of that id", async () => {
