@@ -120,6 +120,7 @@ export interface DocumentId {
  * were true. Nothing is stored.
  */
 export interface DryRun {
+  /** The state the intent would be stored in. */
   outcome: "accepted" | "pending";
   /** The effective quorum, as the record would hold it; null when ungoverned. */
   approval: Approval | null;

@@ -114,7 +114,10 @@ export const ApprovalSchema = v.object({
 
 /** `POST /intents/dry-run`: what the submission would become. */
 export const DryRunSchema = v.object({
-  outcome: v.picklist(["accepted", "pending"]),
+  outcome: v.pipe(
+    v.picklist(["accepted", "pending"]),
+    v.description("The state the intent would be stored in."),
+  ),
   approval: v.pipe(
     v.nullable(ApprovalSchema),
     v.description("The effective quorum, as the record would hold it; null when ungoverned."),
