@@ -10,6 +10,7 @@ import { runCli } from "../../client/cli.ts";
 import { expectError } from "../support/fixtures.ts";
 import type { Harness } from "../support/harness.ts";
 import { withApp } from "../support/in_process.ts";
+import { until } from "../support/time.ts";
 import {
   authorizationOf,
   bodyOf,
@@ -77,10 +78,7 @@ Deno.test("POST /intents/dry-run", async (t) => {
       const stored = await h.submit(body);
       assert.equal(stored.status, 202);
       let seen: { record: { id: string } }[] = [];
-      for (let i = 0; i < 100 && seen.length === 0; i++) {
-        seen = await events(h);
-        if (seen.length === 0) await new Promise((r) => setTimeout(r, 20));
-      }
+      await until(async () => (seen = await events(h)).length > 0, 2000, "the intent's event");
       assert.deepEqual(seen.map((e) => e.record.id), [large.id]);
       // Once the id is taken, a dry run still answers: it never looks at ids.
       assert.equal((await dryRun(h, body)).status, 200);

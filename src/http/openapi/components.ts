@@ -421,7 +421,10 @@ export function componentSchemas(): Record<string, JsonSchema> {
   out.Rule = {
     ...out.Rule,
     description: COMPONENT_DESCRIPTIONS.Rule,
-    oneOf: schemas.RULE_EFFECTS.map((effect) => ({ required: [effect] })),
+    oneOf: schemas.RULE_EFFECTS.map((effect) => ({
+      properties: { [effect]: {} },
+      required: [effect],
+    })),
   };
   const effects = out.Rule.properties as Record<string, JsonSchema>;
   for (const list of ["signers", "kinds"]) effects[list] = { ...effects[list], uniqueItems: true };
