@@ -2,9 +2,11 @@
  * The submit use case's store side (docs/architecture.md: A submission's
  * path): `findReference` finds the template or policy before the signature is
  * verified; `storeSubmission` then applies the document's quorum
- * (`signer_not_authorized`, then `quorum_mismatch`) and stores once, the id
+ * (`signer_not_authorized`, then `quorum_mismatch`), under rules recognizes a
+ * replay and evaluates them (`src/domain/rules/`), and stores once, the id
  * checked last (`intent_exists`, or the replay of this same signed
- * submission), then `too_many_pending`. A request whose authorship does not
+ * submission), then `too_many_pending`. `trySubmission` is the dry run: the
+ * same checks, up to the id. A request whose authorship does not
  * verify, or whose signer the document does not name, never learns whether
  * an id exists.
  * @module
@@ -235,12 +237,14 @@ async function replayOf(
 
 /**
  * Stores a verified submission under its template or policy (`ref`, found by
- * {@link findReference}): the quorum the document fixes, then the id.
+ * {@link findReference}): the quorum the document fixes, then, under rules,
+ * a replay of this same signed submission recognized before they are
+ * evaluated once (docs/interface.md §15), then the id.
  *
  * @returns the stored record: `accepted`, or `pending` under a governed
  *   document whose threshold its signatures do not reach; or, for the same
  *   signed submission sent again, the record as it stands, `replayed`.
- * @throws {ServiceError} the refusals of the quorum, `intent_exists`,
+ * @throws {ServiceError} the refusals of the quorum and of the rules, `intent_exists`,
  *   `too_many_pending`, `template_not_found` or `policy_not_found` (the
  *   document changed and is gone since, which a store conversion alone does), or
  *   `payload_too_large` when a governed record would leave no room for its
