@@ -131,8 +131,14 @@ Deno.test("bounds: nodes, nested comprehensions, literal patterns", () => {
   const list = (n: number) => `size([${Array(n).fill("1").join(",")}]) > 0`;
   refused([{ when: list(197), deny: "no" }], "authorization.rules[0].when", ["200 nodes"]);
   assert.ok(check([{ when: list(196), deny: "no" }]));
-  // One comprehension is fine; one inside another is not.
+  // One comprehension is fine, and so is a chain; one inside another is not.
   assert.ok(check([{ when: "intent.items.all(i, i.amount < 10.0)", deny: "no" }]));
+  assert.ok(check([{ when: "intent.items.filter(i, i.amount > 1.0).all(i, i.ok)", deny: "no" }]));
+  refused(
+    [{ when: "intent.a.exists(x, intent.b.filter(y, y == x).size() > 0)", deny: "no" }],
+    "authorization.rules[0].when",
+    ["inside another"],
+  );
   refused(
     [{ when: "intent.a.all(x, intent.b.exists(y, y == x))", deny: "no" }],
     "authorization.rules[0].when",

@@ -2,7 +2,7 @@
  * The store-time checks of a rule's parsed CEL expression
  * (docs/interface.md §15) that bound what it may do: only the rule variables
  * and cel-spec's standard definitions, at most {@link MAX_NODES} nodes,
- * comprehensions never inside one another, `matches` only with a literal
+ * no comprehension in the step of another, `matches` only with a literal
  * pattern, and a result that is a boolean or dynamic. `@bufbuild/cel` does
  * not export its type checker (docs/decisions.md), so the result's type is
  * read from the standard definitions' declared results; a mismatch deeper in
@@ -154,14 +154,16 @@ function visit(walk: Walk, expr: Expr, scope: Map<string, Types>, inLoop: boolea
     case "comprehensionExpr": {
       if (inLoop) refuse(walk, expr, "a comprehension cannot be inside another");
       const c = kind.value;
-      visit(walk, c.iterRange!, scope, true);
+      // The range, the start and the result are evaluated once: a comprehension there runs
+      // before or after this one (a chain), not inside it. Its step runs for every element.
+      visit(walk, c.iterRange!, scope, false);
       const inner = new Map(scope);
-      inner.set(c.accuVar, visit(walk, c.accuInit!, scope, true));
+      inner.set(c.accuVar, visit(walk, c.accuInit!, scope, false));
       inner.set(c.iterVar, new Set(["dyn"]));
       if (c.iterVar2 !== "") inner.set(c.iterVar2, new Set(["dyn"]));
       visit(walk, c.loopCondition!, inner, true);
       visit(walk, c.loopStep!, inner, true);
-      return visit(walk, c.result!, inner, true);
+      return visit(walk, c.result!, inner, false);
     }
     default:
       return refuse(walk, expr, "an expression of an unknown kind");
