@@ -151,9 +151,17 @@ async function sign({ values, io }: Ctx): Promise<void> {
   }
 }
 
-async function submit({ args, io, client, print }: Ctx): Promise<void> {
+async function submit({ args, io, client, print, values }: Ctx): Promise<void> {
   const path = requireArg(args[0], "FILE");
   const bytes = await readInput(path, io);
+  if (values["dry-run"]) {
+    // Checked as a submission, stored nowhere: what the intent would become.
+    const tried = await client().dryRun(bytes);
+    const rules = tried.rules.length > 0 ? `, rules ${tried.rules.join(", ")} true` : "";
+    const quorum = tried.approval ? ` (${weightText(tried.approval)}${rules})` : "";
+    print(`would be ${tried.outcome}${quorum}; nothing stored`, tried);
+    return;
+  }
   const { record, outcome } = await client().submitOutcome(bytes);
   if (outcome === "replayed") {
     // 200: this same submission was stored before (a retry); the record is that intent as it is now.

@@ -96,7 +96,7 @@ template_id is signed as Variant A, one with policy_id as Variant B.
   --key FILE          Ed25519 key file from "keygen"
   --out FILE          write the body to FILE instead of standard output
 ${COMMON_HELP}`,
-  submit: `Usage: deno task cli submit FILE [--json]
+  submit: `Usage: deno task cli submit FILE [--dry-run] [--json]
 
 Submits the body in FILE (or - for standard input) exactly as it is. Prints the
 stored record; on refusal prints the service's message and code and exits 1
@@ -104,7 +104,9 @@ stored record; on refusal prints the service's message and code and exits 1
 template or policy whose threshold the body's signatures do not reach, the
 intent is stored pending: it prints "pending (weight 1 of 2)", the record, and
 how the other signers approve it ("approve ID --key FILE"). --json prints the
-record either way; its "state" is "accepted" or "pending".
+record either way; its "state" is "accepted" or "pending". --dry-run checks the
+body as a submission and stores nothing: it prints whether the intent would be
+accepted or pending, and under a document with rules which rules were true.
 ${COMMON_HELP}`,
   approvals: `Usage: deno task cli approvals ID [--json]
 

@@ -39,6 +39,7 @@ export const OPTIONS = {
   secret: { type: "string" },
   overlap: { type: "string" },
   ...LOG_OPTIONS,
+  "dry-run": { type: "boolean" },
 } as const;
 
 /** The parsed options. */

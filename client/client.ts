@@ -11,6 +11,7 @@ import { pause } from "./pause.ts";
 import { WebhooksApi } from "./webhook_admin.ts";
 import type {
   ApprovalsView,
+  DryRun,
   IntentEvent,
   IntentRecord,
   RuntimeConfig,
@@ -19,6 +20,15 @@ import type {
 } from "@intents/protocol/types";
 
 export { IntentsError };
+
+/** A submission's body as sent: text and bytes unchanged, so what was signed is what is sent. */
+function bodyText(body: VariantABody | VariantBBody | string | Uint8Array): BodyInit {
+  return typeof body === "string"
+    ? body
+    : body instanceof Uint8Array
+    ? body as Uint8Array<ArrayBuffer>
+    : JSON.stringify(body);
+}
 
 /** Options of {@link IntentsClient}. */
 export interface ClientOptions {
@@ -172,13 +182,8 @@ export class IntentsClient {
   async submitOutcome(
     body: VariantABody | VariantBBody | string | Uint8Array,
   ): Promise<{ record: IntentRecord; outcome: "created" | "pending" | "replayed" }> {
-    const sent: BodyInit = typeof body === "string"
-      ? body
-      : body instanceof Uint8Array
-      ? body as Uint8Array<ArrayBuffer>
-      : JSON.stringify(body);
     const response = await this.#call("POST", "/intents", {
-      body: sent,
+      body: bodyText(body),
       type: "application/json",
     });
     const record = await response.json() as IntentRecord;
@@ -188,6 +193,23 @@ export class IntentsClient {
       ? "replayed"
       : "created";
     return { record, outcome };
+  }
+
+  /**
+   * `POST /intents/dry-run`: what the submission would become, checked as
+   * {@link IntentsClient.submit} checks it, stored nowhere: `outcome`
+   * (`accepted` or `pending`), the effective quorum and the indices of the
+   * document's rules that were true. Takes the same bodies as `submit`.
+   *
+   * @throws {IntentsError} with the refusal the submission would get, e.g.
+   *   `rule_denied`, `rule_error`, `quorum_unreachable`, `signer_not_authorized`.
+   */
+  async dryRun(body: VariantABody | VariantBBody | string | Uint8Array): Promise<DryRun> {
+    const response = await this.#call("POST", "/intents/dry-run", {
+      body: bodyText(body),
+      type: "application/json",
+    });
+    return await response.json() as DryRun;
   }
 
   /** `GET /intents/{id}` (admin). */

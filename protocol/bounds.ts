@@ -15,3 +15,12 @@ export const MAX_APPROVAL_WINDOW_S = 2_592_000;
 
 /** The approval window when a governed document names none: 7 days. */
 export const DEFAULT_APPROVAL_WINDOW_S = 604_800;
+
+/** Most rules in a governed document's `authorization` (docs/interface.md §15). */
+export const MAX_RULES = 16;
+
+/** Longest CEL expression of a rule's `when`, in characters. */
+export const MAX_RULE_WHEN_CHARS = 1_000;
+
+/** Longest reason of a `deny` rule, in characters. */
+export const MAX_RULE_REASON_CHARS = 200;

@@ -11,11 +11,14 @@
 
 /** The quorum of the governing document and who has approved or rejected. */
 export interface Approval {
-  /** The document's threshold. */
+  /** The document's threshold, or under rules the effective one. */
   threshold: number;
   /** The weight of the keys that have approved, by the document's weights. */
   weight: number;
-  /** The document's signers: key (base58, as the document writes it) to weight. */
+  /**
+   * The signers that count: key (base58, as the document writes it) to weight; the document's, or
+   * under rules those the true rules keep.
+   */
   signers: {
     [key: string]: number;
   };
@@ -37,6 +40,10 @@ export interface Approval {
   }[];
   /** A pending intent expires then: acceptance plus the approval window. */
   expires_at: string;
+  /** Under rules: the signature kinds that count for this intent. */
+  kinds?: ("Ed25519" | "Passkey")[];
+  /** Under rules: the indices of the document's rules that were true. */
+  rules?: number[];
 }
 
 /**
@@ -106,6 +113,19 @@ export interface Config {
 export interface DocumentId {
   /** Base58 SHA-256 of the exact document bytes. */
   id: string;
+}
+
+/**
+ * What a submission would become: `accepted` or `pending`, its effective quorum and the rules that
+ * were true. Nothing is stored.
+ */
+export interface DryRun {
+  /** The state the intent would be stored in. */
+  outcome: "accepted" | "pending";
+  /** The effective quorum, as the record would hold it; null when ungoverned. */
+  approval: Approval | null;
+  /** The indices of the rules that were true. */
+  rules: number[];
 }
 
 /**

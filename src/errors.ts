@@ -36,6 +36,10 @@ export const ERROR_CODES = [
   "too_many_webhooks",
   "rate_limited",
   "too_many_pending",
+  "invalid_rule",
+  "rule_denied",
+  "rule_error",
+  "quorum_unreachable",
 ] as const;
 
 /** A stable error code of the public interface. */

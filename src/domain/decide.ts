@@ -213,7 +213,10 @@ async function decideIntent(
     tooLate = false;
     if (stateAt(intent, now) !== "pending") throw notPending(intent, now);
     const key = signerText(approval, keyId, deps.keys);
-    if (key === undefined) throw signerNotAuthorized(signature.path);
+    // Under rules the record's quorum is the effective one: its signers and kinds count only.
+    if (key === undefined || (approval.kinds && !approval.kinds.includes(signature.kind))) {
+      throw signerNotAuthorized(signature.path, approval.rules !== undefined);
+    }
     if (approval.approvals.some((a) => a.key === key)) {
       throw new ServiceError("already_approved", "this key has approved the intent");
     }

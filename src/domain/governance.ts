@@ -13,6 +13,7 @@ import type {
   ApprovalEntry,
   ApprovalState,
   IntentState,
+  NewIntent,
   Quorum,
   Signers,
   StoredIntent,
@@ -20,7 +21,8 @@ import type {
 import { parseJsonBody } from "./strict_json.ts";
 import { decodeSigners, type PublicKeyCache } from "./public_keys.ts";
 import { signatureDigest } from "./signature_digest.ts";
-import { AuthorizationSchema, DEFAULT_APPROVAL_WINDOW_S } from "./schemas.ts";
+import { AuthorizationSchema, DEFAULT_APPROVAL_WINDOW_S, RulesSchema } from "./schemas.ts";
+import { compileRules } from "./rules/compile.ts";
 import { validate } from "./validate.ts";
 
 /** A template or policy to read a quorum from. */
@@ -33,7 +35,10 @@ export interface DocumentContent {
 /** Reads an `authorization` member into a quorum, or refuses with `invalid_authorization`. */
 function readAuthorization(value: unknown, keys?: PublicKeyCache): Quorum {
   const path = "authorization";
-  const body = validate(AuthorizationSchema, value, path, { code: "invalid_authorization" });
+  // The rules are refused with a code of their own: checked apart, once the rest is.
+  const rules = isObject(value) ? value.rules : undefined;
+  const shape = isObject(value) ? { ...value, rules: undefined } : value;
+  const body = validate(AuthorizationSchema, shape, path, { code: "invalid_authorization" });
   const signers = decodeSigners(body.signers, {
     path: `${path}.signers`,
     code: "invalid_authorization",
@@ -54,12 +59,26 @@ function readAuthorization(value: unknown, keys?: PublicKeyCache): Quorum {
       `${path}.threshold: must be at most the sum of the weights, ${total}`,
     );
   }
-  return {
+  const quorum: Quorum = {
     signers,
     threshold: body.threshold,
     unsigned: body.unsigned ?? false,
     approvalWindowS: body.approval_window_s ?? DEFAULT_APPROVAL_WINDOW_S,
   };
+  if (rules !== undefined) {
+    const shaped = validate(RulesSchema, rules, `${path}.rules`, { code: "invalid_rule" });
+    quorum.rules = compileRules(shaped, {
+      path: `${path}.rules`,
+      signers,
+      totalWeight: total,
+      keys,
+    });
+  }
+  return quorum;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -134,6 +153,22 @@ export function documentQuorum(doc: DocumentContent): Quorum | null {
   }
 }
 
+/**
+ * The quorum of a document stored apart as having rules, or null when it
+ * does not check now: unlike {@link documentQuorum}'s, such a document is
+ * never taken for one that governs nothing.
+ */
+export function ruledQuorum(doc: DocumentContent): Quorum | null {
+  let quorum: Quorum | null;
+  try {
+    quorum = checkDocument(doc);
+  } catch (error) {
+    if (error instanceof ServiceError) return null;
+    throw error;
+  }
+  return quorum?.rules ? quorum : null;
+}
+
 /** A signature of a submission or a decision: the signer's key id and kind. */
 export interface SignedBy {
   keyId: string;
@@ -145,10 +180,12 @@ export interface SignedBy {
 }
 
 /** The refusal of a signature whose key the governing document does not name. */
-export function signerNotAuthorized(path: string): ServiceError {
+export function signerNotAuthorized(path: string, ruled = false): ServiceError {
   return new ServiceError(
     "signer_not_authorized",
-    `${path}: the key is not a signer of the document`,
+    ruled
+      ? `${path}: under the document's rules, this key or kind does not count for this intent`
+      : `${path}: the key is not a signer of the document`,
   );
 }
 
@@ -206,14 +243,20 @@ export function startApproval(
   quorum: Quorum,
   approvals: readonly Omit<ApprovalEntry, "at">[],
   receivedAt: string,
+  ruled?: NewIntent["ruled"],
 ): ApprovalState {
-  return {
+  const state: ApprovalState = {
     threshold: quorum.threshold,
     signers: signerWeights(quorum),
     approvals: approvals.map((a) => ({ ...a, at: receivedAt })),
     rejections: [],
     expiresAt: new Date(Date.parse(receivedAt) + quorum.approvalWindowS * 1000).toISOString(),
   };
+  if (ruled) {
+    state.kinds = ruled.kinds;
+    state.rules = ruled.rules;
+  }
+  return state;
 }
 
 /** The part of an approval state that decides its weight. */

@@ -5,6 +5,7 @@
  */
 
 import type { EventType } from "@intents/protocol/events";
+import type { CompiledRule, RuleKind } from "./rules/rule.ts";
 
 /** Kinds of content-addressed documents an intent refers to. */
 export type DocumentKind = "template" | "policy";
@@ -63,6 +64,10 @@ export interface ApprovalState {
   rejections?: ApprovalEntry[];
   /** RFC 3339 time after which a pending intent is expired. */
   expiresAt: string;
+  /** Under rules (docs/interface.md §15): the signature kinds that count. */
+  kinds?: RuleKind[];
+  /** Under rules: the indices of the rules that were true at submission. */
+  rules?: number[];
 }
 
 /** Signers by key id (see `public_keys.ts`): the key as written, and its weight. */
@@ -79,6 +84,8 @@ export interface Quorum {
   unsigned: boolean;
   /** Seconds a pending intent waits for approvals. */
   approvalWindowS: number;
+  /** The document's rules, compiled (docs/interface.md §15); absent when it has none. */
+  rules?: readonly CompiledRule[];
 }
 
 /** A verified intent, ready to be stored: everything but when and where it was accepted. */
@@ -103,10 +110,21 @@ export interface NewIntent {
    * make, stamped with the acceptance time when stored.
    */
   approvals?: Omit<ApprovalEntry, "at">[];
+  /**
+   * Under rules: the kinds that count and the rules that were true, for the
+   * record's `approval` (`quorum` is then the effective quorum).
+   */
+  ruled?: { kinds: RuleKind[]; rules: number[] };
+  /**
+   * Under rules: the receipt time the rules saw as `now`, which the record
+   * keeps as `received_at`; otherwise stamped as its commit starts.
+   */
+  receivedAt?: string;
 }
 
 /** An intent as stored. */
-export interface StoredIntent extends Omit<NewIntent, "state" | "quorum" | "approvals"> {
+export interface StoredIntent
+  extends Omit<NewIntent, "state" | "quorum" | "approvals" | "ruled" | "receivedAt"> {
   /** RFC 3339 time of acceptance, stamped as its commit started. */
   receivedAt: string;
   /**

@@ -5,8 +5,14 @@
  * @module
  */
 
-import { approvalWeight, stateAt } from "./governance.ts";
-import type { ApprovalEntry, ApprovalState, IntentEvent, StoredIntent } from "./intent.ts";
+import { approvalWeight, startApproval, stateAt } from "./governance.ts";
+import type {
+  ApprovalEntry,
+  ApprovalState,
+  IntentEvent,
+  NewIntent,
+  StoredIntent,
+} from "./intent.ts";
 
 const utf8 = new TextDecoder();
 
@@ -37,7 +43,22 @@ export function renderApproval(approval: ApprovalState): Record<string, unknown>
     approvals: renderEntries(approval.approvals),
     rejections: renderEntries(approval.rejections),
     expires_at: approval.expiresAt,
+    // Under rules (docs/interface.md §15): the kinds that count and the rules that were true.
+    ...(approval.kinds ? { kinds: approval.kinds } : {}),
+    ...(approval.rules ? { rules: approval.rules } : {}),
   };
+}
+
+/**
+ * The answer of a dry run (docs/interface.md §15): what the intent would be,
+ * `{"outcome", "approval", "rules"}`, as if received at `at` (RFC 3339).
+ */
+export function renderDryRun(intent: NewIntent, at: string): string {
+  const receivedAt = intent.receivedAt ?? at;
+  const approval = intent.quorum
+    ? renderApproval(startApproval(intent.quorum, intent.approvals ?? [], receivedAt, intent.ruled))
+    : null;
+  return JSON.stringify({ outcome: intent.state, approval, rules: intent.ruled?.rules ?? [] });
 }
 
 function attrsOf(variant: StoredIntent["variant"], value: Record<string, Record<string, unknown>>) {
@@ -93,7 +114,9 @@ export function renderEvent(event: IntentEvent): string {
 }
 
 /** The object every signer signs: `payload` (Variant A) or `intent` (Variant B). */
-export function signedObject(record: StoredIntent): Record<string, unknown> {
+export function signedObject(
+  record: Pick<StoredIntent, "body" | "variant">,
+): Record<string, unknown> {
   const value = JSON.parse(utf8.decode(record.body)) as Record<string, Record<string, unknown>>;
   return record.variant === "A" ? value.payload : value.intent;
 }

@@ -13,6 +13,9 @@ import {
   DEFAULT_APPROVAL_WINDOW_S,
   MAX_APPROVAL_WINDOW_S,
   MAX_MULTISIG_ENTRIES,
+  MAX_RULE_REASON_CHARS,
+  MAX_RULE_WHEN_CHARS,
+  MAX_RULES,
 } from "@intents/protocol/bounds";
 import { UUID_PATTERN } from "@intents/protocol/intent_id";
 import {
@@ -22,7 +25,14 @@ import {
 } from "./extractor_url.ts";
 
 // The bounds are the wire protocol's, which the client checks too.
-export { DEFAULT_APPROVAL_WINDOW_S, MAX_APPROVAL_WINDOW_S, MAX_MULTISIG_ENTRIES };
+export {
+  DEFAULT_APPROVAL_WINDOW_S,
+  MAX_APPROVAL_WINDOW_S,
+  MAX_MULTISIG_ENTRIES,
+  MAX_RULE_REASON_CHARS,
+  MAX_RULE_WHEN_CHARS,
+  MAX_RULES,
+};
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
 // Control characters (Unicode's Cc: C0, DEL, C1) are refused in ids: they break logs and
@@ -175,10 +185,12 @@ const positiveSafeInteger = v.pipe(
   v.minValue(1, "must be at least 1"),
 );
 
+/** A signer key: Ed25519 (32 bytes) or P-256 (33 or 65 bytes). */
+const signerKey = base58String(base58Chars(32, 33, 65));
+
 /** Signers with their weights, as a Multisig descriptor and a governed document name them. */
 const SignersSchema = v.pipe(
-  // A key is Ed25519 (32 bytes) or P-256 (33 or 65 bytes).
-  v.record(base58String(base58Chars(32, 33, 65)), positiveSafeInteger, "expected an object"),
+  v.record(signerKey, positiveSafeInteger, "expected an object"),
   v.check((value) => !Array.isArray(value), "expected an object"),
   v.minEntries(1, "must name at least one signer"),
   v.maxEntries(MAX_MULTISIG_ENTRIES, `must name at most ${MAX_MULTISIG_ENTRIES} signers`),
@@ -199,6 +211,69 @@ export const MultisigSchema = v.strictObject({
   ),
 }, "expected an object");
 
+/** The signature kinds a rule may name. */
+export const RULE_KINDS = ["Ed25519", "Passkey"] as const;
+
+/** True when no two items of a list are equal. */
+const distinct = <T>(items: T[]) => new Set(items).size === items.length;
+
+const when = v.pipe(
+  v.string("expected a CEL expression"),
+  v.minCodePoints(1, `must be 1 to ${MAX_RULE_WHEN_CHARS} characters`),
+  v.maxCodePoints(MAX_RULE_WHEN_CHARS, `must be 1 to ${MAX_RULE_WHEN_CHARS} characters`),
+  v.description(
+    "A CEL expression over `intent`, `variant`, `document`, `signers`, `kinds` " +
+      "and `now`; the rule applies when it is true.",
+  ),
+);
+
+/** The effects of a rule, of which it has exactly one. */
+export const RULE_EFFECTS = ["deny", "threshold", "signers", "kinds"] as const;
+
+/**
+ * One rule of a governed document (docs/interface.md §15): a condition and
+ * exactly one effect. One object with every effect optional, so that a refusal
+ * names the member at fault; the count of effects is checked after.
+ */
+export const RuleSchema = v.pipe(
+  v.strictObject({
+    when,
+    deny: v.optional(v.pipe(
+      boundedText(MAX_RULE_REASON_CHARS),
+      v.regex(NO_CONTROL, "must not contain control characters"),
+      v.description("The intent is refused with this reason, sent verbatim in the message."),
+    )),
+    threshold: v.optional(v.pipe(
+      positiveSafeInteger,
+      v.description("The quorum for this intent: at most the sum of the weights."),
+    )),
+    signers: v.optional(v.pipe(
+      v.array(signerKey, "expected an array of keys"),
+      v.minLength(1, "must name at least one key"),
+      v.maxLength(MAX_MULTISIG_ENTRIES, `must name at most ${MAX_MULTISIG_ENTRIES} keys`),
+      v.check(distinct, "must not name a key twice"),
+      v.description("Only these signers of the document count for this intent."),
+    )),
+    kinds: v.optional(v.pipe(
+      v.array(v.picklist(RULE_KINDS, 'expected "Ed25519" or "Passkey"'), "expected an array"),
+      v.minLength(1, "must name at least one kind"),
+      v.check(distinct, "must not name a kind twice"),
+      v.description("Only signatures of these kinds count for this intent."),
+    )),
+  }, "expected an object"),
+  v.check(
+    (rule) => RULE_EFFECTS.filter((effect) => rule[effect] !== undefined).length === 1,
+    "must have exactly one effect: deny, threshold, signers or kinds",
+  ),
+);
+
+/** A governed document's rules, in the order they are evaluated. */
+export const RulesSchema = v.pipe(
+  v.array(RuleSchema, "expected an array of rules"),
+  v.minLength(1, "must hold at least one rule"),
+  v.maxLength(MAX_RULES, `must hold at most ${MAX_RULES} rules`),
+);
+
 /** The `authorization` member of a governed template or policy (docs/interface.md §10). */
 export const AuthorizationSchema = v.strictObject({
   signers: SignersSchema,
@@ -212,6 +287,7 @@ export const AuthorizationSchema = v.strictObject({
       v.maxValue(MAX_APPROVAL_WINDOW_S, `must be at most ${MAX_APPROVAL_WINDOW_S}`),
     ),
   ),
+  rules: v.optional(RulesSchema),
 }, "expected an object");
 
 /** `POST /intents/{id}/approvals` body: one Ed25519 or Passkey signature. */

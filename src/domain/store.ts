@@ -155,10 +155,17 @@ export interface Store {
   getDocument(kind: DocumentKind, id: string): Promise<StoredDocument | null>;
   /**
    * Stores a document under its id unless present: documents are immutable.
-   * Like every write of the port, it throws {@link StorageUnavailableError}
-   * when the storage cannot write.
+   * One with rules (`ruled`) is stored where versions before rules do not
+   * look (docs/interface.md §15); both places are read. Like every write of
+   * the port, it throws {@link StorageUnavailableError} when the storage
+   * cannot write.
    */
-  putDocument(kind: DocumentKind, id: string, doc: StoredDocument): Promise<"created" | "exists">;
+  putDocument(
+    kind: DocumentKind,
+    id: string,
+    doc: StoredDocument,
+    options?: { ruled?: boolean },
+  ): Promise<"created" | "exists">;
 
   /**
    * Stores intents with distinct ids, each exactly once, stamping their

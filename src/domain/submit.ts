@@ -2,9 +2,11 @@
  * The submit use case's store side (docs/architecture.md: A submission's
  * path): `findReference` finds the template or policy before the signature is
  * verified; `storeSubmission` then applies the document's quorum
- * (`signer_not_authorized`, then `quorum_mismatch`) and stores once, the id
+ * (`signer_not_authorized`, then `quorum_mismatch`), under rules recognizes a
+ * replay and evaluates them (`src/domain/rules/`), and stores once, the id
  * checked last (`intent_exists`, or the replay of this same signed
- * submission), then `too_many_pending`. A request whose authorship does not
+ * submission), then `too_many_pending`. `trySubmission` is the dry run: the
+ * same checks, up to the id. A request whose authorship does not
  * verify, or whose signer the document does not name, never learns whether
  * an id exists.
  * @module
@@ -16,12 +18,15 @@ import { approvalsOf, checkDescriptor, quorumReached } from "./governance.ts";
 import type { Submission } from "./submission.ts";
 import type { SubmissionSummary, VerifiedSubmission } from "./verify_submission.ts";
 import {
-  type Authorship,
+  type ApprovalEntry,
   type DocumentRef,
   MAX_STORED_BODY_BYTES,
   type NewIntent,
+  type Quorum,
   type StoredIntent,
 } from "./intent.ts";
+import type { PublicKeyCache } from "./public_keys.ts";
+import { applyRules } from "./rules/apply.ts";
 import type { IntentWriter, Store } from "./store.ts";
 import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
 
@@ -46,11 +51,19 @@ export async function findReference(
   throw notFound(submission);
 }
 
+/** What deciding a verified submission needs, short of the store. */
+export interface PlanDeps {
+  allowUnsigned: boolean;
+  /** The clock whose time a document's rules see as `now`. */
+  now: () => Date;
+  /** Where decoded public keys are kept. */
+  keys?: PublicKeyCache;
+}
+
 /** What storing a verified submission needs. */
-export interface StoreDeps {
+export interface StoreDeps extends PlanDeps {
   store: Pick<Store, "findDocument" | "getIntent">;
   writer: IntentWriter;
-  allowUnsigned: boolean;
   /** `MAX_PENDING_PER_SIGNER`; unlimited when absent. */
   maxPendingPerSigner?: number;
 }
@@ -96,22 +109,25 @@ function checkUngoverned(verified: Verified | null, allowUnsigned: boolean): voi
   }
 }
 
+/** What the document makes of a submission before its rules: its quorum and approvals. */
+interface Decided {
+  /** Under a governed document: its quorum. */
+  quorum?: Quorum;
+  approvals?: Omit<ApprovalEntry, "at">[];
+}
+
 /**
- * The intent's state, and under a governed document its quorum and the
- * approvals its signatures make.
+ * Under a governed document, its quorum and the approvals the submission's
+ * signatures make.
  *
  * @throws {ServiceError} `unsigned_not_permitted`, `invalid_signature`,
  *   `quorum_mismatch` or `signer_not_authorized`.
  */
-function decide(
-  ref: DocumentRef,
-  verified: Verified | null,
-  allowUnsigned: boolean,
-): Pick<NewIntent, "state" | "quorum" | "approvals"> {
+function decide(ref: DocumentRef, verified: Verified | null, allowUnsigned: boolean): Decided {
   const { quorum } = ref;
   if (quorum === null) {
     checkUngoverned(verified, allowUnsigned);
-    return { state: "accepted" };
+    return {};
   }
   // Under a governed document the document decides, whatever ALLOW_UNSIGNED says.
   if (verified === null && !quorum.unsigned) throw UNSIGNED_REFUSED();
@@ -126,8 +142,72 @@ function decide(
       );
     }
   }
-  const accepted = verified === null || quorumReached(quorum, approvals);
-  return { state: accepted ? "accepted" : "pending", quorum, approvals };
+  return { quorum, approvals };
+}
+
+/**
+ * The intent a verified submission makes: every check before the id's, the
+ * document's rules last (docs/interface.md §15), evaluated at `deps.now()`.
+ *
+ * @throws {ServiceError} `payload_too_large` when a governed record would
+ *   leave no room for its approvals, and the refusals of the rules.
+ */
+function planIntent(
+  deps: PlanDeps,
+  { submission, verified, body }: VerifiedSubmission,
+  ref: DocumentRef,
+  decided: Decided,
+): NewIntent {
+  let { quorum } = decided;
+  const approvals = decided.approvals ?? [];
+  // The record of a governed intent also holds its approvals, within the same KV value.
+  if (quorum && body.length > MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES) {
+    throw tooLarge(MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES, { asStored: true });
+  }
+  const intent: NewIntent = {
+    id: submission.id,
+    variant: submission.variant,
+    refId: submission.refId,
+    authorship: verified?.authorship ?? { kind: "Unsigned", signers: [] },
+    body,
+    state: "accepted",
+  };
+  if (!quorum) return intent;
+  if (quorum.rules) {
+    const now = deps.now();
+    const ruled = applyRules({
+      quorum: { ...quorum, rules: quorum.rules },
+      document: ref.id,
+      variant: submission.variant,
+      body,
+      verified,
+      now,
+      keys: deps.keys,
+    });
+    quorum = ruled.quorum;
+    intent.ruled = ruled.ruled;
+    intent.receivedAt = now.toISOString();
+  }
+  intent.quorum = quorum;
+  intent.approvals = approvals;
+  if (verified !== null && !quorumReached(quorum, approvals)) intent.state = "pending";
+  return intent;
+}
+
+/**
+ * What a submission would become (`POST /intents/dry-run`, docs/interface.md
+ * §15): every check of {@link storeSubmission} before the id's, nothing read
+ * of ids or stored.
+ *
+ * @returns the intent as it would be stored.
+ * @throws {ServiceError} as {@link storeSubmission} before the id check.
+ */
+export function trySubmission(
+  deps: PlanDeps,
+  verified: VerifiedSubmission,
+  ref: DocumentRef,
+): NewIntent {
+  return planIntent(deps, verified, ref, decide(ref, verified.verified, deps.allowUnsigned));
 }
 
 const utf8 = new TextDecoder();
@@ -157,12 +237,14 @@ async function replayOf(
 
 /**
  * Stores a verified submission under its template or policy (`ref`, found by
- * {@link findReference}): the quorum the document fixes, then the id.
+ * {@link findReference}): the quorum the document fixes, then, under rules,
+ * a replay of this same signed submission recognized before they are
+ * evaluated once (docs/interface.md §15), then the id.
  *
  * @returns the stored record: `accepted`, or `pending` under a governed
  *   document whose threshold its signatures do not reach; or, for the same
  *   signed submission sent again, the record as it stands, `replayed`.
- * @throws {ServiceError} the refusals of the quorum, `intent_exists`,
+ * @throws {ServiceError} the refusals of the quorum and of the rules, `intent_exists`,
  *   `too_many_pending`, `template_not_found` or `policy_not_found` (the
  *   document changed and is gone since, which a store conversion alone does), or
  *   `payload_too_large` when a governed record would leave no room for its
@@ -170,27 +252,18 @@ async function replayOf(
  */
 export async function storeSubmission(
   deps: StoreDeps,
-  { submission, verified, body }: VerifiedSubmission,
+  verifiedSubmission: VerifiedSubmission,
   ref: DocumentRef,
 ): Promise<Stored> {
-  const { state, quorum, approvals } = decide(ref, verified, deps.allowUnsigned);
-  // The record of a governed intent also holds its approvals, within the same KV value.
-  if (quorum && body.length > MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES) {
-    throw tooLarge(MAX_STORED_BODY_BYTES - APPROVAL_RESERVE_BYTES, { asStored: true });
+  const { submission, verified, body } = verifiedSubmission;
+  const decided = decide(ref, verified, deps.allowUnsigned);
+  if (decided.quorum?.rules) {
+    // The same signed submission sent again learns its outcome; its rules are not met again.
+    const replayed = await replayOf(deps, submission.id, verified, body);
+    if (replayed) return { record: replayed, replayed: true };
   }
-  const authorship: Authorship = verified?.authorship ?? { kind: "Unsigned", signers: [] };
-  const intent: NewIntent = {
-    id: submission.id,
-    variant: submission.variant,
-    refId: submission.refId,
-    authorship,
-    body,
-    state,
-  };
-  if (quorum) {
-    intent.quorum = quorum;
-    intent.approvals = approvals;
-  }
+  const intent = planIntent(deps, verifiedSubmission, ref, decided);
+  const state = intent.state;
   const maxPending = state === "pending" ? deps.maxPendingPerSigner : undefined;
   let result = await deps.writer.insert({ intent, ref, maxPending });
   if (result.outcome === "reference_changed") {

@@ -6,6 +6,7 @@
 
 import type { Route } from "./route.ts";
 import { INTENT_ROUTES } from "./routes/intents.ts";
+import { DRY_RUN_ROUTES } from "./routes/dry_run.ts";
 import { APPROVAL_ROUTES } from "./routes/approvals.ts";
 import { EVENT_ROUTES } from "./routes/events.ts";
 import { DOCUMENT_ROUTES } from "./routes/documents.ts";
@@ -23,6 +24,7 @@ import { LOG_ROUTES } from "./routes/log.ts";
 export function routes(): Route[] {
   const table = [
     ...INTENT_ROUTES,
+    ...DRY_RUN_ROUTES,
     ...APPROVAL_ROUTES,
     ...EVENT_ROUTES,
     ...DOCUMENT_ROUTES,
@@ -141,17 +143,22 @@ export class Router {
 
   /** The route of `method` (HEAD is GET's) on `path`, or null when no template matches it. */
   find(method: string, path: string): Found | null {
-    let entry = this.#exact.get(path);
-    let params: string[] = [];
-    for (const candidate of entry === undefined ? this.#patterns : []) {
+    const wanted = method === "HEAD" ? "GET" : method;
+    const exact = this.#exact.get(path);
+    if (exact?.methods.has(wanted)) return this.#found(exact, wanted, []);
+    // A literal path without this method leaves it to a template that has it: a `GET` of
+    // `/intents/dry-run` reads the intent of that id.
+    for (const candidate of this.#patterns) {
       const match = candidate.pattern!.exec(path);
       if (match === null) continue;
-      entry = candidate;
-      params = match.slice(1);
-      break;
+      if (exact === undefined || candidate.methods.has(wanted)) {
+        return this.#found(candidate, wanted, match.slice(1));
+      }
     }
-    if (entry === undefined) return null;
-    const route = entry.methods.get(method === "HEAD" ? "GET" : method);
-    return { path: entry.path, route, params, allow: entry.allow };
+    return exact === undefined ? null : this.#found(exact, wanted, []);
+  }
+
+  #found(entry: PathRoutes, method: string, params: string[]): Found {
+    return { path: entry.path, route: entry.methods.get(method), params, allow: entry.allow };
   }
 }

@@ -30,6 +30,9 @@
  *   index]` into a block of a version before the feed (`take_in.ts`).
  * - `["templates", id]`, `["policies", id]` → byte 0 = 1, a 16-bit length
  *   and the content type, then the document's bytes.
+ * - `["ruled_templates", id]`, `["ruled_policies", id]` → the same, for a
+ *   document with rules (docs/interface.md §15): where versions before rules
+ *   do not look, so that none of them takes it for one that governs nothing.
  * - `["config", "runtime"]` → UTF-8 JSON `{"evidence_extractor_url","updated_at"}`.
  * - `["due", kind, atMs, id]` → empty: work of `kind` on `id` due at `atMs`,
  *   written by the commit that makes it due, removed by the one that does
@@ -59,11 +62,35 @@
  * @module
  */
 
-import type { DocumentKind } from "../domain/intent.ts";
+import type { DocumentKind, DocumentRef } from "../domain/intent.ts";
 
-const documents = (kind: DocumentKind) => kind === "template" ? "templates" : "policies";
+const documents = (kind: DocumentKind, ruled = false) =>
+  `${ruled ? "ruled_" : ""}${kind === "template" ? "templates" : "policies"}`;
 
 /** Key builders. */
+/** What a document reference's version says: its key and its versionstamp. */
+export interface DocumentEntry {
+  key: Deno.KvKey;
+  versionstamp: string;
+}
+
+/** The prefix of a reference's version that says the document is stored as ruled. */
+const RULED_VERSION = "ruled:";
+
+/** The version a reference carries: the versionstamp, prefixed when stored as ruled. */
+export function documentVersion(versionstamp: string, ruled: boolean): string {
+  return ruled ? `${RULED_VERSION}${versionstamp}` : versionstamp;
+}
+
+/** The key and versionstamp of the document a reference found. */
+export function documentEntry(ref: DocumentRef): DocumentEntry {
+  const ruled = ref.version.startsWith(RULED_VERSION);
+  return {
+    key: keys.document(ref.kind, ref.id, ruled),
+    versionstamp: ruled ? ref.version.slice(RULED_VERSION.length) : ref.version,
+  };
+}
+
 export const keys = {
   intent: (id: string): Deno.KvKey => ["intents", id],
   intentsPrefix: ["intents"] as Deno.KvKey,
@@ -74,7 +101,11 @@ export const keys = {
   staged: (versionstamp: string | symbol): Deno.KvKey => ["feed_staged", versionstamp],
   stagedPrefix: ["feed_staged"] as Deno.KvKey,
   feedMover: ["feed_mover"] as Deno.KvKey,
-  document: (kind: DocumentKind, id: string): Deno.KvKey => [documents(kind), id],
+  /** A document's key; `ruled` for a document with rules. */
+  document: (kind: DocumentKind, id: string, ruled = false): Deno.KvKey => [
+    documents(kind, ruled),
+    id,
+  ],
   documentsPrefix: (kind: DocumentKind): Deno.KvKey => [documents(kind)],
   config: ["config", "runtime"] as Deno.KvKey,
   due: (kind: string, atMs: number, id: string): Deno.KvKey => ["due", kind, atMs, id],

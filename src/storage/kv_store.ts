@@ -23,7 +23,7 @@ import type {
   PendingIntent,
   Store,
 } from "../domain/store.ts";
-import { documentQuorum } from "../domain/governance.ts";
+import { documentQuorum, ruledQuorum } from "../domain/governance.ts";
 import { isJsonMediaType } from "../media_type.ts";
 import { DocumentCache } from "./document_cache.ts";
 import { Lanes } from "../timing.ts";
@@ -35,7 +35,7 @@ import { type FencedFrom, fenceHead, STORE_LAYOUT } from "./fence.ts";
 import { Feed } from "./feed.ts";
 import { NO_DATA } from "./codec.ts";
 import { decodeConfig, decodeDocument, encodeConfig, encodeDocument } from "./values_codec.ts";
-import { keys } from "./keys.ts";
+import { documentVersion, keys } from "./keys.ts";
 import { getIntentEntry, listIntents } from "./read_intents.ts";
 import { CommitLog } from "./commits.ts";
 import { takeInEarlier } from "./take_in.ts";
@@ -145,16 +145,16 @@ export class KvStore implements Store {
   async findDocument(kind: DocumentKind, id: string): Promise<DocumentRef | null> {
     const cached = this.#documents.ref(kind, id);
     if (cached) return cached;
-    const entry = await this.#kv.get<unknown>(keys.document(kind, id));
-    const doc = decodeDocument(entry.value);
-    if (entry.versionstamp === null || doc === null) return null;
-    // The quorum is read from the document once and kept with the reference.
-    const ref: DocumentRef = {
-      kind,
-      id,
-      version: entry.versionstamp,
-      quorum: documentQuorum({ bytes: doc.bytes, json: isJsonMediaType(doc.contentType) }),
-    };
+    const found = await this.#readDocument(kind, id);
+    if (found === null) return null;
+    const { doc, versionstamp, ruled } = found;
+    const content = { bytes: doc.bytes, json: isJsonMediaType(doc.contentType) };
+    // The quorum (and its compiled rules) is read from the document once and kept with the
+    // reference. A document stored as ruled whose rules no longer compile governs nothing
+    // this version can judge: it is not found, as versions before rules do not find it.
+    const quorum = ruled ? ruledQuorum(content) : documentQuorum(content);
+    if (ruled && quorum === null) return null;
+    const ref: DocumentRef = { kind, id, version: documentVersion(versionstamp, ruled), quorum };
     this.#documents.found(kind, id, doc, ref);
     return ref;
   }
@@ -163,22 +163,40 @@ export class KvStore implements Store {
     const now = this.#now().getTime();
     const cached = this.#documents.document(kind, id, now);
     if (cached !== undefined) return cached;
-    const entry = await this.#kv.get<unknown>(keys.document(kind, id));
-    const doc = decodeDocument(entry.value);
-    if (doc === null) this.#documents.missing(kind, id, now);
-    else this.#documents.found(kind, id, doc);
-    return doc;
+    const found = await this.#readDocument(kind, id);
+    if (found === null) this.#documents.missing(kind, id, now);
+    else this.#documents.found(kind, id, found.doc);
+    return found?.doc ?? null;
+  }
+
+  /**
+   * A document where this version stores it: as before, or, with rules, apart. The place of
+   * documents without rules is read first, so that reading one costs what it did.
+   */
+  async #readDocument(kind: DocumentKind, id: string) {
+    for (const ruled of [false, true]) {
+      const entry = await this.#kv.get<unknown>(keys.document(kind, id, ruled));
+      const doc = decodeDocument(entry.value);
+      if (entry.versionstamp !== null && doc !== null) {
+        return { doc, versionstamp: entry.versionstamp, ruled };
+      }
+    }
+    return null;
   }
 
   async putDocument(
     kind: DocumentKind,
     id: string,
     doc: StoredDocument,
+    options: { ruled?: boolean } = {},
   ): Promise<"created" | "exists"> {
-    const key = keys.document(kind, id);
-    const result = await this.#commit(() =>
-      this.#kv.atomic().check({ key, versionstamp: null }).set(key, encodeDocument(doc)).commit()
-    );
+    const key = keys.document(kind, id, options.ruled);
+    const result = await this.#commit(() => {
+      const op = this.#kv.atomic().check({ key, versionstamp: null });
+      // A document with rules is stored apart; stored as before already, it stays there.
+      if (options.ruled) op.check({ key: keys.document(kind, id), versionstamp: null });
+      return op.set(key, encodeDocument(doc)).commit();
+    });
     // Stored now, or before (perhaps by another process, under its first content type).
     if (result.ok) this.#documents.found(kind, id, doc);
     else this.#documents.stored(kind, id);

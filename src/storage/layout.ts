@@ -72,8 +72,12 @@ const EVENT_FIXED_BYTES = 200 + TIME_BYTES + NUMBER_BYTES;
 export function eventBytes(intent: NewIntent): number {
   let meta = EVENT_FIXED_BYTES + jsonStringBytes(intent.id) + jsonStringBytes(intent.refId);
   for (const signer of intent.authorship.signers) meta += jsonStringBytes(signer) + 1;
-  return EVENT_FRAME_BYTES + meta + approvalBytes(intent.quorum) + intent.body.byteLength;
+  const ruled = intent.ruled ? RULED_BYTES : 0;
+  return EVENT_FRAME_BYTES + meta + approvalBytes(intent.quorum) + ruled + intent.body.byteLength;
 }
+
+/** What an approval under rules adds: both kinds and sixteen rule indices, from above. */
+const RULED_BYTES = 128;
 
 /** An approval or rejection entry besides its key and time: `{"key":,"kind":,"at":,"sig":}`. */
 const DECISION_ENTRY_BYTES = 90;

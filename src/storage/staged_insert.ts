@@ -19,7 +19,7 @@ import { encodeStagedPointer } from "./index_codec.ts";
 import { Lanes } from "../timing.ts";
 import { contendedAttempts } from "./retry.ts";
 import { countedDocument, DocumentCounts, documentIdentity } from "./document_counts.ts";
-import { keys } from "./keys.ts";
+import { documentEntry, keys } from "./keys.ts";
 import { readMany, refIdentity } from "./layout.ts";
 import { planStagedCommit } from "./staged_plan.ts";
 
@@ -43,10 +43,12 @@ export interface StagedContext {
 }
 
 /** The record of a new intent, accepted or pending at `receivedAt`. */
-function newRecord(intent: NewIntent, receivedAt: string): StoredIntent {
-  const { quorum, approvals, ...rest } = intent;
+function newRecord(intent: NewIntent, stampedAt: string): StoredIntent {
+  const { quorum, approvals, ruled, receivedAt: seenAt, ...rest } = intent;
+  // Under rules the record keeps the time the rules saw (docs/interface.md §15).
+  const receivedAt = seenAt ?? stampedAt;
   const stored: StoredIntent = { ...rest, receivedAt };
-  if (quorum) stored.approval = startApproval(quorum, approvals ?? [], receivedAt);
+  if (quorum) stored.approval = startApproval(quorum, approvals ?? [], receivedAt, ruled);
   // Its submission's keys are counted in the commit that stores it (`document_counts.ts`).
   if (stored.state === "pending") stored.counted = true;
   return stored;
@@ -135,7 +137,7 @@ async function commitGroup(ctx: StagedContext, g: Group): Promise<void> {
       const { ref } = batch[i];
       if (checked.has(refIdentity(ref))) continue;
       checked.add(refIdentity(ref));
-      op.check({ key: keys.document(ref.kind, ref.id), versionstamp: ref.version });
+      op.check(documentEntry(ref));
     }
     members.forEach((i, k) => {
       const key = keys.intent(batch[i].intent.id);
@@ -182,7 +184,7 @@ async function settle(
   refused: boolean,
 ): Promise<number> {
   const read = await readMany(ctx.kv, [
-    ...members.map((i) => keys.document(batch[i].ref.kind, batch[i].ref.id)),
+    ...members.map((i) => documentEntry(batch[i].ref).key),
     ...members.map((i) => keys.intent(batch[i].intent.id)),
   ]);
   let settled = 0;
@@ -190,7 +192,7 @@ async function settle(
     const { ref } = batch[i];
     const taken = read[members.length + k].versionstamp !== null;
     if (refused && !taken) results[i] = { outcome: "too_many_pending" };
-    else if (read[k].versionstamp !== ref.version) {
+    else if (read[k].versionstamp !== documentEntry(ref).versionstamp) {
       results[i] = { outcome: "reference_changed" };
       ctx.staleRef?.(ref);
     } else if (taken) results[i] = { outcome: "exists" };

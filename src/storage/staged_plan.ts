@@ -10,7 +10,7 @@ import { EXPIRY_WORK } from "../domain/store.ts";
 import { STAGED_HEADER_BYTES } from "./codec.ts";
 import { countedDocument, documentIdentity } from "./document_counts.ts";
 import { STAGED_POINTER_BYTES } from "./index_codec.ts";
-import { keys } from "./keys.ts";
+import { documentEntry, keys } from "./keys.ts";
 import {
   BLOCK_BYTES,
   type CommitCost,
@@ -59,7 +59,7 @@ export function planStagedCommit(
     ];
     const identity = ref ? refIdentity(ref) : undefined;
     const newRef = identity !== undefined && !refs.has(identity);
-    if (newRef) parts.push(cost.check(keyBytes(keys.document(ref!.kind, ref!.id))));
+    if (newRef) parts.push(cost.check(keyBytes(documentEntry(ref!).key)));
     let newCounts: string | undefined;
     if (intent.state === "pending") {
       parts.push(cost.set(keyBytes(keys.due(EXPIRY_WORK, 0, intent.id)), 0));

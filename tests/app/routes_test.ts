@@ -52,6 +52,7 @@ Deno.test("every route is declared once, with the access and cost of docs/interf
     "GET /static/{name}",
     "GET /templates/{id}",
     "POST /intents",
+    "POST /intents/dry-run",
     "POST /intents/{id}/approvals",
     "POST /intents/{id}/rejections",
   ]);
@@ -67,7 +68,7 @@ Deno.test("every route is declared once, with the access and cost of docs/interf
     "GET /log/proof",
   ]);
   assert.deepEqual(named((e) => e.access === "admin_or_metrics"), ["GET /metrics"]);
-  assert.deepEqual(named((e) => e.cost === "work"), ["POST /intents"]);
+  assert.deepEqual(named((e) => e.cost === "work"), ["POST /intents", "POST /intents/dry-run"]);
   assert.deepEqual(named((e) => e.cost === "one"), [
     "GET /intents/{id}/approvals",
     "GET /log/key",

@@ -166,6 +166,7 @@ Deno.test("operation ids are resource_verb (resource_part_verb for §11's), exac
     "config_set",
     "events_list",
     "health_get",
+    "intents_dry_run",
     "intents_get",
     "intents_list",
     "intents_submit",

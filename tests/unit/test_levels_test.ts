@@ -38,6 +38,7 @@ const MARKERS: Readonly<Record<Trait, Readonly<Record<string, readonly string[] 
     "tests/support/cli.ts": ["cli", "withCliServer", "addDocumentByCli"],
     "tests/support/deploy.ts": null,
     "testing/spawn_server.ts": ["spawnServer", "serverCommand"],
+    "tests/support/earlier_version.ts": ["startEarlier"],
   },
   browser: {
     "tests/support/passkey_page.ts": null,

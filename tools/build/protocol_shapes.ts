@@ -40,6 +40,7 @@ export const ROOTS: readonly string[] = [
   "Event",
   "EventPage",
   "DocumentId",
+  "DryRun",
   "Config",
   "Health",
   "Webhook",

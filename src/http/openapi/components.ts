@@ -72,7 +72,11 @@ function decisions(what: "approval" | "rejection") {
 
 /** The quorum of a governed document and who has approved. */
 export const ApprovalSchema = v.object({
-  threshold: v.pipe(v.number(), v.integer(), v.description("The document's threshold.")),
+  threshold: v.pipe(
+    v.number(),
+    v.integer(),
+    v.description("The document's threshold, or under rules the effective one."),
+  ),
   weight: v.pipe(
     v.number(),
     v.integer(),
@@ -80,7 +84,10 @@ export const ApprovalSchema = v.object({
   ),
   signers: v.pipe(
     v.record(v.string(), v.number()),
-    v.description("The document's signers: key (base58, as the document writes it) to weight."),
+    v.description(
+      "The signers that count: key (base58, as the document writes it) to weight; the " +
+        "document's, or under rules those the true rules keep.",
+    ),
   ),
   approvals: v.pipe(
     decisions("approval"),
@@ -95,6 +102,27 @@ export const ApprovalSchema = v.object({
     v.isoTimestamp(),
     v.description("A pending intent expires then: acceptance plus the approval window."),
   ),
+  kinds: v.optional(v.pipe(
+    v.array(v.picklist(schemas.RULE_KINDS)),
+    v.description("Under rules: the signature kinds that count for this intent."),
+  )),
+  rules: v.optional(v.pipe(
+    v.array(v.number()),
+    v.description("Under rules: the indices of the document's rules that were true."),
+  )),
+});
+
+/** `POST /intents/dry-run`: what the submission would become. */
+export const DryRunSchema = v.object({
+  outcome: v.pipe(
+    v.picklist(["accepted", "pending"]),
+    v.description("The state the intent would be stored in."),
+  ),
+  approval: v.pipe(
+    v.nullable(ApprovalSchema),
+    v.description("The effective quorum, as the record would hold it; null when ungoverned."),
+  ),
+  rules: v.pipe(v.array(v.number()), v.description("The indices of the rules that were true.")),
 });
 
 /** `GET /intents/{id}/approvals` and the answer of `POST`: pending, or only the state. */
@@ -211,7 +239,9 @@ const DEFINITIONS = {
   ConfigBody: schemas.ConfigBodySchema,
   ApprovalBody: schemas.ApprovalBodySchema,
   Authorization: schemas.AuthorizationSchema,
+  Rule: schemas.RuleSchema,
   Approval: ApprovalSchema,
+  DryRun: DryRunSchema,
   ApprovalView: ApprovalViewSchema,
   ErrorBody: ErrorBodySchema,
   IntentRecord: IntentRecordSchema,
@@ -265,8 +295,15 @@ const COMPONENT_DESCRIPTIONS: Record<ComponentName, string> = {
     "application/json): who signs the intents that reference it, with what weight, and the " +
     "threshold (1 to the sum of the weights). Keys as in a Multisig descriptor; `unsigned` " +
     "(default false) accepts Unsigned intents; `approval_window_s` (1–2592000, default 604800) " +
-    "is how long a pending intent waits for approvals.",
+    "is how long a pending intent waits for approvals. `rules` (1–16, see Rule) are " +
+    "conditions in CEL on the intent and its signers, evaluated at submission.",
+  Rule: "A rule of a governed document (docs/rules.md): `when`, a CEL expression of at most " +
+    "1000 characters over `intent`, `variant`, `document`, `signers`, `kinds` and `now`, and " +
+    "exactly one effect: `deny` (the reason), `threshold`, `signers` (keys of the document's " +
+    "signers) or `kinds`.",
   Approval: "The quorum of the governing document and who has approved or rejected.",
+  DryRun: "What a submission would become: `accepted` or `pending`, its effective quorum and " +
+    "the rules that were true. Nothing is stored.",
   ApprovalView: "What a pending intent waits for; for an accepted, expired or rejected one, its " +
     "state only.",
   ErrorBody: "The body of every error response.",
@@ -380,5 +417,16 @@ export function componentSchemas(): Record<string, JsonSchema> {
   const multisig = out.Multisig.properties as Record<string, JsonSchema>;
   multisig.signatures = { ...multisig.signatures, items: ref("SingleSignature") };
   (out.ApprovalBody.properties as Record<string, JsonSchema>).signature = ref("SingleSignature");
+  // What JSON Schema can state of a rule's checks: exactly one effect, no key or kind twice.
+  out.Rule = {
+    ...out.Rule,
+    description: COMPONENT_DESCRIPTIONS.Rule,
+    oneOf: schemas.RULE_EFFECTS.map((effect) => ({
+      properties: { [effect]: {} },
+      required: [effect],
+    })),
+  };
+  const effects = out.Rule.properties as Record<string, JsonSchema>;
+  for (const list of ["signers", "kinds"]) effects[list] = { ...effects[list], uniqueItems: true };
   return out;
 }

@@ -61,7 +61,9 @@ function postDocument(kind: DocumentKind) {
     );
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
     const id = base58.encode(digest);
-    const outcome = await app.store.putDocument(kind, id, { contentType, bytes });
+    const outcome = await app.store.putDocument(kind, id, { contentType, bytes }, {
+      ruled: quorum?.rules !== undefined,
+    });
     if (outcome === "exists" && quorum !== null) {
       // The first content type stays with the bytes: if under it they govern
       // nothing, a "200" here would let the sender believe they do.
@@ -142,8 +144,10 @@ function documentRoutes(kind: DocumentKind): Route[] {
           }),
           "400": errorResponse(
             "The body is empty or the Content-Type is unusable; sent as application/json, the " +
-              "body is not strict JSON, or its `authorization` member is not a valid quorum.",
-            ["invalid_body", "invalid_json", "invalid_authorization"],
+              "body is not strict JSON, its `authorization` member is not a valid quorum, or " +
+              "one of its rules is not valid (`invalid_rule`, naming the rule and, for its " +
+              "CEL, the line, column and reason).",
+            ["invalid_body", "invalid_json", "invalid_authorization", "invalid_rule"],
           ),
           ...shared("405", "408", "413", "500", "503"),
         },

@@ -9,6 +9,7 @@ import type { DocumentRef } from "../../domain/intent.ts";
 import { renderIntent } from "../../domain/record.ts";
 import { INTENT_STATES, type IntentState } from "../../domain/intent.ts";
 import { normalizeIntentId } from "../../domain/submission.ts";
+import type { VerifiedSubmission } from "../../domain/verify_submission.ts";
 import { json } from "../respond.ts";
 import { readJsonBytes, type RequestContext } from "../context.ts";
 import { chargeWork, checkSigners, refusedPending, spendSigners } from "../limits.ts";
@@ -33,11 +34,14 @@ export const LIST_QUERY = ["limit", "cursor", "state"] as const;
 export const LIST_LIMIT = { min: 1, max: 100, fallback: 20 } as const;
 
 /**
- * `POST /intents`: 201 with the stored record and its `Location` (202 when
- * pending); 200 with `Idempotent-Replayed: true` and the record as it stands
- * for the same signed submission sent again.
+ * A submission's body read, its work charged, its document found and its
+ * signature verified: docs/interface.md §4's checks up to the signature, in
+ * order, shared by `POST /intents` and its dry run.
  */
-async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
+export async function readVerified(
+  request: Request,
+  ctx: RequestContext,
+): Promise<{ verified: VerifiedSubmission; ref: DocumentRef }> {
   const { app } = ctx;
   // Read here or on a worker thread (settings: VERIFY_WORKERS); then the cheap refusals of
   // docs/interface.md §4, the work's tokens and the document, before any signature is verified.
@@ -53,7 +57,17 @@ async function postIntent(request: Request, ctx: RequestContext): Promise<Respon
     body.drop();
     throw error;
   }
-  const verified = await body.verify();
+  return { verified: await body.verify(), ref };
+}
+
+/**
+ * `POST /intents`: 201 with the stored record and its `Location` (202 when
+ * pending); 200 with `Idempotent-Replayed: true` and the record as it stands
+ * for the same signed submission sent again.
+ */
+async function postIntent(request: Request, ctx: RequestContext): Promise<Response> {
+  const { app } = ctx;
+  const { verified, ref } = await readVerified(request, ctx);
   const keyIds = verified.verified?.signedBy.map((s) => s.keyId) ?? [];
   checkSigners(ctx, keyIds);
   let stored: Stored;
@@ -64,6 +78,8 @@ async function postIntent(request: Request, ctx: RequestContext): Promise<Respon
         writer: app.writer,
         allowUnsigned: app.settings.allowUnsigned,
         maxPendingPerSigner: app.limits.settings.maxPendingPerSigner,
+        now: app.now,
+        keys: app.verifyContext.keys,
       },
       verified,
       ref,
@@ -155,7 +171,8 @@ export const INTENT_ROUTES: Route[] = [
         "encodings), 429 for the client address (the further tokens of its work: max(1, " +
         "signatures carried, public keys named) in all), 400 missing template or policy, " +
         "400 signature (a Multisig stops at its first signature that does not verify), 429 " +
-        "for a key that signed, the governing document's 400s and 403, the id (409, or 200 " +
+        "for a key that signed, the governing document's 400s and 403s (its rules last), the " +
+        "id (409, or 200 " +
         "for the same signed submission sent again), 429 `too_many_pending`, then 201 (or " +
         "202). A request whose authorship does not verify never learns whether an id " +
         "exists. A retry is safe: the " +
@@ -206,8 +223,10 @@ export const INTENT_ROUTES: Route[] = [
           "quorum_mismatch",
         ]),
         "403": errorResponse(
-          "Under a governed document: a key that signed is not one of its signers.",
-          ["signer_not_authorized"],
+          "Under a governed document: a key that signed is not one of its signers or does " +
+            "not count under its rules, a rule denies the intent or fails, or the keys that " +
+            "count cannot reach the threshold (docs/rules.md).",
+          ["signer_not_authorized", "rule_denied", "rule_error", "quorum_unreachable"],
         ),
         ...shared("405", "408", "413", "415", "500", "503"),
         "409": errorResponse(
