@@ -69,6 +69,18 @@ const records: [string, StoredIntent, IntentEvent["type"]][] = [
       expiresAt: "2026-11-28T11:00:00.000Z",
     },
   }, "intent.pending"],
+  ["a record under rules (the kinds and rules that counted)", {
+    ...base,
+    state: "pending",
+    approval: {
+      threshold: 2,
+      signers: { a: 1, b: 1 },
+      approvals: [{ key: "a", kind: "Passkey", at: "2026-11-28T10:00:00.000Z" }],
+      expiresAt: "2026-11-28T11:00:00.000Z",
+      kinds: ["Passkey"],
+      rules: [0, 2],
+    },
+  }, "intent.pending"],
 ];
 
 for (const [name, intent, type] of records) {
