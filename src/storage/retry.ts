@@ -17,7 +17,7 @@ interface BackoffLimits {
 }
 
 /** Locked: SQLite may wait ~5 s for another process's lock, so 2 s in all, not 25 such waits. */
-const LOCKED: BackoffLimits = { attempts: 25, budgetMs: 2_000, ceilingMs: 64 };
+const LOCKED: BackoffLimits = { attempts: 100, budgetMs: 2_000, ceilingMs: 64 };
 /** Losing to other writers (docs/interface.md §8). */
 const CONTENDED: BackoffLimits = { attempts: 12, budgetMs: 3_000, ceilingMs: 100 };
 
