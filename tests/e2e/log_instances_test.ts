@@ -77,15 +77,18 @@ async function consume(
 ): Promise<void> {
   let trusted: VerifiedCheckpoint | null = null;
   let after: string | null = null;
+  const servedBy = new Set<string>();
   for (let round = 0;; round++) {
     const { url, client } = clients[round % clients.length];
     let served: VerifiedCheckpoint | null = null;
     try {
       served = await client.log.checkpoint({ ...POLICY, nowS: Math.floor(Date.now() / 1000) });
     } catch (error) {
-      // Only before the first cosigned checkpoint: 404 (an empty log), 503 (none cosigned).
-      if (trusted !== null || !notYet(error)) throw error;
+      // Only before that instance served its first checkpoint (each caches what it serves for
+      // up to a second): 404 (an empty log), 503 (none cosigned yet).
+      if (servedBy.has(url) || !notYet(error)) throw error;
     }
+    if (served !== null) servedBy.add(url);
     if (served !== null && trusted === null) {
       trusted = served;
     } else if (served !== null && trusted !== null) {
