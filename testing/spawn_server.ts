@@ -49,8 +49,10 @@ export interface SpawnOptions {
   clearEnv?: boolean;
   /** Its stdout: kept for {@link SpawnedServer.stdout} (default), discarded, or shared with this process. */
   stdout?: "keep" | "discard" | "inherit";
-  /** The stderr line that says it listens: group 1 is its URL; default `main.ts`'s line. */
+  /** The line that says it listens: group 1 is its URL; default `main.ts`'s line. */
   listening?: RegExp;
+  /** Where that line comes: stderr (default, as `main.ts` says it) or stdout (kept then). */
+  listeningOn?: "stderr" | "stdout";
   /** How long it may take to listen; default 20 s. */
   timeoutMs?: number;
 }
@@ -117,7 +119,8 @@ export async function spawnServer(options: SpawnOptions = {}): Promise<SpawnedSe
   const { args, cwd } = serverCommand(options);
   const deno = options.deno ?? Deno.execPath();
   const [program, ...rest] = [...(options.wrapper ?? []), deno, ...args];
-  const stdoutMode = options.stdout ?? "keep";
+  const onStdout = options.listeningOn === "stdout";
+  const stdoutMode = onStdout ? "keep" : options.stdout ?? "keep";
   const child = new Deno.Command(program, {
     args: rest,
     cwd,
@@ -133,12 +136,16 @@ export async function spawnServer(options: SpawnOptions = {}): Promise<SpawnedSe
   let err = "";
   const found = Promise.withResolvers<string>();
   const outDone = stdoutMode !== "keep" ? Promise.resolve() : (async () => {
-    for await (const chunk of child.stdout) out += decoder.decode(chunk, { stream: true });
+    for await (const chunk of child.stdout) {
+      out += decoder.decode(chunk, { stream: true });
+      const match = onStdout ? listening.exec(out) : null;
+      if (match) found.resolve(match[1]);
+    }
   })();
   const errDone = (async () => {
     for await (const chunk of child.stderr) {
       err += decoder.decode(chunk, { stream: true });
-      const match = listening.exec(err);
+      const match = onStdout ? null : listening.exec(err);
       if (match) found.resolve(match[1]);
       // Drained to the end so the server never blocks on a full pipe.
       if (err.length > STDERR_KEPT) err = err.slice(-STDERR_KEPT / 2);

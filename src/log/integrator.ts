@@ -119,6 +119,12 @@ export class Integrator {
   }
 
   async #catchUp(counted: (entries: number) => void): Promise<TreeState> {
+    // A checkpoint stored before this process took the lease (its own before a restart, another
+    // holder's): the tree is signed as it grows from the start, not only once a read finds the
+    // feed's end, which a feed that never pauses (a restart under load) never lets it find.
+    if (!this.#checkpointed) {
+      this.#checkpointed = (await this.#kv.get(logKeys.checkpoint)).value !== null;
+    }
     for (;;) {
       const step: StepResult = await integrateStep({
         kv: this.#kv,

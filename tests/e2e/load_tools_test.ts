@@ -29,19 +29,24 @@ async function runTool(
   };
 }
 
-Deno.test("load --spawn sends every body once and every one is accepted", async () => {
+Deno.test("load --spawn sends every body once, every one is accepted and covered by the log", async () => {
   const { code, out, err } = await runTool("tools/load/load.ts", [
     "--spawn",
     "--n",
     "200",
     "--warmup",
     "20",
+    "--log-coverage",
     "--json",
   ]);
   assert.equal(code, 0, err);
   const figures = JSON.parse(out);
   assert.equal(figures.sent, 200);
   assert.deepEqual(figures.statuses, { "201": 200 });
+  const coverage = figures.log_coverage_ms;
+  assert.equal(coverage.measured, 200);
+  assert.equal(coverage.not_covered, 0);
+  assert.ok(coverage.checkpoints >= 1 && coverage.p50 <= coverage.max);
 });
 
 Deno.test("load --webhooks makes idle endpoints that receive nothing of the load", async () => {

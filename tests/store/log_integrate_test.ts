@@ -3,7 +3,8 @@
  * is the feed's entries in feed order, whoever integrates, however many
  * integrate at once and while intents are committed; a process that stops
  * between steps leaves a state any other resumes from; checkpoints never
- * sign two roots for one size.
+ * sign two roots for one size; a process that takes over a checkpointed log
+ * signs as the tree grows, even when the feed never pauses.
  */
 
 import assert from "node:assert/strict";
@@ -245,3 +246,53 @@ storeTest("a process that stops between steps leaves a state another resumes fro
     other.close();
   }
 });
+
+storeTest(
+  "an integrator that takes over a checkpointed log signs as it goes under a feed that never pauses",
+  async (t) => {
+    const kv = await t.open();
+    const store = new KvStore(kv);
+    const report = (line: string) => assert.fail(line);
+    const integrator = (options: Partial<ConstructorParameters<typeof Integrator>[0]> = {}) =>
+      new Integrator({
+        kv,
+        store,
+        signer: new CheckpointSigner({ kv, signer, report }),
+        report,
+        ...options,
+      });
+    try {
+      await store.prepare();
+      await insertMany(store, "s", 20);
+      await store.moveAll();
+      assert.equal((await integrator().catchUp()).size, 20);
+      // Another process (or this one restarted): before each of its first reads the feed has
+      // grown, and a second passes on its clock at each step.
+      let reads = 0;
+      let clock = 0;
+      const signedBeforeRead: number[] = [];
+      const growing: Pick<KvStore, "readEvents" | "waitForEvents"> = {
+        readEvents: async (options) => {
+          signedBeforeRead.push(decodeCheckpoint((await kv.get(logKeys.checkpoint)).value)!.size);
+          if (reads++ < 4) {
+            await insertMany(store, `g${reads}`, 9);
+            await store.moveAll();
+          }
+          return await store.readEvents(options);
+        },
+        waitForEvents: (after, options) => store.waitForEvents(after, options),
+      };
+      const state = await integrator({ store: growing, now: () => clock += 1_000 }).catchUp();
+      assert.equal(state.size, 56);
+      // Checkpoints signed on the way, before a read found the feed's end.
+      assert.ok(
+        signedBeforeRead.some((size) => size > 20 && size < 56),
+        `checkpoints before each read: ${signedBeforeRead.join(", ")}`,
+      );
+      assert.equal(decodeCheckpoint((await kv.get(logKeys.checkpoint)).value)!.size, 56);
+    } finally {
+      await store.drain(performance.now() + 2000);
+      kv.close();
+    }
+  },
+);

@@ -37,7 +37,8 @@
  * and drops every export; the figures say how many bytes it got), `--instances N` (scale mode,
  * `scale.ts`: N servers started as Deno Deploy starts them on one KV Connect server, behind a link
  * of `--kv-delay-ms D` each way; the load split evenly over them, and how long intents take to
- * reach the feed), `--json` (print the figures as one JSON object).
+ * reach the feed), `--log-coverage` (also how long after its 201 each accepted intent is covered by
+ * a served signed checkpoint, `coverage.ts`), `--json` (print the figures as one JSON object).
  *
  * Only loopback addresses are accepted: this is a measuring tool, not a
  * stress tool for other hosts.
@@ -57,6 +58,7 @@ import {
   startKvConnectServer,
 } from "../../testing/kv_connect/start.ts";
 import { addIdleEndpoints, idleReceiver, otlpSink } from "./receivers.ts";
+import { coverageLine, startCoverage } from "./coverage.ts";
 import { type OptionSpec, type OptionValues, toolOptions } from "../options.ts";
 
 const options = toolOptions("load");
@@ -103,13 +105,16 @@ interface Options {
   instances: number;
   /** Scale mode: the KV Connect link's delay each way. */
   kvDelayMs: number;
+  /** Also measure how long after its 201 each intent is covered by a checkpoint. */
+  logCoverage: boolean;
   json: boolean;
 }
 
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
   "[--server S] [--base DIR] [--kv-connect] [--deploy] [--otel] | --instances N [--kv-delay-ms D] " +
   "[--batch-max N] [--base DIR]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
-  "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--webhooks N] [--json]";
+  "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--webhooks N] " +
+  "[--log-coverage] [--json]";
 
 /** The options of the command line. */
 const LOAD_OPTIONS = {
@@ -135,6 +140,7 @@ const LOAD_OPTIONS = {
   otel: { type: "boolean" },
   instances: { type: "string" },
   "kv-delay-ms": { type: "string" },
+  "log-coverage": { type: "boolean" },
   json: { type: "boolean" },
 } satisfies OptionSpec;
 
@@ -172,6 +178,7 @@ function checkOptions(values: OptionValues<typeof LOAD_OPTIONS>): Options {
     otel: values.otel ?? false,
     instances: intOption(values.instances, "instances", 0, 16),
     kvDelayMs: intOption(values["kv-delay-ms"], "kv-delay-ms", 0, 1000),
+    logCoverage: values["log-coverage"] ?? false,
     json: values.json ?? false,
   };
   if (options.instances > 0) {
@@ -267,17 +274,22 @@ async function main(): Promise<void> {
     if (options.warmup > 0) {
       await drive({ url, bodies: built.bodies.slice(0, options.warmup), concurrency, deadline });
     }
+    const coverage = options.logCoverage ? startCoverage([{ url, token }]) : undefined;
+    await coverage?.ready();
+    const ids = built.ids.slice(options.warmup);
     const cpuBefore = pid === undefined ? null : readCpuSeconds(pid);
     const result = await drive({
       url,
       bodies: built.bodies.slice(options.warmup),
       concurrency,
       deadline,
+      onAnswer: coverage && ((i, status, at) => coverage.answered(ids[i], status, at)),
     });
     const memory = pid === undefined ? null : readMemory(pid);
     const cpuAfter = pid === undefined ? null : readCpuSeconds(pid);
 
     const accepted = result.statuses.get("201") ?? 0;
+    const logCoverage = await coverage?.finish() ?? null;
     const figures = {
       date: new Date().toISOString(),
       cpus: navigator.hardwareConcurrency,
@@ -315,6 +327,7 @@ async function main(): Promise<void> {
           current: round(memory.current / 2 ** 20, 1),
         }
         : null,
+      log_coverage_ms: logCoverage,
     };
     if (options.json) {
       console.log(JSON.stringify(figures));
@@ -346,6 +359,7 @@ async function main(): Promise<void> {
           ...(figures.server_cpu_us_per_accepted === null
             ? []
             : [`server CPU   ${figures.server_cpu_us_per_accepted} µs per accepted intent`]),
+          ...(logCoverage === null ? [] : [coverageLine(logCoverage)]),
         ].join("\n"),
       );
     }

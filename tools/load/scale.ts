@@ -7,7 +7,8 @@
  * feed on the first. It reports the total and each instance's figures, the
  * service's CPU per accepted intent (all its processes, from /proc; the KV
  * server's and the proxy's apart), and how long accepted intents took to
- * appear in the feed after their 201.
+ * appear in the feed after their 201; with `logCoverage`, and to be covered
+ * by a served signed checkpoint (`coverage.ts`).
  * @module
  */
 
@@ -18,9 +19,11 @@ import {
 } from "../../testing/kv_connect/start.ts";
 import { startDelayProxy, type StartedDelayProxy } from "../../testing/delay_proxy.ts";
 import { followFeed } from "../../testing/feed_follower.ts";
+import { generateNoteKey } from "../../protocol/log/note.ts";
 import { drive } from "./drive.ts";
 import { round, summary } from "./figures.ts";
 import { type Spawned, spawnLoadServer } from "./spawn.ts";
+import { coverageLine, startCoverage } from "./coverage.ts";
 
 /** What the scale mode is given. */
 export interface ScaleOptions {
@@ -55,7 +58,12 @@ export async function startRig(options: ScaleOptions): Promise<ScaleRig> {
     if (options.kvDelayMs > 0) {
       proxy = await startDelayProxy({ target: kv.url, delayMs: options.kvDelayMs });
     }
-    const env = { KV_PATH: proxy?.url ?? kv.url, DENO_KV_ACCESS_TOKEN: kv.token };
+    const env = {
+      KV_PATH: proxy?.url ?? kv.url,
+      DENO_KV_ACCESS_TOKEN: kv.token,
+      // One log, one key: every instance signs with the same.
+      LOG_SIGNING_KEY: generateNoteKey("load.test/intents").signerKey,
+    };
     // One at a time: each begins where the last left the store.
     for (let i = 0; i < options.instances; i++) {
       servers.push(
@@ -120,7 +128,12 @@ function cpuOf(pids: readonly number[]): number | null {
  */
 export async function runScale(
   rig: ScaleRig,
-  options: ScaleOptions & { ids: string[]; bodies: Uint8Array[]; deadline: number },
+  options: ScaleOptions & {
+    ids: string[];
+    bodies: Uint8Array[];
+    deadline: number;
+    logCoverage?: boolean;
+  },
 ) {
   const { servers } = rig;
   const n = servers.length;
@@ -128,6 +141,8 @@ export async function runScale(
     indices: options.ids.flatMap((_, i) => i % n === k ? [i] : []),
   }));
   const follower = followFeed(servers[0].url, servers[0].token);
+  const coverage = options.logCoverage ? startCoverage(servers, follower) : undefined;
+  await coverage?.ready();
   const answered = new Map<string, number>();
   const servicePids = servers.map((s) => s.pid);
   const helperPids = [rig.kv.pid, ...(rig.proxy ? [rig.proxy.pid] : [])];
@@ -143,6 +158,7 @@ export async function runScale(
       deadline: options.deadline,
       onAnswer: (j, status, at) => {
         if (status === 201) answered.set(options.ids[indices[j]], at);
+        coverage?.answered(options.ids[indices[j]], status, at);
       },
     });
   }));
@@ -156,6 +172,7 @@ export async function runScale(
   ) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  const logCoverage = await coverage?.finish() ?? null;
   await follower.stop();
   const feedWait = await serverFeedWait(servers);
   const lags: number[] = [];
@@ -198,6 +215,7 @@ export async function runScale(
       missing,
     },
     feed_wait_servers: feedWait,
+    log_coverage_ms: logCoverage,
   };
 }
 
@@ -221,5 +239,6 @@ export function scaleLines(figures: Awaited<ReturnType<typeof runScale>>): strin
     `staged wait  p50 ≤ ${figures.feed_wait_servers.p50_ms_at_most} ms, p99 ≤ ` +
     `${figures.feed_wait_servers.p99_ms_at_most} ms (the servers' own, over ` +
     `${figures.feed_wait_servers.commits} staged commits)`,
+    ...(figures.log_coverage_ms === null ? [] : [coverageLine(figures.log_coverage_ms)]),
   ];
 }
