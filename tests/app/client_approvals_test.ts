@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { base58, base64urlnopad } from "@scure/base";
 import {
-  type ApprovalSigner,
   appliedRules,
+  type ApprovalSigner,
   type ApprovalsView,
   ed25519Signature,
   generateEd25519Key,
