@@ -14,15 +14,19 @@ import { IntentsError } from "./errors.ts";
 export interface DocumentRule {
   /** The CEL condition. */
   when: string;
-  /** The effect, exactly one of these. */
+  /** Effect (exactly one of the four): the intent is refused, with this reason. */
   deny?: string;
+  /** Effect: the quorum's threshold for this intent. */
   threshold?: number;
+  /** Effect: only these of the document's signers (base58 keys) count. */
   signers?: string[];
+  /** Effect: only signatures of these kinds count. */
   kinds?: ("Ed25519" | "Passkey")[];
 }
 
 /** One rule that was true for an intent: its index, and the rule when the document gave it. */
 export interface AppliedRule {
+  /** The rule's index in the document's `authorization.rules`. */
   index: number;
   /** Null when the document could not be read or does not hold this rule. */
   rule: DocumentRule | null;
@@ -30,7 +34,9 @@ export interface AppliedRule {
 
 /** What {@link appliedRules} reads documents with: an `IntentsClient`. */
 export interface DocumentReader {
+  /** `GET /templates/{id}`: the stored bytes. */
   getTemplate(id: string): Promise<{ bytes: Uint8Array }>;
+  /** `GET /policies/{id}`: the stored bytes. */
   getPolicy(id: string): Promise<{ bytes: Uint8Array }>;
 }
 
