@@ -15,6 +15,7 @@
  */
 
 export {
+  appliedRules,
   approvalRequest,
   entryBytes,
   LogVerificationError,
@@ -25,15 +26,18 @@ export {
   passkeySignature,
   rejectionBytes,
   rejectionRequest,
+  ruleEffect,
   signedBytes,
   webAuthnSigner,
 } from "./mod.ts";
 export { type ApproveOptions, IntentsClient, IntentsError } from "./client.ts";
 export { newIntentId } from "./ids.ts";
 export type {
+  AppliedRule,
   ApprovalRequest,
   ApprovalSigner,
   ApprovalsView,
+  DocumentRule,
   IntentRecord,
   MultisigSignature,
   PasskeySignature,

@@ -10,6 +10,7 @@
 
 import { parseArgs } from "node:util";
 import {
+  appliedRules,
   generateEd25519Key,
   type Intent,
   IntentsClient,
@@ -208,10 +209,13 @@ async function events({ values, io, client, signal }: Ctx): Promise<void> {
   if (!values.json && !values.follow && count === 0) io.stderr("no events\n");
 }
 
-async function approvals({ args, client, print }: Ctx): Promise<void> {
-  const view = await client().approvals(requireArg(args[0], "ID"));
-  const hint = view.state === "pending" ? approveHint(view.id) : "";
-  print(describeApprovals(view) + hint, view);
+async function approvals({ values, args, client, print }: Ctx): Promise<void> {
+  const service = client();
+  const view = await service.approvals(requireArg(args[0], "ID"));
+  if (view.state !== "pending") return print(describeApprovals(view), view);
+  // Under rules, what the true rules say, from the document (public); JSON prints the view only.
+  const applied = values.json ? null : await appliedRules(service, view);
+  print(describeApprovals(view, applied) + approveHint(view.id), view);
 }
 
 async function approve({ values, args, client, print }: Ctx): Promise<void> {

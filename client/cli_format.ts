@@ -4,7 +4,8 @@
  * @module
  */
 
-import type { Approval, ApprovalsView, IntentEvent, IntentRecord } from "./mod.ts";
+import type { AppliedRule, Approval, ApprovalsView, IntentEvent, IntentRecord } from "./mod.ts";
+import { ruleEffect } from "./applied_rules.ts";
 
 /** `weight 1 of 2`. */
 export function weightText(approval: Approval): string {
@@ -47,8 +48,34 @@ export function describeRecord(record: IntentRecord): string {
   return text;
 }
 
-/** The view of `approvals ID`: state, what is signed, the quorum and who has decided. */
-export function describeApprovals(view: ApprovalsView): string {
+/**
+ * Under rules, the effective quorum's kinds and the rules that were true,
+ * each with its condition and effect when the document gave them.
+ */
+function rulesText(approval: Approval, applied: AppliedRule[] | null): string {
+  if (!Array.isArray(approval.rules)) return "";
+  const indices = approval.rules.length > 0 ? approval.rules.join(", ") : "none";
+  let text = `  under the document's rules: true ${indices}; kinds that count: ${
+    (approval.kinds ?? []).join(", ") || "none"
+  }\n`;
+  for (const { index, rule } of applied ?? []) {
+    // JSON text: a condition from the document is shown escaped, never raw.
+    text += rule
+      ? `    rules[${index}] when ${JSON.stringify(rule.when)}: ${ruleEffect(rule)}\n`
+      : `    rules[${index}]\n`;
+  }
+  return text;
+}
+
+/**
+ * The view of `approvals ID`: state, what is signed, the quorum (under rules,
+ * the kinds that count and the rules that were true, with `applied`) and who
+ * has decided.
+ */
+export function describeApprovals(
+  view: ApprovalsView,
+  applied: AppliedRule[] | null = null,
+): string {
   if (view.state !== "pending") return `intent ${view.id}: ${view.state}\n`;
   const { approval } = view;
   const approvedBy = new Map(approval.approvals.map((a) => [a.key, a]));
@@ -73,6 +100,7 @@ export function describeApprovals(view: ApprovalsView): string {
     `  signed (what every approver signs):\n  ${signed}\n` +
     `  challenge: ${view.challenge}\n` +
     `  reject challenge: ${view.reject_challenge}\n` +
+    rulesText(approval, applied) +
     `  signers (threshold ${approval.threshold}):\n` + quorum.join("");
 }
 

@@ -114,7 +114,9 @@ Shows what an intent under a governed template or policy waits for. Pending:
 the signed object every approver signs (payload or intent, as JSON), its
 challenge and reject challenge, the weight so far of the threshold, when it
 expires, and each signer's key and weight, [x] with the time for those who
-have approved, [-] for those who have rejected. Accepted, expired or
+have approved, [-] for those who have rejected. Under a document with rules,
+the effective quorum's kinds and the rules that were true, each with its
+condition and effect as the document (public) writes them. Accepted, expired or
 rejected: only the state. --json prints the service's view
 ({"id", "state", …}). Public: no token is needed or sent.
 ${COMMON_HELP}`,

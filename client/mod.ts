@@ -65,6 +65,13 @@ export {
   type ApprovalSigner,
   rejectionRequest,
 } from "./approvals.ts";
+export {
+  type AppliedRule,
+  appliedRules,
+  type DocumentReader,
+  type DocumentRule,
+  ruleEffect,
+} from "./applied_rules.ts";
 export { governedDocument, type GovernedDocumentOptions } from "./governed_document.ts";
 export {
   p256PointFromSpki,

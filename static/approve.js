@@ -12,7 +12,14 @@
 // shown is the view signed, and the challenge handed to the authenticator is
 // the recomputed one.
 
-import { approvalRequest, base58, IntentsClient, rejectionRequest } from "./client.js";
+import {
+  appliedRules,
+  approvalRequest,
+  base58,
+  IntentsClient,
+  rejectionRequest,
+  ruleEffect,
+} from "./client.js";
 import { $, describeError, describeRefusal, el, isRefusal, refusalBody, shown } from "./dom.js";
 import { jsonView } from "./json_view.js";
 import {
@@ -121,6 +128,44 @@ function renderQuorum(approval) {
   $("approve-quorum").replaceChildren(...rows);
 }
 
+/**
+ * Under a document with rules: the effective quorum (threshold, counting
+ * signers, kinds) and the rules that were true, each with its condition and
+ * effect once the document (public, checked against its id) is read. Hidden
+ * for an intent whose document has no rules.
+ */
+async function renderRules(view) {
+  const { approval } = view;
+  const box = $("approve-rules");
+  box.hidden = !Array.isArray(approval.rules);
+  $("approve-rules-list").replaceChildren();
+  if (box.hidden) return;
+  const indices = approval.rules.length > 0 ? approval.rules.join(", ") : "none";
+  const counting = Object.keys(approval.signers).length;
+  $("approve-rules-line").textContent = "Under the document's rules: rules true: " +
+    `${indices}; effective quorum: threshold ${approval.threshold}, ${counting} counting ` +
+    `signer${counting === 1 ? "" : "s"} (below), kinds that count: ` +
+    `${(approval.kinds ?? []).join(", ") || "none"}.`;
+  let applied;
+  try {
+    applied = await appliedRules(client, view);
+  } catch (error) {
+    $("approve-rules-list").replaceChildren(
+      el("li", { text: `The rules could not be read: ${describeError(error)}.` }),
+    );
+    return;
+  }
+  // A later view may have replaced this one while the document was read.
+  if (current?.view !== view) return;
+  $("approve-rules-list").replaceChildren(...(applied ?? []).map(({ index, rule }) => {
+    const item = el("li");
+    item.dataset.rule = String(index);
+    item.append(`rules[${index}]`);
+    if (rule) item.append(" when ", el("code", { text: rule.when }), `: ${ruleEffect(rule)}`);
+    return item;
+  }));
+}
+
 /** Renders a checked pending view and the bytes its approvers sign. */
 function renderView({ view, request }) {
   const approval = view.approval;
@@ -168,6 +213,7 @@ async function showView(view) {
   }
   current = { view, request, accepted: false };
   renderView(current);
+  void renderRules(view);
   $("approve-actions").hidden = false;
   setState("pending", "Pending: waiting for approvals.");
 }

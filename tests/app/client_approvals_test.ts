@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { base58, base64urlnopad } from "@scure/base";
 import {
+  appliedRules,
   type ApprovalSigner,
   type ApprovalsView,
   ed25519Signature,
@@ -380,5 +381,58 @@ Deno.test("governedDocument writes the authorization member the service reads", 
       admin.addPolicy(governedDocument({ signers: { "1111": 1 }, threshold: 1 })),
       { status: 400, code: "invalid_authorization" },
     );
+  });
+});
+
+Deno.test("authorizationRules writes authorization.rules; appliedRules reads the true ones back", async () => {
+  const key = generateEd25519Key();
+  const keyText = base58.encode(key.publicKey);
+  const authorizationRules = [
+    { when: "intent.attrs.fields.n > 1.0", threshold: 2 },
+    { when: "intent.attrs.fields.n > 9.0", deny: "too many" },
+    { when: "true", kinds: ["Ed25519" as const] },
+  ];
+  const signers = { [keyText]: 1, [base58.encode(generateEd25519Key().publicKey)]: 1 };
+  const text = governedDocument({ rules: "own", signers, threshold: 1, authorizationRules });
+  assert.deepEqual(JSON.parse(text), {
+    rules: "own",
+    authorization: { signers, threshold: 1, rules: authorizationRules },
+  });
+  const one = { signers, threshold: 1 };
+  assert.throws(() => governedDocument({ ...one, authorizationRules: [] }), RangeError);
+  assert.throws(
+    () =>
+      governedDocument({ ...one, authorizationRules: [{ when: "true", threshold: 1, deny: "x" }] }),
+    RangeError,
+  );
+  assert.throws(
+    () => governedDocument({ ...one, authorizationRules: [{ when: "a".repeat(1001), deny: "x" }] }),
+    RangeError,
+  );
+  await withService(async ({ admin, anyone }) => {
+    const policy = (await admin.addPolicy(text)).id;
+    const intent = { id: crypto.randomUUID(), policy_id: policy, attrs: { fields: { n: 5 } } };
+    assert.equal((await anyone.submit(signVariantB(intent, key))).state, "pending");
+    const view = pending(await anyone.approvals(intent.id));
+    assert.deepEqual(view.approval.rules, [0, 2]);
+    assert.deepEqual(view.approval.kinds, ["Ed25519"]);
+    assert.deepEqual(await appliedRules(anyone, view), [
+      { index: 0, rule: authorizationRules[0] },
+      { index: 2, rule: authorizationRules[2] },
+    ]);
+    // The document read must be the one the id names.
+    const forged = {
+      getPolicy: async (id: string) => {
+        const { bytes } = await anyone.getPolicy(id);
+        return { bytes: new Uint8Array([...bytes, 0x20]) };
+      },
+      getTemplate: (id: string) => anyone.getTemplate(id),
+    };
+    await assert.rejects(appliedRules(forged, view), { code: "bad_response" });
+    // Not under rules: null, and nothing read.
+    const plain = (await admin.addPolicy(governedDocument({ signers, threshold: 2 }))).id;
+    const other = { id: crypto.randomUUID(), policy_id: plain, attrs: { fields: { n: 5 } } };
+    await anyone.submit(signVariantB(other, key));
+    assert.equal(await appliedRules(anyone, pending(await anyone.approvals(other.id))), null);
   });
 });

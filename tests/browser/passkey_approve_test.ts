@@ -57,9 +57,15 @@ Deno.test({
       const ed = generateEd25519Key();
       const edKey = base58.encode(ed.publicKey);
       // Weight 1 each, threshold 3: the submission gives 1, Laptop 2, Phone 3. Tablet is no signer.
+      // Under rules: the first, true, keeps the threshold; the second is false.
+      const rules = [
+        { when: "double(intent.attrs.fields.amount) > 100.0", threshold: 3 },
+        { when: "intent.attrs.fields.to == 'mallory'", deny: "this account is blocked" },
+      ];
       const templateId = await governedTemplate(server, {
         signers: { [edKey]: 1, [laptop]: 1, [phone]: 1 },
         threshold: 3,
+        rules,
       });
       const payload: Payload = {
         id: "order-approve-1",
@@ -96,6 +102,20 @@ Deno.test({
       );
       assert.equal(await text(page, "approve-challenge"), await passkeyChallenge(payload));
       assert.equal(await text(page, "approve-weight"), "Weight 1 of 3 reached.");
+      // The true rule and the effective quorum, the rule as the document writes it.
+      assert.equal(
+        await text(page, "approve-rules-line"),
+        "Under the document's rules: rules true: 0; effective quorum: threshold 3, 3 counting " +
+          "signers (below), kinds that count: Ed25519, Passkey.",
+      );
+      assert.equal(
+        await page.waitUntil<string>(
+          "document.querySelector('#approve-rules-list li')?.textContent ?? ''",
+          10_000,
+          "the rules read",
+        ),
+        `rules[0] when ${rules[0].when}: threshold 3`,
+      );
 
       const rows = await quorum(page);
       assert.deepEqual(rows.map((r) => r.key), [edKey, laptop, phone]);

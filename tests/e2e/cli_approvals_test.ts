@@ -53,10 +53,15 @@ async function keys(
   return out;
 }
 
-/** Stores a governed policy with `policy add`; returns its id. */
-async function governedPolicy(ctx: Env, signers: Record<string, number>, threshold: number) {
+/** Stores a governed policy with `policy add` (with `authorization.rules` if given); its id. */
+async function governedPolicy(
+  ctx: Env,
+  signers: Record<string, number>,
+  threshold: number,
+  rules?: unknown[],
+) {
   const file = join(ctx.dir, `policy-${crypto.randomUUID()}.json`);
-  const document = { rules: "pay up to 100", authorization: { signers, threshold } };
+  const document = { rules: "pay up to 100", authorization: { signers, threshold, rules } };
   await Deno.writeTextFile(file, JSON.stringify(document, null, 2));
   const run = await cli(["policy", "add", file], { env: ctx.env });
   assert.equal(run.code, 0, run.stderr);
@@ -210,6 +215,29 @@ Deno.test("approve prints the weight while the intent stays pending; events show
       ["intent.accepted", intent.id, "accepted"],
     ]);
     assert.match(events.stdout, /intent\.approval_added\s+\S+ {2}pending 2\/3/);
+
+    // Under rules: the true rules, as the document writes them, and the kinds that count.
+    const ruledPolicy = await governedPolicy(ctx, { [k.alice.pub]: 1, [k.bob.pub]: 1 }, 1, [
+      { when: "intent.attrs.fields.amount > 10.0", threshold: 2 },
+      { when: "intent.attrs.fields.amount > 1000.0", deny: "too much" },
+      { when: "true", kinds: ["Ed25519"] },
+    ]);
+    const ruled = await signed(ctx, k.alice.file, ruledPolicy);
+    const pending = await cli(["submit", ruled.file], { env: ctx.publicEnv });
+    assert.equal(pending.code, 0, pending.stderr);
+    const view = await cli(["approvals", ruled.intent.id], { env: ctx.publicEnv });
+    assert.equal(view.code, 0, view.stderr);
+    assert.match(
+      view.stdout,
+      /\n {2}under the document's rules: true 0, 2; kinds that count: Ed25519\n/,
+    );
+    assert.match(
+      view.stdout,
+      /\n {4}rules\[0\] when "intent.attrs.fields.amount > 10.0": threshold 2\n/,
+    );
+    assert.match(view.stdout, /\n {4}rules\[2\] when "true": kinds Ed25519\n/);
+    assert.doesNotMatch(view.stdout, /rules\[1\]/);
+    assert.match(view.stdout, /signers \(threshold 2\)/);
   });
 });
 

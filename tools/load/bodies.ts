@@ -18,6 +18,7 @@ import {
   type Signature,
   signedBytes,
 } from "../../client/mod.ts";
+import type { LoadRule } from "./rules.ts";
 import { SoftwarePasskey } from "../../testing/software_passkey.ts";
 
 /** What {@link bodyBuilder} builds: the variant, the signature kind, the passkey origin. */
@@ -66,13 +67,13 @@ export async function webCryptoSigner(): Promise<WebCryptoSigner> {
 
 /**
  * Posts a fresh template (Variant A) or policy (Variant B) and returns its id;
- * with `authorization`, a governed one (sent as JSON).
+ * with `authorization`, a governed one (sent as JSON), with rules when it has them.
  */
 export async function addReference(
   url: string,
   token: string,
   variant: "A" | "B",
-  authorization?: { signers: Record<string, number>; threshold: number },
+  authorization?: { signers: Record<string, number>; threshold: number; rules?: LoadRule[] },
 ): Promise<string> {
   const admin = new IntentsClient({ url, token });
   const document = JSON.stringify({ load: true, nonce: crypto.randomUUID(), authorization });

@@ -16,7 +16,9 @@
  * (default ed25519; multisig is three Ed25519 signers, threshold 3),
  * `--ids v7` (Variant B intent ids that grow with time, UUIDv7, instead of
  * random UUIDv4s), `--governed` (the template or policy is governed, its one signer the load's
- * Ed25519 key with weight = threshold, so every intent is accepted at once), `--pid P`
+ * Ed25519 key with weight = threshold, so every intent is accepted at once), `--rules` (governed, and
+ * the document carries 16 rules of about 1,000 characters, all true, that keep its quorum:
+ * `rules.ts`), `--pid P`
  * (read the server's memory from /proc), `--spawn` (start `main.ts` with a
  * temp KV file and `--batch-max` as `COMMIT_BATCH_MAX`, default 64; `--kv-connect` gives it
  * a KV Connect server of its own instead of the file, see `testing/kv_connect/`; `--deploy` starts
@@ -49,6 +51,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { addReference, bodyBuilder, buildBodies, webCryptoSigner } from "./bodies.ts";
 import { drive } from "./drive.ts";
+import { loadRules } from "./rules.ts";
 import { round, summary } from "./figures.ts";
 import { commitOf, projectRoot, type Spawned, spawnLoadServer } from "./spawn.ts";
 import { runScale, scaleLines, startRig } from "./scale.ts";
@@ -81,6 +84,8 @@ interface Options {
   kind: "ed25519" | "passkey" | "multisig";
   /** Submit under a governed document whose one signer (weight = threshold) is the load's key. */
   governed: boolean;
+  /** The governed document carries the sixteen rules of `rules.ts`, all true. */
+  rules: boolean;
   /** How intent ids are made: random (UUIDv4, the default) or growing with time (UUIDv7). */
   ids: "v4" | "v7";
   pid: number | undefined;
@@ -113,8 +118,8 @@ interface Options {
 const USAGE = "usage: deno task load -- (--url URL --token T | --spawn [--batch-max N] " +
   "[--server S] [--base DIR] [--kv-connect] [--deploy] [--otel] | --instances N [--kv-delay-ms D] " +
   "[--batch-max N] [--base DIR]) [--n N] [--concurrency C] [--variant A|B] [--kind ed25519|passkey|multisig] " +
-  "[--governed] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] [--webhooks N] " +
-  "[--log-coverage] [--json]";
+  "[--governed | --rules] [--ids v4|v7] [--pid P] [--warmup W] [--max-seconds S] [--origin O] " +
+  "[--webhooks N] [--log-coverage] [--json]";
 
 /** The options of the command line. */
 const LOAD_OPTIONS = {
@@ -125,6 +130,7 @@ const LOAD_OPTIONS = {
   variant: { type: "string" },
   kind: { type: "string" },
   governed: { type: "boolean" },
+  rules: { type: "boolean" },
   ids: { type: "string" },
   pid: { type: "string" },
   spawn: { type: "boolean" },
@@ -162,7 +168,8 @@ function checkOptions(values: OptionValues<typeof LOAD_OPTIONS>): Options {
     concurrency: intOption(values.concurrency, "concurrency", 64, MAX_CONCURRENCY),
     variant,
     kind,
-    governed: values.governed ?? false,
+    governed: (values.governed || values.rules) ?? false,
+    rules: values.rules ?? false,
     ids: values.ids === "v7" ? "v7" : "v4",
     pid: values.pid === undefined ? undefined : intOption(values.pid, "pid", 0, 2 ** 31),
     spawn: values.spawn ?? false,
@@ -195,7 +202,7 @@ function checkOptions(values: OptionValues<typeof LOAD_OPTIONS>): Options {
   if ((options.kvConnect || options.deploy || options.otel) && !options.spawn) {
     fail("--kv-connect, --deploy and --otel need --spawn");
   }
-  if (options.governed && kind !== "ed25519") fail("--governed goes with --kind ed25519");
+  if (options.governed && kind !== "ed25519") fail("--governed and --rules go with --kind ed25519");
   if (values.ids !== undefined && values.ids !== "v4" && values.ids !== "v7") {
     fail("--ids must be v4 or v7");
   }
@@ -264,7 +271,13 @@ async function main(): Promise<void> {
       url,
       token,
       options.variant,
-      options.governed ? { signers: { [signer.publicKey]: 1 }, threshold: 1 } : undefined,
+      options.governed
+        ? {
+          signers: { [signer.publicKey]: 1 },
+          threshold: 1,
+          ...(options.rules && { rules: loadRules(signer.publicKey) }),
+        }
+        : undefined,
     );
     const total = options.warmup + options.n;
     const built = await buildBodies(await bodyBuilder({ ...options, signer }, refId), total);
@@ -305,6 +318,7 @@ async function main(): Promise<void> {
       variant: options.variant,
       kind: options.kind,
       governed: options.governed,
+      rules: options.rules,
       ids: options.ids,
       concurrency: options.concurrency,
       sent: result.latencies.length,

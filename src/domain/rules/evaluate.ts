@@ -5,8 +5,9 @@
  * @module
  */
 
-import { isCelError } from "@bufbuild/cel";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type CelInput, celList, celMap, isCelError } from "@bufbuild/cel";
+import { timestampFromDate, TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { reflect } from "@bufbuild/protobuf/reflect";
 import { ServiceError } from "../../errors.ts";
 import type { Variant } from "../intent.ts";
 import type { CompiledRule, RuleKind } from "./rule.ts";
@@ -24,6 +25,22 @@ export interface RuleInput {
   kinds: readonly RuleKind[];
   /** The receipt time: the record's `received_at`. */
   now: Date;
+}
+
+/**
+ * A JSON value as the evaluator's own values: objects as CEL maps, arrays as
+ * CEL lists, at every depth. The evaluator converts a plain object each time a
+ * rule reads it (at each step of `intent.attrs.fields.x`, in each rule);
+ * converted once here, every read finds the value it needs. Strict JSON bounds
+ * the depth (32).
+ */
+function celValue(value: unknown): CelInput {
+  if (Array.isArray(value)) return celList(value.map(celValue));
+  if (typeof value === "object" && value !== null) {
+    return celMap(new Map(Object.entries(value).map(([k, v]) => [k, celValue(v)])));
+  }
+  // A string, a double, a boolean or null, as JSON gives them.
+  return value as CelInput;
 }
 
 /** Longest part of an evaluation error a message carries. */
@@ -53,13 +70,15 @@ function typeOf(value: unknown): string {
  *   (its reason verbatim), whichever comes first.
  */
 export function evaluateRules(rules: readonly CompiledRule[], input: RuleInput): CompiledRule[] {
+  // The variables as the evaluator's values, converted once for every rule.
   const bindings = {
-    intent: input.signed,
+    intent: celValue(input.signed),
     variant: input.variant,
     document: input.document,
-    signers: [...input.signers],
-    kinds: [...input.kinds],
-    now: timestampFromDate(input.now),
+    signers: celList([...input.signers]),
+    kinds: celList([...input.kinds]),
+    // Reflected once, not at each read.
+    now: reflect(TimestampSchema, timestampFromDate(input.now)),
   };
   const held: CompiledRule[] = [];
   for (const rule of rules) {
