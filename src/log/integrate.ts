@@ -40,8 +40,16 @@ const STEP_READ_BYTES = 1 << 20;
 
 /** What a step did. */
 export type StepResult =
-  /** It extended the tree by `count` entries to `state`. */
-  | { outcome: "integrated"; state: TreeState & { rootHash: Uint8Array }; count: number }
+  /**
+   * It extended the tree by `count` entries to `state`; `end` when its read
+   * found the feed's end (fewer events than it asked for, within its bytes).
+   */
+  | {
+    outcome: "integrated";
+    state: TreeState & { rootHash: Uint8Array };
+    count: number;
+    end: boolean;
+  }
   /** The tree already covers the feed. */
   | { outcome: "caught_up"; state: TreeState }
   /** Another process extended the tree first: read again. */
@@ -114,7 +122,10 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
   if (options.also) op.set(options.also.key, options.also.value);
   const result = await retryWhileLocked(() => op.commit());
   if (!result.ok) return { outcome: "lost" };
-  return { outcome: "integrated", state: { size, rootHash }, count: events.length };
+  let bytes = 0;
+  for (const event of events) bytes += event.intent.body.byteLength;
+  const end = events.length < max && bytes < STEP_READ_BYTES;
+  return { outcome: "integrated", state: { size, rootHash }, count: events.length, end };
 }
 
 /**

@@ -141,6 +141,12 @@ export class Integrator {
       }
       counted(step.count);
       this.#lease.renewed();
+      if (step.end) {
+        // The feed's end as of this step's read: the pass ends here, signed, even when more came
+        // since (a load that never pauses, the first checkpoint of a new log included).
+        await this.#sign(step.state);
+        return step.state;
+      }
       if (this.#checkpointed && this.#now() - this.#signedAt >= SIGN_EVERY_MS) {
         await this.#sign(step.state);
       }
