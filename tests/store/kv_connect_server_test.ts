@@ -20,25 +20,29 @@ import {
   type StartedKvConnectServer,
   startKvConnectServer,
 } from "../../testing/kv_connect/start.ts";
-import { needsKvConnect } from "../support/stores.ts";
+import { KV_CONNECT_TOKEN, needsKvConnect } from "../support/stores.ts";
 import { within } from "../support/time.ts";
 
-/** Opens Deno's KV Connect client on `server`, presenting `token`. */
-async function openRemote(server: StartedKvConnectServer, token = server.token): Promise<Deno.Kv> {
-  const previous = Deno.env.get("DENO_KV_ACCESS_TOKEN");
-  Deno.env.set("DENO_KV_ACCESS_TOKEN", token);
-  try {
-    return await Deno.openKv(server.url);
-  } finally {
-    if (previous === undefined) Deno.env.delete("DENO_KV_ACCESS_TOKEN");
-    else Deno.env.set("DENO_KV_ACCESS_TOKEN", previous);
-  }
+/**
+ * Opens Deno's KV Connect client on `server`. Every server of these tests
+ * has the token the other test files use ({@link KV_CONNECT_TOKEN}): the
+ * variable Deno's client reads is the process's, shared by test files run
+ * in parallel, so it is never set to another value here.
+ */
+function openRemote(server: StartedKvConnectServer): Promise<Deno.Kv> {
+  Deno.env.set("DENO_KV_ACCESS_TOKEN", server.token);
+  return Deno.openKv(server.url);
+}
+
+/** A KV Connect server for these tests, on a file of its own or `path`. */
+function startServer(options: { path?: string; loseAnswers?: number } = {}) {
+  return startKvConnectServer({ ...options, token: KV_CONNECT_TOKEN });
 }
 
 async function withServer(
   fn: (server: StartedKvConnectServer, kv: Deno.Kv) => Promise<void>,
 ): Promise<void> {
-  const server = await startKvConnectServer();
+  const server = await startServer();
   try {
     const kv = await openRemote(server);
     try {
@@ -166,17 +170,22 @@ Deno.test(
 );
 
 Deno.test("kv-connect: a wrong access token is refused", needsKvConnect(), async () => {
-  const server = await startKvConnectServer();
+  const server = await startServer();
   try {
-    // Deno 2.9 refuses at openKv; Deno 2.5 opens and refuses the first call.
-    await assert.rejects(async () => {
-      const kv = await openRemote(server, "not-the-right-token");
-      try {
-        await kv.get(["a"]);
-      } finally {
-        kv.close();
-      }
-    }, /Invalid access token/);
+    // Deno's client in a process of its own, whose variable holds the wrong token (Deno 2.9
+    // refuses at openKv; Deno 2.5 opens and refuses the first call).
+    const client = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "eval",
+        "--unstable-kv",
+        `const kv = await Deno.openKv(${JSON.stringify(server.url)}); await kv.get(["a"]);`,
+      ],
+      env: { DENO_KV_ACCESS_TOKEN: "not-the-right-token" },
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(client.success, false);
+    assert.match(new TextDecoder().decode(client.stderr), /Invalid access token/);
 
     const metadata = await fetch(server.url, {
       method: "POST",
@@ -280,7 +289,7 @@ Deno.test(
   "kv-connect: data persists across a server restart on the same file",
   needsKvConnect(),
   async () => {
-    const first = await startKvConnectServer();
+    const first = await startServer();
     let versionstamp: string;
     try {
       const kv = await openRemote(first);
@@ -290,7 +299,7 @@ Deno.test(
     } finally {
       await first.close();
     }
-    const second = await startKvConnectServer({ path: first.path, token: first.token });
+    const second = await startServer({ path: first.path });
     try {
       assert.notEqual(second.url, first.url);
       const kv = await openRemote(second);
@@ -310,7 +319,7 @@ Deno.test(
   "kv-connect: the metadata exchange negotiates version 3 or 2, as denokv does",
   needsKvConnect(),
   async () => {
-    const server = await startKvConnectServer();
+    const server = await startServer();
     try {
       const exchange = (body: string | null, token = server.token) =>
         fetch(server.url, {
@@ -344,7 +353,7 @@ Deno.test(
 );
 
 Deno.test("kv-connect: the data path answers denokv's errors", needsKvConnect(), async () => {
-  const server = await startKvConnectServer();
+  const server = await startServer();
   try {
     const read = (headers: Record<string, string>, body = new Uint8Array()) =>
       callDataPath(server, "snapshot_read", body, { ...dataPathHeaders(server.token), ...headers });
@@ -372,7 +381,7 @@ Deno.test(
   "kv-connect: a raw watch streams framed outputs, keep-alives, and refuses 11 keys",
   needsKvConnect(),
   async () => {
-    const server = await startKvConnectServer();
+    const server = await startServer();
     try {
       const watch = (keys: Uint8Array[]) =>
         fetch(`${server.url}/v2/watch`, {
@@ -419,10 +428,8 @@ Deno.test(
   "kv-connect: a lost answer leaves the write applied; Deno's client sends it again, and its checks fail",
   needsKvConnect(),
   async () => {
-    const token = "lost-answer-token-0123456789";
-    const server = await startKvConnectServer({ token, loseAnswers: 2 });
-    Deno.env.set("DENO_KV_ACCESS_TOKEN", token);
-    const kv = await Deno.openKv(server.url);
+    const server = await startServer({ loseAnswers: 2 });
+    const kv = await openRemote(server);
     try {
       // The first write is answered; the second is applied, its answer lost, and sent again.
       assert.equal((await kv.set(["first"], 1)).ok, true);

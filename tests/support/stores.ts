@@ -28,7 +28,7 @@ export const STORE_KINDS: readonly StoreKind[] = ["file", "kv_connect"];
  * this process's environment, which the server processes inherit, so that
  * `Deno.openKv(url)` works here and there.
  */
-const KV_CONNECT_TOKEN = "kv-connect-test-token-0123456789";
+export const KV_CONNECT_TOKEN = "kv-connect-test-token-0123456789";
 
 const backend = await locateBackend();
 
