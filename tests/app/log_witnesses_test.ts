@@ -251,7 +251,8 @@ Deno.test("a witness with a size above the tree is a fork: signing stops everywh
     await withApp({ env: witnessEnv([{ prefix, verifierKey }], 0) }, async (h) => {
       const id = (await h.client.addPolicy('{"log":"fork"}')).id;
       await submitIntents(h.clientWith(), { policyId: id, n: 2, key });
-      for (let i = 0; i < 100 && (await h.kv.get(logKeys.fork)).value === null; i++) {
+      // The record is stored, then the process raises its gauge: wait for both.
+      for (let i = 0; i < 100 && (await sample(h, "intents_log_fork_alarm")) !== 1; i++) {
         await sleep(50);
       }
       const { value } = await h.kv.get<Uint8Array>(logKeys.fork);
@@ -295,7 +296,7 @@ Deno.test("a witness that cosigned another tree of ours is a fork: its 422 stops
     await withApp({ env: witnessEnv([witness], 0) }, async (h) => {
       const id = (await h.client.addPolicy('{"log":"split"}')).id;
       await submitIntents(h.clientWith(), { policyId: id, n: 2, key });
-      for (let i = 0; i < 100 && (await h.kv.get(logKeys.fork)).value === null; i++) {
+      for (let i = 0; i < 100 && (await sample(h, "intents_log_fork_alarm")) !== 1; i++) {
         await sleep(50);
       }
       const { value } = await h.kv.get<Uint8Array>(logKeys.fork);
