@@ -24,15 +24,15 @@ export const LEASE_MS = 3_000;
 /** How often a process without the lease looks whether it is free, and a holder waits for events. */
 export const LOOK_MS = 1_000;
 /** While catching up, a checkpoint at least this often once one exists. */
-const SIGN_EVERY_MS = 1_000;
+const SIGN_EVERY_MS = 500;
 /**
  * Caught up, the holder extends the tree again at most this often: each
  * pass rewrites the rightmost partial tiles and bundle and signs a
  * checkpoint, so passes of a few events each (as often as the feed moves,
  * every few ms under load) would cost far more per event than passes of
- * half a second's events. The bound of §14 (3 s after a 201) keeps room.
+ * a quarter second's events. The bound of §14 (3 s after a 201) keeps room.
  */
-export const PASS_EVERY_MS = 500;
+export const PASS_EVERY_MS = 250;
 
 /** What the integrator works with. */
 export interface IntegratorOptions {

@@ -1,6 +1,6 @@
 /**
  * The log as the edge reads it (the port `src/domain/log.ts`): the served
- * checkpoint (cached per process for up to a second): the newest signed one
+ * checkpoint (cached per process for up to half a second): the newest signed one
  * or, when it is as new, the one with the witnesses' cosignatures; with a
  * quorum, only the newest that at least that many cosigned. Tiles and
  * entry bundles at any width the tree holds, and inclusion proofs against
@@ -18,7 +18,7 @@ import { decodeIndex, logKeys } from "./keys.ts";
 import { storedTreeReader, tileKey } from "./tiles.ts";
 
 /** How long one process serves the checkpoint it read (docs/interface.md §14). */
-export const CHECKPOINT_CACHE_MS = 1_000;
+export const CHECKPOINT_CACHE_MS = 500;
 
 /** What {@link KvLogReader} reads. */
 export interface KvLogReaderOptions {
