@@ -124,14 +124,29 @@ export class Feed {
       { prefix: keys.eventsPrefix, start: keys.events(after + 1) },
       { limit, batchSize: Math.min(BLOCKS_PER_READ, Math.ceil(limit / EVENTS_PER_BLOCK)) },
     );
-    for await (const block of blocks) {
-      const stored = await feedEntryEvents(this.#kv, block, after, limit - events.length);
-      for (const { position, event: { type, intent } } of stored) {
-        events.push({ position, type, intent });
-        bytes += intent.body.byteLength;
-        if (events.length === limit || bytes >= maxBytes) return events;
+    // The staged blocks that a list's batch of entries names are read at once, not one entry
+    // after another: a page of many small moves (a low rate, several instances) would otherwise
+    // cost a round trip each.
+    const batch: Deno.KvEntry<unknown>[] = [];
+    const take = async (): Promise<boolean> => {
+      const read = await Promise.all(
+        batch.map((block) => feedEntryEvents(this.#kv, block, after, limit - events.length)),
+      );
+      batch.length = 0;
+      for (const stored of read) {
+        for (const { position, event: { type, intent } } of stored) {
+          events.push({ position, type, intent });
+          bytes += intent.body.byteLength;
+          if (events.length === limit || bytes >= maxBytes) return true;
+        }
       }
+      return false;
+    };
+    for await (const block of blocks) {
+      batch.push(block);
+      if (batch.length === BLOCKS_PER_READ && await take()) return events;
     }
+    await take();
     return events;
   }
 
