@@ -16,6 +16,7 @@
  * @module
  */
 
+import { ClockCache } from "../clock_cache.ts";
 import type { LimitSettings } from "../limits_settings.ts";
 
 /** The window `w` of the per-second policies: a full bucket lasts two seconds at the full rate. */
@@ -57,7 +58,7 @@ export interface RateLimiterOptions {
   capacity?: number;
   /** Whole seconds an empty bucket takes to fill again. */
   windowS?: number;
-  /** Buckets kept at most; the least recently used go first. Default 100,000. */
+  /** Buckets kept at most; past it, one not used lately goes (CLOCK). Default 100,000. */
   maxBuckets?: number;
   /** A monotonic clock in milliseconds; default `performance.now`. */
   now?: () => number;
@@ -80,8 +81,8 @@ function checkCost(cost: number): void {
  * looking at a key that spent nothing lately costs no memory.
  *
  * Each stored bucket is one number, the time (in token units of refill) at
- * which it is full again; the map's insertion order is its recency order, and
- * past `maxBuckets` the least recently used goes (coming back full). The clock
+ * which it is full again, kept in the one bounded cache (`ClockCache`): past
+ * `maxBuckets` one not used lately goes (coming back full). The clock
  * is read in whole milliseconds from construction, so refill and rounding are
  * exact integer sums.
  *
@@ -107,8 +108,11 @@ export class RateLimiter {
   readonly #unitsPerToken: number;
   readonly #unitsPerMs: number;
   readonly #capacityUnits: number;
-  /** Key → the refill time (token units since origin) at which the bucket is full. */
-  readonly #fullAt = new Map<string, number>();
+  /**
+   * Key → the refill time (token units since origin) at which the bucket is
+   * full; past `maxBuckets`, a bucket not used lately goes (it starts full).
+   */
+  readonly #fullAt: ClockCache<number>;
   readonly #unlimited: RateLimitDecision;
 
   /** @throws {RangeError} for a rate or bound that is not a suitable whole number. */
@@ -129,6 +133,7 @@ export class RateLimiter {
     this.capacity = capacity;
     this.windowS = windowS;
     this.maxBuckets = maxBuckets;
+    this.#fullAt = new ClockCache(maxBuckets);
     this.#now = options.now ?? (() => performance.now());
     this.#origin = Math.floor(this.#now());
     // A full bucket is capacity × unitsPerToken units, refilled in windowS × 1000 ms: with
@@ -250,21 +255,13 @@ export class RateLimiter {
     return fullAt === undefined || fullAt <= now ? 0 : fullAt - now;
   }
 
-  /** Moves `key` to the most recently used end. */
+  /** Marks `key`'s bucket used. */
   #touch(key: string): void {
-    const fullAt = this.#fullAt.get(key);
-    if (fullAt === undefined) return;
-    this.#fullAt.delete(key);
-    this.#fullAt.set(key, fullAt);
+    this.#fullAt.get(key);
   }
 
   #store(key: string, fullAt: number): void {
-    this.#fullAt.delete(key);
     this.#fullAt.set(key, fullAt);
-    if (this.#fullAt.size > this.maxBuckets) {
-      // A Map iterates in insertion order: the first key is the least recently used.
-      this.#fullAt.delete(this.#fullAt.keys().next().value!);
-    }
   }
 
   /** The decision once `missing` units are missing from the bucket. */

@@ -45,6 +45,7 @@ const DRAWN: readonly (readonly [string, readonly string[]])[] = [
     "src/telemetry/",
     "src/media_type.ts",
     "src/ip_address.ts",
+    "src/clock_cache.ts",
     "src/timing.ts",
     "src/errors.ts",
     "protocol/",

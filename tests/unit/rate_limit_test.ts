@@ -141,7 +141,7 @@ Deno.test("RateLimiter never allows more than the capacity plus the refill", () 
   );
 });
 
-Deno.test("RateLimiter evicts the least recently used bucket past its bound", () => {
+Deno.test("RateLimiter evicts a bucket not used lately past its bound", () => {
   const { limiter } = fakeClock({ ratePerSecond: 1, maxBuckets: 3 });
   for (const key of ["a", "b", "c"]) limiter.take(key);
   limiter.take("a"); // a is now the most recently used: b is the oldest
