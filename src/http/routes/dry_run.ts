@@ -10,15 +10,8 @@ import { json } from "../respond.ts";
 import type { RequestContext } from "../context.ts";
 import type { Route } from "../route.ts";
 import { ref } from "../openapi/components.ts";
-import {
-  ERR,
-  errorResponse,
-  examplesOf,
-  jsonResponse,
-  shared,
-  tooManyRequests,
-} from "../openapi/responses.ts";
-import { readVerified } from "./intents.ts";
+import { jsonResponse, shared, tooManyRequests } from "../openapi/responses.ts";
+import { readVerified, submissionBody, submissionRefusals } from "./intents.ts";
 
 /**
  * `POST /intents/dry-run`: 200 with what the submission would become. It
@@ -53,30 +46,10 @@ export const DRY_RUN_ROUTES: Route[] = [
         "whether the intent would be accepted or pending, its effective quorum, and the " +
         "rules that were true. Any refusal is the one the submission would get.",
       tags: ["intents"],
-      requestBody: {
-        required: true,
-        content: {
-          "application/json": {
-            schema: { oneOf: [ref("VariantA"), ref("VariantB")] },
-            examples: examplesOf(intents, (key) => intents[key].body),
-          },
-        },
-      },
+      requestBody: submissionBody(intents),
       responses: {
         "200": jsonResponse("What the submission would become.", ref("DryRun")),
-        "400": ERR.invalidJsonBody([
-          "invalid_signature",
-          "unsigned_not_permitted",
-          "template_not_found",
-          "policy_not_found",
-          "quorum_mismatch",
-        ]),
-        "403": errorResponse(
-          "Under a governed document: a key that signed is not one of its signers or does " +
-            "not count under its rules, a rule denies the intent or fails, or the keys that " +
-            "count cannot reach the threshold.",
-          ["signer_not_authorized", "rule_denied", "rule_error", "quorum_unreachable"],
-        ),
+        ...submissionRefusals(),
         ...shared("405", "408", "413", "415", "500", "503"),
         "429": tooManyRequests(),
       },

@@ -15,6 +15,7 @@ import { readJsonBytes, type RequestContext } from "../context.ts";
 import { chargeWork, checkSigners, refusedPending, spendSigners } from "../limits.ts";
 import { readPosition, readQuery, wholeNumber } from "./query.ts";
 import type { Route } from "../route.ts";
+import type { OpenApiExamples } from "../openapi/examples.ts";
 import { ref } from "../openapi/components.ts";
 import {
   ERR,
@@ -24,6 +25,7 @@ import {
   integerParameter,
   jsonResponse,
   location,
+  type Obj,
   shared,
   strictQuery,
   tooManyRequests,
@@ -58,6 +60,38 @@ export async function readVerified(
     throw error;
   }
   return { verified: await body.verify(), ref };
+}
+
+/** The body of `POST /intents`, as its OpenAPI operation and its dry run's state it. */
+export function submissionBody(intents: OpenApiExamples["intents"]): Obj {
+  return {
+    required: true,
+    content: {
+      "application/json": {
+        schema: { oneOf: [ref("VariantA"), ref("VariantB")] },
+        examples: examplesOf(intents, (key) => intents[key].body),
+      },
+    },
+  };
+}
+
+/** The 400 and 403 of a submission's checks before the id, shared with its dry run. */
+export function submissionRefusals(): Obj {
+  return {
+    "400": ERR.invalidJsonBody([
+      "invalid_signature",
+      "unsigned_not_permitted",
+      "template_not_found",
+      "policy_not_found",
+      "quorum_mismatch",
+    ]),
+    "403": errorResponse(
+      "Under a governed document: a key that signed is not one of its signers or does " +
+        "not count under its rules, a rule denies the intent or fails, or the keys that " +
+        "count cannot reach the threshold (docs/rules.md).",
+      ["signer_not_authorized", "rule_denied", "rule_error", "quorum_unreachable"],
+    ),
+  };
 }
 
 /**
@@ -180,15 +214,7 @@ export const INTENT_ROUTES: Route[] = [
         "`Idempotent-Replayed: true` and the record as it stands now. 503 `unavailable` " +
         "means nothing was stored and the same body may be sent again.",
       tags: ["intents"],
-      requestBody: {
-        required: true,
-        content: {
-          "application/json": {
-            schema: { oneOf: [ref("VariantA"), ref("VariantB")] },
-            examples: examplesOf(intents, (key) => intents[key].body),
-          },
-        },
-      },
+      requestBody: submissionBody(intents),
       responses: {
         "200": jsonResponse(
           "The same signed submission was stored before (a retry after a lost answer): " +
@@ -215,19 +241,7 @@ export const INTENT_ROUTES: Route[] = [
           ref("IntentRecord"),
           { headers: location("/intents/{id}") },
         ),
-        "400": ERR.invalidJsonBody([
-          "invalid_signature",
-          "unsigned_not_permitted",
-          "template_not_found",
-          "policy_not_found",
-          "quorum_mismatch",
-        ]),
-        "403": errorResponse(
-          "Under a governed document: a key that signed is not one of its signers or does " +
-            "not count under its rules, a rule denies the intent or fails, or the keys that " +
-            "count cannot reach the threshold (docs/rules.md).",
-          ["signer_not_authorized", "rule_denied", "rule_error", "quorum_unreachable"],
-        ),
+        ...submissionRefusals(),
         ...shared("405", "408", "413", "415", "500", "503"),
         "409": errorResponse(
           "An intent with this id exists, and this body is not the signed submission that " +
