@@ -113,6 +113,20 @@ function watchCheckpoints(kv: Deno.Kv): { stop(): Promise<Map<number, Set<string
   };
 }
 
+/**
+ * An integrator of `kv` reading `store`, signing with the test's key, that
+ * fails the test on any failure it reports.
+ */
+function integratorOf(kv: Deno.Kv, store: ConstructorParameters<typeof Integrator>[0]["store"]) {
+  const report = (line: string) => assert.fail(line);
+  return new Integrator({
+    kv,
+    store,
+    signer: new CheckpointSigner({ kv, signer, report }),
+    report,
+  });
+}
+
 storeTest(
   "two integrators beside committing writers build the feed's tree and agree",
   async (t) => {
@@ -120,19 +134,8 @@ storeTest(
     const kvB = await t.open();
     const storeA = new KvStore(kvA);
     const storeB = new KvStore(kvB);
-    const report = (line: string) => assert.fail(line);
-    const a = new Integrator({
-      kv: kvA,
-      store: storeA,
-      signer: new CheckpointSigner({ kv: kvA, signer, report }),
-      report,
-    });
-    const b = new Integrator({
-      kv: kvB,
-      store: storeB,
-      signer: new CheckpointSigner({ kv: kvB, signer, report }),
-      report,
-    });
+    const a = integratorOf(kvA, storeA);
+    const b = integratorOf(kvB, storeB);
     const watch = watchCheckpoints(kvA);
     try {
       await storeA.prepare();
@@ -177,13 +180,7 @@ storeTest(
     const kvB = await t.open();
     const storeA = new KvStore(kvA);
     const storeB = new KvStore(kvB);
-    const report = (line: string) => assert.fail(line);
-    const a = new Integrator({
-      kv: kvA,
-      store: storeA,
-      signer: new CheckpointSigner({ kv: kvA, signer, report }),
-      report,
-    });
+    const a = integratorOf(kvA, storeA);
     try {
       await storeA.prepare();
       await storeB.prepare();
@@ -230,13 +227,7 @@ storeTest("a process that stops between steps leaves a state another resumes fro
       assert.equal(step.outcome, "integrated");
     }
     assert.equal(decodeState((await kv.get(logKeys.state)).value).size, 200);
-    const report = (line: string) => assert.fail(line);
-    const resumed = new Integrator({
-      kv: other,
-      store: new KvStore(other),
-      signer: new CheckpointSigner({ kv: other, signer, report }),
-      report,
-    });
+    const resumed = integratorOf(other, new KvStore(other));
     const state = await resumed.catchUp();
     assert.equal(state.size, 300);
     await assertTreeOf(other, await feedEntries(store));
@@ -252,7 +243,6 @@ storeTest(
   async (t) => {
     const kv = await t.open();
     const store = new KvStore(kv);
-    const report = (line: string) => assert.fail(line);
     try {
       await store.prepare();
       await insertMany(store, "s", 20);
@@ -271,12 +261,7 @@ storeTest(
         },
         waitForEvents: (after, options) => store.waitForEvents(after, options),
       };
-      const integrator = new Integrator({
-        kv,
-        store: growing,
-        signer: new CheckpointSigner({ kv, signer, report }),
-        report,
-      });
+      const integrator = integratorOf(kv, growing);
       const signed: number[] = [];
       for (let pass = 0; pass < 5; pass++) {
         const state = await integrator.catchUp();
