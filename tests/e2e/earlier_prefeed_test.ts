@@ -19,13 +19,7 @@ import { readFeed } from "../support/governed.ts";
 import { startServer, TEST_ADMIN_TOKEN } from "../support/server.ts";
 import { sleep } from "../support/time.ts";
 
-const available = await hasCommit(PRE_FEED_COMMIT);
-if (!available) {
-  console.error(
-    `earlier_prefeed_test: commit ${PRE_FEED_COMMIT} is not in this checkout's history ` +
-      "(a shallow clone): the tests beside the earlier version are ignored",
-  );
-}
+const available = await hasCommit(PRE_FEED_COMMIT, "earlier_prefeed_test");
 
 for (const kind of ["file", "kv_connect"] as const satisfies readonly StoreKind[]) {
   Deno.test({

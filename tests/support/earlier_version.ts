@@ -26,18 +26,30 @@ export const STAGED_COPY_COMMIT = "3efe98b";
 /** The last commit before the feed existed: intents in blocks under `["intent_batches", …]`. */
 export const PRE_FEED_COMMIT = "9adcb92";
 
-/** True when git and `commit` are at hand in this checkout's history. */
-export async function hasCommit(commit: string): Promise<boolean> {
+/**
+ * True when git and `commit` are at hand in this checkout's history; when
+ * not (a shallow clone), says on stderr that `test`'s tests beside the
+ * earlier version are ignored.
+ */
+export async function hasCommit(commit: string, test: string): Promise<boolean> {
+  let found = false;
   try {
     const out = await new Deno.Command("git", {
       args: ["-C", projectRoot, "cat-file", "-e", `${commit}^{commit}`],
       stdout: "null",
       stderr: "null",
     }).output();
-    return out.success;
+    found = out.success;
   } catch {
-    return false;
+    // No git: as a commit not found.
   }
+  if (!found) {
+    console.error(
+      `${test}: commit ${commit} is not in this checkout's history (a shallow clone): ` +
+        "the tests beside the earlier version are ignored",
+    );
+  }
+  return found;
 }
 
 /**
