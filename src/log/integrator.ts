@@ -91,8 +91,9 @@ export class Integrator {
   }
 
   /**
-   * Integrates until the tree covers the feed, then signs: one pass of what
-   * the lease holder does (tests call it directly, as another process would).
+   * Integrates until a step's read finds the feed's end (the tree covers the
+   * feed as it stood then), then signs: one pass of what the lease holder
+   * does (tests call it directly, as another process would).
    *
    * @returns the state reached.
    */
@@ -120,8 +121,8 @@ export class Integrator {
 
   async #catchUp(counted: (entries: number) => void): Promise<TreeState> {
     // A checkpoint stored before this process took the lease (its own before a restart, another
-    // holder's): the tree is signed as it grows from the start, not only once a read finds the
-    // feed's end, which a feed that never pauses (a restart under load) never lets it find.
+    // holder's): a long way behind (full steps only), the tree is signed as it grows, not only
+    // once a read finds the feed's end.
     if (!this.#checkpointed) {
       this.#checkpointed = (await this.#kv.get(logKeys.checkpoint)).value !== null;
     }
@@ -132,19 +133,17 @@ export class Integrator {
         also: this.#lease.write(),
       });
       if (step.outcome === "lost") continue;
-      this.#metrics?.integrated(step.state.size, step.outcome === "caught_up");
-      if (step.outcome === "caught_up") {
-        if (step.state.rootHash !== null) {
-          await this.#sign({ size: step.state.size, rootHash: step.state.rootHash });
-        }
-        return step.state;
+      // The feed's end as of this step's read: the pass ends here, signed, even when more came
+      // since (a load that never pauses, the first checkpoint of a new log included).
+      const end = step.outcome === "caught_up" || step.end;
+      this.#metrics?.integrated(step.state.size, end);
+      if (step.outcome === "integrated") {
+        counted(step.count);
+        this.#lease.renewed();
       }
-      counted(step.count);
-      this.#lease.renewed();
-      if (step.end) {
-        // The feed's end as of this step's read: the pass ends here, signed, even when more came
-        // since (a load that never pauses, the first checkpoint of a new log included).
-        await this.#sign(step.state);
+      if (end) {
+        const { size, rootHash } = step.state;
+        if (rootHash !== null) await this.#sign({ size, rootHash });
         return step.state;
       }
       if (this.#checkpointed && this.#now() - this.#signedAt >= SIGN_EVERY_MS) {

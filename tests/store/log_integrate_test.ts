@@ -24,6 +24,7 @@ import { integrateStep } from "../../src/log/integrate.ts";
 import { renderEvent } from "../../src/domain/record.ts";
 import { entryBytes } from "../../protocol/log/entry.ts";
 import { Integrator } from "../../src/log/integrator.ts";
+import { LogMetrics } from "../../src/log/metrics.ts";
 import { decodeState, logKeys } from "../../src/log/keys.ts";
 import { fullPath, readTiles } from "../../src/log/tiles.ts";
 import { plainTemplate, smallIntent } from "../support/store_kit.ts";
@@ -114,17 +115,17 @@ function watchCheckpoints(kv: Deno.Kv): { stop(): Promise<Map<number, Set<string
 }
 
 /**
- * An integrator of `kv` reading `store`, signing with the test's key, that
- * fails the test on any failure it reports.
+ * An integrator of `kv` reading `store`, signing with the test's key (its
+ * metrics in `metrics`), that fails the test on any failure it reports.
  */
-function integratorOf(kv: Deno.Kv, store: ConstructorParameters<typeof Integrator>[0]["store"]) {
+function integratorOf(
+  kv: Deno.Kv,
+  store: ConstructorParameters<typeof Integrator>[0]["store"],
+  metrics?: LogMetrics,
+) {
   const report = (line: string) => assert.fail(line);
-  return new Integrator({
-    kv,
-    store,
-    signer: new CheckpointSigner({ kv, signer, report }),
-    report,
-  });
+  const signing = new CheckpointSigner({ kv, signer, report });
+  return new Integrator({ kv, store, signer: signing, report, metrics });
 }
 
 storeTest(
@@ -261,7 +262,10 @@ storeTest(
         },
         waitForEvents: (after, options) => store.waitForEvents(after, options),
       };
-      const integrator = integratorOf(kv, growing);
+      // A clock that moves a second at each reading: a lag would show at once.
+      let clock = 0;
+      const metrics = new LogMetrics(() => clock += 1_000);
+      const integrator = integratorOf(kv, growing, metrics);
       const signed: number[] = [];
       for (let pass = 0; pass < 5; pass++) {
         const state = await integrator.catchUp();
@@ -270,6 +274,11 @@ storeTest(
         signed.push(state.size);
       }
       assert.deepEqual(signed, [20, 29, 38, 47, 56]);
+      // Each pass reached the feed's end as its read found it: the log is not behind.
+      const lag = metrics.render().find((l) =>
+        l.startsWith("intents_log_integration_lag_seconds ")
+      );
+      assert.equal(lag, "intents_log_integration_lag_seconds 0");
     } finally {
       await store.drain(performance.now() + 2000);
       kv.close();
