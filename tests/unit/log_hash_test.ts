@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256Of } from "../../protocol/log/_sha256.ts";
 import {
   consistencyProofNodes,
   type HashReader,
@@ -72,6 +73,18 @@ Deno.test("leaf and node hashes are SHA-256 with the 0x00 and 0x01 prefixes", ()
   const [a, b] = SMALL;
   assert.deepEqual(nodeHash(a, b), sha256(new Uint8Array([1, ...a, ...b])));
   assert.throws(() => nodeHash(a, new Uint8Array(31)), TypeError);
+});
+
+Deno.test("the log's SHA-256 agrees with noble's for every length to 1,100 bytes, in any parts", () => {
+  const data = crypto.getRandomValues(new Uint8Array(1100));
+  for (let length = 0; length <= 1100; length++) {
+    const input = data.subarray(0, length);
+    const expected = sha256(input);
+    assert.deepEqual(sha256Of(input), expected, `length ${length}`);
+    const cut = Math.floor(length / 3);
+    const parts = [input.subarray(0, cut), input.subarray(cut, 2 * cut), input.subarray(2 * cut)];
+    assert.deepEqual(sha256Of(...parts), expected, `length ${length} in three parts`);
+  }
 });
 
 Deno.test("the empty tree's root is SHA-256 of nothing", () => {
