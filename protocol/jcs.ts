@@ -70,6 +70,29 @@ export function canonicalBytesOfParsed(value: unknown): Uint8Array<ArrayBuffer> 
   return encoder.encode(write(value));
 }
 
+/**
+ * The text of {@link canonicalBytesOfParsed}, where each object that `known`
+ * holds is written as the canonical text it maps to: a caller that wrote a
+ * part before (the signed object of a request) does not write it again.
+ *
+ * @param value a value the strict reader produced.
+ * @param known canonical texts already written, by the object they are of.
+ * @returns the canonical JSON text.
+ *
+ * @example
+ * ```ts
+ * const inner = JSON.parse('{"y":2,"x":1}');
+ * canonicalTextOfParsed({ b: inner, a: 0 }, new Map([[inner, '{"x":1,"y":2}']]));
+ * // '{"a":0,"b":{"x":1,"y":2}}'
+ * ```
+ */
+export function canonicalTextOfParsed(
+  value: unknown,
+  known?: ReadonlyMap<unknown, string>,
+): string {
+  return write(value, known);
+}
+
 /** An open container: its members' names in order (`null` for an array) and the next one. */
 interface Frame {
   container: Record<string, unknown> | unknown[];
@@ -90,8 +113,10 @@ function frameOf(value: object): Frame {
 }
 
 /** The writer: a loop over a stack of open containers, so the depth is bounded by memory only. */
-function write(root: unknown): string {
+function write(root: unknown, known?: ReadonlyMap<unknown, string>): string {
   if (typeof root !== "object" || root === null) return JSON.stringify(root);
+  const rootText = known?.get(root);
+  if (rootText !== undefined) return rootText;
   let frame = frameOf(root);
   let text = frame.names === null ? "[" : "{";
   const open: Frame[] = [];
@@ -111,6 +136,8 @@ function write(root: unknown): string {
       }
       if (typeof member !== "object" || member === null) {
         text += JSON.stringify(member);
+      } else if (known?.has(member)) {
+        text += known.get(member);
       } else {
         open.push(frame);
         frame = frameOf(member);

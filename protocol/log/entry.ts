@@ -25,7 +25,7 @@ const utf8 = new TextEncoder();
  * ```
  */
 export function recordSha256(record: unknown): string {
-  return base64urlnopad.encode(sha256Of(canonicalBytes(record)));
+  return recordSha256OfCanonical(canonicalBytes(record));
 }
 
 /**
@@ -43,6 +43,54 @@ export function recordSha256(record: unknown): string {
  */
 export function entryBytes(type: string, record: unknown): Uint8Array<ArrayBuffer> {
   return entryOfCanonicalRecord(type, canonicalBytes(record));
+}
+
+/**
+ * `R` of a record from its UTF-8 JCS bytes, for a caller that wrote them
+ * already (the server, from a value it knows to be plain JSON).
+ *
+ * @example
+ * ```ts
+ * recordSha256OfCanonical(new TextEncoder().encode("{}"));
+ * // "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"
+ * ```
+ */
+export function recordSha256OfCanonical(canonicalRecord: Uint8Array): string {
+  return base64urlnopad.encode(sha256Of(canonicalRecord));
+}
+
+/** `R` as the entry writes it: 43 characters of base64url (256 bits), no padding. */
+const RECORD_SHA256 = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
+
+/**
+ * {@link entryBytes} from the record's `R`, for a caller that computed it
+ * already (the server, when it stored the event).
+ *
+ * @param type the event's type.
+ * @param recordSha256 `R`: base64url without padding of the record's SHA-256.
+ * @throws {TypeError} when `type` is not a non-empty, well-formed string or
+ *   `recordSha256` is not the base64url of 32 bytes.
+ *
+ * @example
+ * ```ts
+ * entryOfRecordSha256("intent.accepted", "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o");
+ * ```
+ */
+export function entryOfRecordSha256(type: string, recordSha256: string): Uint8Array<ArrayBuffer> {
+  if (typeof type !== "string" || type === "" || !type.isWellFormed()) {
+    throw new TypeError("an event type is a non-empty, well-formed string");
+  }
+  if (!isRecordSha256(recordSha256)) {
+    throw new TypeError("a record's SHA-256 is 43 characters of base64url");
+  }
+  // JCS of the two members, written directly: sorted names, R in base64url (nothing to escape),
+  // and the type as JSON.stringify writes a string, which is what RFC 8785 §3.2.2.2 prescribes.
+  return utf8.encode(`{"record_sha256":"${recordSha256}","type":${JSON.stringify(type)}}`);
+}
+
+/** Whether `value` is an `R` as entries write it (the canonical base64url of 32 bytes). */
+export function isRecordSha256(value: unknown): value is string {
+  return typeof value === "string" && RECORD_SHA256.test(value);
 }
 
 /**
@@ -64,13 +112,7 @@ export function entryOfCanonicalRecord(
   type: string,
   canonicalRecord: Uint8Array,
 ): Uint8Array<ArrayBuffer> {
-  if (typeof type !== "string" || type === "" || !type.isWellFormed()) {
-    throw new TypeError("an event type is a non-empty, well-formed string");
-  }
-  const r = base64urlnopad.encode(sha256Of(canonicalRecord));
-  // JCS of the two members, written directly: sorted names, R in base64url (nothing to escape),
-  // and the type as JSON.stringify writes a string, which is what RFC 8785 §3.2.2.2 prescribes.
-  return utf8.encode(`{"record_sha256":"${r}","type":${JSON.stringify(type)}}`);
+  return entryOfRecordSha256(type, recordSha256OfCanonical(canonicalRecord));
 }
 
 /**

@@ -120,11 +120,25 @@ export interface NewIntent {
    * keeps as `received_at`; otherwise stamped as its commit starts.
    */
   receivedAt?: string;
+  /** The request's JCS text, written when it was verified: see {@link CanonicalRequest}. */
+  canonical?: CanonicalRequest;
+}
+
+/**
+ * What the commitment to a new intent's record (its log entry's `R`,
+ * docs/interface.md §14) is made from when the event is stored, without
+ * parsing and writing the body again: the request's JCS text, written
+ * beside its signed object's (which the signature covers), and the signed
+ * object's `attrs`, which the record shows.
+ */
+export interface CanonicalRequest {
+  text: string;
+  attrs: unknown;
 }
 
 /** An intent as stored. */
 export interface StoredIntent
-  extends Omit<NewIntent, "state" | "quorum" | "approvals" | "ruled" | "receivedAt"> {
+  extends Omit<NewIntent, "state" | "quorum" | "approvals" | "ruled" | "receivedAt" | "canonical"> {
   /** RFC 3339 time of acceptance, stamped as its commit started. */
   receivedAt: string;
   /**
@@ -156,6 +170,8 @@ export interface IntentEvent {
   position: number;
   type: EventType;
   intent: StoredIntent;
+  /** `R` of its log entry when computed as it was stored (see {@link CanonicalRequest}). */
+  recordSha256?: string;
 }
 
 /**

@@ -6,9 +6,12 @@
  */
 
 import { approvalWeight, startApproval, stateAt } from "./governance.ts";
+import { canonicalTextOfParsed } from "@intents/protocol/jcs";
+import { recordSha256OfCanonical } from "@intents/protocol/log/entry";
 import type {
   ApprovalEntry,
   ApprovalState,
+  CanonicalRequest,
   IntentEvent,
   NewIntent,
   StoredIntent,
@@ -86,6 +89,21 @@ export function recordValue(record: StoredIntent): Record<string, unknown> {
   const value = recordHead(record, attrsOf(record.variant, request), undefined);
   value.request = request;
   return value;
+}
+
+/** Where the request's text goes in the record whose `R` {@link recordSha256Of} computes. */
+const REQUEST = {};
+const encoder = new TextEncoder();
+
+/**
+ * `R` of the record of {@link renderIntent} (without `now`): SHA-256 of its
+ * JCS, the request's part written before (docs/interface.md §14).
+ */
+export function recordSha256Of(record: StoredIntent, canonical: CanonicalRequest): string {
+  const value = recordHead(record, canonical.attrs, undefined);
+  value.request = REQUEST;
+  const text = canonicalTextOfParsed(value, new Map([[REQUEST, canonical.text]]));
+  return recordSha256OfCanonical(encoder.encode(text));
 }
 
 /** Every member of the record but `request`, in the order the record shows them. */

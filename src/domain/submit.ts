@@ -154,7 +154,7 @@ function decide(ref: DocumentRef, verified: Verified | null, allowUnsigned: bool
  */
 function planIntent(
   deps: PlanDeps,
-  { submission, verified, body }: VerifiedSubmission,
+  { submission, verified, body, attrs, canonicalRequest }: VerifiedSubmission,
   ref: DocumentRef,
   decided: Decided,
 ): NewIntent {
@@ -171,6 +171,7 @@ function planIntent(
     authorship: verified?.authorship ?? { kind: "Unsigned", signers: [] },
     body,
     state: "accepted",
+    canonical: { text: canonicalRequest, attrs },
   };
   if (!quorum) return intent;
   if (quorum.rules) {

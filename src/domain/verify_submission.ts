@@ -8,7 +8,7 @@
  */
 
 import { tooLarge } from "../errors.ts";
-import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
+import { canonicalTextOfParsed } from "@intents/protocol/jcs";
 import { type Verified, type VerifyContext, verifySignature } from "./authorship.ts";
 import { readSubmission, type Submission } from "./submission.ts";
 import { MAX_STORED_BODY_BYTES } from "./intent.ts";
@@ -35,6 +35,8 @@ export interface ReadSubmission {
   signature: DecodedSignature | null;
   /** The body as stored: the request's value with every number as JCS writes it. */
   body: Uint8Array;
+  /** The body's value (the signed object is a member of it). */
+  value: unknown;
 }
 
 /** A submission read and verified, ready for the store. */
@@ -47,6 +49,8 @@ export interface VerifiedSubmission {
   body: Uint8Array;
   /** The signed object's `attrs`, for the record's `attrs` (undefined when absent). */
   attrs: unknown;
+  /** The request's JCS text, written with the signed object's. */
+  canonicalRequest: string;
 }
 
 const encoder = new TextEncoder();
@@ -78,6 +82,7 @@ export function readSubmissionValue(
     signed,
     signature,
     body,
+    value,
   };
 }
 
@@ -102,9 +107,12 @@ export async function verifyRead(
   ctx: VerifyContext,
   read: ReadSubmission,
 ): Promise<VerifiedSubmission> {
-  const { summary, signed, signature, body } = read;
+  const { summary, signed, signature, body, value } = read;
+  const signedText = canonicalTextOfParsed(signed);
   const verified = signature
-    ? await verifySignature(signature, canonicalBytesOfParsed(signed), ctx)
+    ? await verifySignature(signature, encoder.encode(signedText), ctx)
     : null;
-  return { submission: summary.submission, verified, body, attrs: signed.attrs };
+  // The request's JCS, its signed object's part written once: what the record's `R` is made of.
+  const canonicalRequest = canonicalTextOfParsed(value, new Map([[signed, signedText]]));
+  return { submission: summary.submission, verified, body, attrs: signed.attrs, canonicalRequest };
 }

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { isRecordSha256 } from "@intents/protocol/log/entry";
 import type { EventType, StoredIntent } from "../domain/intent.ts";
 
 /** An event as kept in a block; its position follows from the block's key and its index. */
@@ -13,6 +14,8 @@ export interface StoredEvent {
   intent: StoredIntent;
   /** True for the event that stored the intent (earlier versions' records say `position`). */
   first?: boolean;
+  /** `R` of its log entry, when computed as it was stored (`recordSha256Of`). */
+  recordSha256?: string;
 }
 
 /** Where an earlier version's intent is: the key position of its block and its index in it. */
@@ -74,8 +77,8 @@ const everyFieldWritten: [Unwritten] extends [never] ? true : never = true;
  */
 function eventMeta(event: StoredEvent): string {
   const intent = event.intent;
-  let text = `{"type":${JSON.stringify(event.type)},${
-    event.first ? '"first":true,' : ""
+  let text = `{"type":${JSON.stringify(event.type)},${event.first ? '"first":true,' : ""}${
+    event.recordSha256 ? `"recordSha256":"${event.recordSha256}",` : ""
   }"intent":{`;
   let first = true;
   for (const field of META_FIELDS) {
@@ -113,7 +116,12 @@ function spans(bytes: Uint8Array, start = 1): EventSpan[] {
 }
 
 function eventAt(bytes: Uint8Array, span: EventSpan): StoredEvent {
-  let meta: { type: EventType; first?: boolean; intent: Omit<StoredIntent, "body"> };
+  let meta: {
+    type: EventType;
+    first?: boolean;
+    recordSha256?: unknown;
+    intent: Omit<StoredIntent, "body">;
+  };
   try {
     meta = JSON.parse(strictDecoder.decode(bytes.subarray(span.meta[0], span.meta[1])));
   } catch {
@@ -123,6 +131,10 @@ function eventAt(bytes: Uint8Array, span: EventSpan): StoredEvent {
   const body = bytes.subarray(span.body[0], span.body[1]);
   const event: StoredEvent = { type: meta.type, intent: { ...meta.intent, body } };
   if (meta.first === true) event.first = true;
+  if (meta.recordSha256 !== undefined) {
+    if (!isRecordSha256(meta.recordSha256)) throw new LayoutError("an event's R is malformed");
+    event.recordSha256 = meta.recordSha256;
+  }
   return event;
 }
 

@@ -75,7 +75,7 @@ export class Feed {
   advanced(head: Head, events: readonly StoredEvent[]): void {
     if (events.length > 0 && this.#ownEventListeners.size > 0) {
       const first = head.position - events.length + 1;
-      const told = events.map(({ type, intent }, i) => ({ position: first + i, type, intent }));
+      const told = events.map((event, i) => intentEvent(first + i, event));
       for (const listener of this.#ownEventListeners) listener(told);
     }
     this.#learn(head);
@@ -134,9 +134,9 @@ export class Feed {
       );
       batch.length = 0;
       for (const stored of read) {
-        for (const { position, event: { type, intent } } of stored) {
-          events.push({ position, type, intent });
-          bytes += intent.body.byteLength;
+        for (const { position, event } of stored) {
+          events.push(intentEvent(position, event));
+          bytes += event.intent.body.byteLength;
           if (events.length === limit || bytes >= maxBytes) return true;
         }
       }
@@ -261,4 +261,9 @@ export async function feedEntryEvents(
     events = needed.flatMap(({ skip }, i) => decodeStaged(read[i].value).slice(skip));
   }
   return events.slice(0, limit).map((event, i) => ({ position: first + from + i, event }));
+}
+
+/** The event at `position` as the domain reads it. */
+function intentEvent(position: number, { type, intent, recordSha256 }: StoredEvent): IntentEvent {
+  return recordSha256 ? { position, type, intent, recordSha256 } : { position, type, intent };
 }

@@ -8,6 +8,7 @@
 
 import type { DocumentRef, NewIntent, StoredIntent } from "../domain/intent.ts";
 import { startApproval } from "../domain/governance.ts";
+import { recordSha256Of } from "../domain/record.ts";
 import {
   type BatchResult,
   EXPIRY_WORK,
@@ -42,16 +43,20 @@ export interface StagedContext {
   staleRef?: (ref: DocumentRef) => void;
 }
 
-/** The record of a new intent, accepted or pending at `receivedAt`. */
-function newRecord(intent: NewIntent, stampedAt: string): StoredIntent {
-  const { quorum, approvals, ruled, receivedAt: seenAt, ...rest } = intent;
+/** The event that stores a new intent, accepted or pending at `receivedAt`. */
+function newEvent(intent: NewIntent, stampedAt: string): StoredEvent {
+  const { quorum, approvals, ruled, receivedAt: seenAt, canonical, ...rest } = intent;
   // Under rules the record keeps the time the rules saw (docs/interface.md §15).
   const receivedAt = seenAt ?? stampedAt;
   const stored: StoredIntent = { ...rest, receivedAt };
   if (quorum) stored.approval = startApproval(quorum, approvals ?? [], receivedAt, ruled);
   // Its submission's keys are counted in the commit that stores it (`document_counts.ts`).
   if (stored.state === "pending") stored.counted = true;
-  return stored;
+  const type = stored.state === "pending" ? "intent.pending" : "intent.accepted";
+  const event: StoredEvent = { type, intent: stored, first: true };
+  // The log's commitment to the record, made while the request's JCS is at hand.
+  if (canonical) event.recordSha256 = recordSha256Of(stored, canonical);
+  return event;
 }
 
 /**
@@ -123,14 +128,7 @@ async function commitGroup(ctx: StagedContext, g: Group): Promise<void> {
       members = members.slice(0, carry);
     }
     const at = ctx.now();
-    const events: StoredEvent[] = members.map((i) => {
-      const intent = newRecord(batch[i].intent, g.receivedAt);
-      return {
-        type: intent.state === "pending" ? "intent.pending" : "intent.accepted",
-        intent,
-        first: true,
-      };
-    });
+    const events = members.map((i) => newEvent(batch[i].intent, g.receivedAt));
     const op = ctx.kv.atomic();
     const checked = new Set<string>();
     for (const i of members) {

@@ -5,10 +5,10 @@
  */
 
 import assert from "node:assert/strict";
-import { canonicalBytesOfParsed } from "../../protocol/jcs.ts";
+import { canonicalBytesOfParsed, canonicalTextOfParsed } from "../../protocol/jcs.ts";
 import { entryBytes } from "../../protocol/log/entry.ts";
 import type { IntentEvent, StoredIntent } from "../../src/domain/intent.ts";
-import { renderEvent } from "../../src/domain/record.ts";
+import { recordSha256Of, renderEvent } from "../../src/domain/record.ts";
 import { eventEntry } from "../../src/log/integrate.ts";
 
 const utf8 = new TextEncoder();
@@ -86,6 +86,19 @@ const records: [string, StoredIntent, IntentEvent["type"]][] = [
 for (const [name, intent, type] of records) {
   Deno.test(`eventEntry: ${name} commits to the record the feed serves`, () => {
     const event: IntentEvent = { position: 7, type, intent };
+    assert.deepEqual(eventEntry(event), servedEntry(event));
+  });
+}
+
+for (const [name, intent, type] of records) {
+  Deno.test(`eventEntry: ${name}, its R computed as stored, commits to the record served`, () => {
+    // As a verified submission has it: the signed object's JCS written once, reused.
+    const value = JSON.parse(new TextDecoder().decode(intent.body));
+    const signed = intent.variant === "A" ? value.payload : value.intent;
+    const known = new Map([[signed, canonicalTextOfParsed(signed)]]);
+    const canonical = { text: canonicalTextOfParsed(value, known), attrs: signed.attrs };
+    const recordSha256 = recordSha256Of(intent, canonical);
+    const event: IntentEvent = { position: 7, type, intent, recordSha256 };
     assert.deepEqual(eventEntry(event), servedEntry(event));
   });
 }
