@@ -13,7 +13,11 @@
  */
 
 import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
-import { entryOfCanonicalRecord, entryOfRecordSha256 } from "@intents/protocol/log/entry";
+import {
+  entryOfCanonicalRecord,
+  entryOfRecordSha256,
+  isRecordSha256,
+} from "@intents/protocol/log/entry";
 import { leafHash } from "@intents/protocol/log/hash";
 import {
   decodeEntryBundle,
@@ -72,11 +76,14 @@ export interface StepOptions {
  * The entry of an event: the commitment to its type and its record as the
  * feed serves it (docs/interface.md §14). Its `R` was computed as the event
  * was stored when the request's JCS was at hand; otherwise (events of
- * decisions, expiries, earlier versions) from the record, its value built
- * once rather than written as text and read back.
+ * decisions, expiries, earlier versions, a stored `R` that is malformed)
+ * from the record, its value built once rather than written as text and
+ * read back.
  */
 export function eventEntry(event: IntentEvent): Uint8Array {
-  if (event.recordSha256) return entryOfRecordSha256(event.type, event.recordSha256);
+  if (isRecordSha256(event.recordSha256)) {
+    return entryOfRecordSha256(event.type, event.recordSha256);
+  }
   return entryOfCanonicalRecord(event.type, canonicalBytesOfParsed(recordValue(event.intent)));
 }
 

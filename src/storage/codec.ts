@@ -5,7 +5,6 @@
  * @module
  */
 
-import { isRecordSha256 } from "@intents/protocol/log/entry";
 import type { EventType, StoredIntent } from "../domain/intent.ts";
 
 /** An event as kept in a block; its position follows from the block's key and its index. */
@@ -131,10 +130,8 @@ function eventAt(bytes: Uint8Array, span: EventSpan): StoredEvent {
   const body = bytes.subarray(span.body[0], span.body[1]);
   const event: StoredEvent = { type: meta.type, intent: { ...meta.intent, body } };
   if (meta.first === true) event.first = true;
-  if (meta.recordSha256 !== undefined) {
-    if (!isRecordSha256(meta.recordSha256)) throw new LayoutError("an event's R is malformed");
-    event.recordSha256 = meta.recordSha256;
-  }
+  // Checked where it is used (the log's integration), which computes it again if malformed.
+  if (typeof meta.recordSha256 === "string") event.recordSha256 = meta.recordSha256;
   return event;
 }
 

@@ -103,6 +103,13 @@ for (const [name, intent, type] of records) {
   });
 }
 
+Deno.test("eventEntry: a malformed stored R is not trusted; the record's is computed", () => {
+  for (const recordSha256 of ["", "not-base64url!", "A".repeat(42) + "B", "A".repeat(44)]) {
+    const event: IntentEvent = { position: 7, type: "intent.accepted", intent: base, recordSha256 };
+    assert.deepEqual(eventEntry(event), servedEntry(event), recordSha256);
+  }
+});
+
 Deno.test("canonicalBytesOfParsed leaves out undefined members, as JSON.stringify does", () => {
   const value = { b: undefined, a: [1, { d: undefined, c: 2 }], e: undefined };
   assert.equal(new TextDecoder().decode(canonicalBytesOfParsed(value)), `{"a":[1,{"c":2}]}`);
