@@ -71,26 +71,30 @@ export function canonicalBytesOfParsed(value: unknown): Uint8Array<ArrayBuffer> 
 }
 
 /**
- * The text of {@link canonicalBytesOfParsed}, where each object that `known`
- * holds is written as the canonical text it maps to: a caller that wrote a
- * part before (the signed object of a request) does not write it again.
+ * {@link canonicalBytesOfParsed} in parts, where each object that `known`
+ * holds is given as the canonical bytes it maps to, not written again: a
+ * caller that wrote a part before (the signed object of a request) hashes
+ * the parts without joining them.
  *
  * @param value a value the strict reader produced.
- * @param known canonical texts already written, by the object they are of.
- * @returns the canonical JSON text.
+ * @param known canonical bytes already written (in parts), by the object they are of.
+ * @returns parts whose concatenation is the canonical JSON text's UTF-8.
  *
  * @example
  * ```ts
  * const inner = JSON.parse('{"y":2,"x":1}');
- * canonicalTextOfParsed({ b: inner, a: 0 }, new Map([[inner, '{"x":1,"y":2}']]));
- * // '{"a":0,"b":{"x":1,"y":2}}'
+ * const known = new Map([[inner, [new TextEncoder().encode('{"x":1,"y":2}')]]]);
+ * canonicalPartsOfParsed({ b: inner, a: 0 }, known);
+ * // UTF-8 of '{"a":0,"b":', '{"x":1,"y":2}' and '}'
  * ```
  */
-export function canonicalTextOfParsed(
+export function canonicalPartsOfParsed(
   value: unknown,
-  known?: ReadonlyMap<unknown, string>,
-): string {
-  return write(value, known);
+  known: ReadonlyMap<unknown, readonly Uint8Array[]>,
+): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  parts.push(encoder.encode(write(value, { known, parts })));
+  return parts;
 }
 
 /** An open container: its members' names in order (`null` for an array) and the next one. */
@@ -112,11 +116,25 @@ function frameOf(value: object): Frame {
   return { container, names, next: 0, count: names.length, written: 0 };
 }
 
-/** The writer: a loop over a stack of open containers, so the depth is bounded by memory only. */
-function write(root: unknown, known?: ReadonlyMap<unknown, string>): string {
+/** Parts written before, and where the writer puts them (see {@link canonicalPartsOfParsed}). */
+interface Spliced {
+  known: ReadonlyMap<unknown, readonly Uint8Array[]>;
+  /** The parts so far: the text before each known object's parts, then them. */
+  parts: Uint8Array[];
+}
+
+/**
+ * The writer: a loop over a stack of open containers, so the depth is
+ * bounded by memory only. With `spliced`, the text before each known object
+ * goes to its parts, then the object's own, and it returns the text after the last.
+ */
+function write(root: unknown, spliced?: Spliced): string {
   if (typeof root !== "object" || root === null) return JSON.stringify(root);
-  const rootText = known?.get(root);
-  if (rootText !== undefined) return rootText;
+  const rootParts = spliced?.known.get(root);
+  if (rootParts !== undefined) {
+    spliced!.parts.push(...rootParts);
+    return "";
+  }
   let frame = frameOf(root);
   let text = frame.names === null ? "[" : "{";
   const open: Frame[] = [];
@@ -136,8 +154,9 @@ function write(root: unknown, known?: ReadonlyMap<unknown, string>): string {
       }
       if (typeof member !== "object" || member === null) {
         text += JSON.stringify(member);
-      } else if (known?.has(member)) {
-        text += known.get(member);
+      } else if (spliced?.known.has(member)) {
+        spliced.parts.push(encoder.encode(text), ...spliced.known.get(member)!);
+        text = "";
       } else {
         open.push(frame);
         frame = frameOf(member);

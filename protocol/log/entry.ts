@@ -46,8 +46,8 @@ export function entryBytes(type: string, record: unknown): Uint8Array<ArrayBuffe
 }
 
 /**
- * `R` of a record from its UTF-8 JCS bytes, for a caller that wrote them
- * already (the server, from a value it knows to be plain JSON).
+ * `R` of a record from its UTF-8 JCS bytes, in parts, for a caller that
+ * wrote them already (the server, from a value it knows to be plain JSON).
  *
  * @example
  * ```ts
@@ -55,8 +55,8 @@ export function entryBytes(type: string, record: unknown): Uint8Array<ArrayBuffe
  * // "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"
  * ```
  */
-export function recordSha256OfCanonical(canonicalRecord: Uint8Array): string {
-  return base64urlnopad.encode(sha256Of(canonicalRecord));
+export function recordSha256OfCanonical(...canonicalRecord: Uint8Array[]): string {
+  return base64urlnopad.encode(sha256Of(...canonicalRecord));
 }
 
 /** `R` as the entry writes it: 43 characters of base64url (256 bits), no padding. */

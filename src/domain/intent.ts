@@ -120,19 +120,20 @@ export interface NewIntent {
    * keeps as `received_at`; otherwise stamped as its commit starts.
    */
   receivedAt?: string;
-  /** The request's JCS text, written when it was verified: see {@link CanonicalRequest}. */
+  /** The request's JCS, written when it was verified: see {@link CanonicalRequest}. */
   canonical?: CanonicalRequest;
 }
 
 /**
  * What the commitment to a new intent's record (its log entry's `R`,
  * docs/interface.md §14) is made from when the event is stored, without
- * parsing and writing the body again: the request's JCS text, written
- * beside its signed object's (which the signature covers), and the signed
+ * parsing and writing the body again: the request's JCS, written beside
+ * its signed object's (which the signature covers), and the signed
  * object's `attrs`, which the record shows.
  */
 export interface CanonicalRequest {
-  text: string;
+  /** UTF-8 of the request's JCS, in parts (one of them the signed object's, as verified). */
+  parts: readonly Uint8Array[];
   attrs: unknown;
 }
 

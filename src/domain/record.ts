@@ -6,7 +6,7 @@
  */
 
 import { approvalWeight, startApproval, stateAt } from "./governance.ts";
-import { canonicalTextOfParsed } from "@intents/protocol/jcs";
+import { canonicalPartsOfParsed } from "@intents/protocol/jcs";
 import { recordSha256OfCanonical } from "@intents/protocol/log/entry";
 import type {
   ApprovalEntry,
@@ -93,7 +93,6 @@ export function recordValue(record: StoredIntent): Record<string, unknown> {
 
 /** Where the request's text goes in the record whose `R` {@link recordSha256Of} computes. */
 const REQUEST = {};
-const encoder = new TextEncoder();
 
 /**
  * `R` of the record of {@link renderIntent} (without `now`): SHA-256 of its
@@ -102,8 +101,9 @@ const encoder = new TextEncoder();
 export function recordSha256Of(record: StoredIntent, canonical: CanonicalRequest): string {
   const value = recordHead(record, canonical.attrs, undefined);
   value.request = REQUEST;
-  const text = canonicalTextOfParsed(value, new Map([[REQUEST, canonical.text]]));
-  return recordSha256OfCanonical(encoder.encode(text));
+  return recordSha256OfCanonical(
+    ...canonicalPartsOfParsed(value, new Map([[REQUEST, canonical.parts]])),
+  );
 }
 
 /** Every member of the record but `request`, in the order the record shows them. */

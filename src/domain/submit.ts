@@ -171,7 +171,7 @@ function planIntent(
     authorship: verified?.authorship ?? { kind: "Unsigned", signers: [] },
     body,
     state: "accepted",
-    canonical: { text: canonicalRequest, attrs },
+    canonical: { parts: canonicalRequest, attrs },
   };
   if (!quorum) return intent;
   if (quorum.rules) {

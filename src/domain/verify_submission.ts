@@ -8,7 +8,7 @@
  */
 
 import { tooLarge } from "../errors.ts";
-import { canonicalTextOfParsed } from "@intents/protocol/jcs";
+import { canonicalBytesOfParsed, canonicalPartsOfParsed } from "@intents/protocol/jcs";
 import { type Verified, type VerifyContext, verifySignature } from "./authorship.ts";
 import { readSubmission, type Submission } from "./submission.ts";
 import { MAX_STORED_BODY_BYTES } from "./intent.ts";
@@ -49,8 +49,8 @@ export interface VerifiedSubmission {
   body: Uint8Array;
   /** The signed object's `attrs`, for the record's `attrs` (undefined when absent). */
   attrs: unknown;
-  /** The request's JCS text, written with the signed object's. */
-  canonicalRequest: string;
+  /** UTF-8 of the request's JCS, in parts: its signed object's is one. */
+  canonicalRequest: Uint8Array[];
 }
 
 const encoder = new TextEncoder();
@@ -108,11 +108,9 @@ export async function verifyRead(
   read: ReadSubmission,
 ): Promise<VerifiedSubmission> {
   const { summary, signed, signature, body, value } = read;
-  const signedText = canonicalTextOfParsed(signed);
-  const verified = signature
-    ? await verifySignature(signature, encoder.encode(signedText), ctx)
-    : null;
+  const signedBytes = canonicalBytesOfParsed(signed);
+  const verified = signature ? await verifySignature(signature, signedBytes, ctx) : null;
   // The request's JCS, its signed object's part written once: what the record's `R` is made of.
-  const canonicalRequest = canonicalTextOfParsed(value, new Map([[signed, signedText]]));
+  const canonicalRequest = canonicalPartsOfParsed(value, new Map([[signed, [signedBytes]]]));
   return { submission: summary.submission, verified, body, attrs: signed.attrs, canonicalRequest };
 }

@@ -9,7 +9,12 @@ import assert from "node:assert/strict";
 import { hex } from "@scure/base";
 import fc from "fast-check";
 import canonicalize from "canonicalize";
-import { canonicalBytes, canonicalBytesOfParsed, canonicalJson } from "@intents/protocol/jcs";
+import {
+  canonicalBytes,
+  canonicalBytesOfParsed,
+  canonicalJson,
+  canonicalPartsOfParsed,
+} from "@intents/protocol/jcs";
 import { parseStrictJson } from "../../src/domain/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
 
@@ -178,4 +183,23 @@ Deno.test("canonicalBytesOfParsed writes what canonicalBytes writes for every st
     const parsed = parseStrictJson(utf8.encode(text));
     assert.deepEqual(canonicalBytesOfParsed(parsed), canonicalBytes(parsed), text);
   }
+});
+
+Deno.test("canonicalPartsOfParsed: the parts joined are the canonical bytes, a known member's given as is", () => {
+  const join = (parts: Uint8Array[]) => new Uint8Array(parts.flatMap((part) => [...part]));
+  fc.assert(
+    fc.property(fc.jsonValue(), fc.jsonValue(), (outer, inner) => {
+      const inside = { inner, more: [inner] };
+      const value = { b: inside, a: outer, c: [outer, inside] };
+      const known = new Map([[inside, [canonicalBytesOfParsed(inside)]]]);
+      assert.deepEqual(join(canonicalPartsOfParsed(value, known)), canonicalBytesOfParsed(value));
+      // The root itself known: its parts only.
+      assert.deepEqual(join(canonicalPartsOfParsed(inside, known)), canonicalBytesOfParsed(inside));
+    }),
+  );
+  // What is given is what is written: the writer does not look inside a known object.
+  const inner = { y: 2, x: 1 };
+  const seven = new TextEncoder().encode("7");
+  const parts = canonicalPartsOfParsed({ b: inner, a: 0 }, new Map([[inner, [seven]]]));
+  assert.equal(new TextDecoder().decode(join(parts)), `{"a":0,"b":7}`);
 });
