@@ -8,7 +8,9 @@
  *   events, `index_codec.ts`). Written by earlier versions: a block (byte 0
  *   = 1, then per event a 32-bit length and the UTF-8 JSON
  *   `{"type","intent"}` of the record without its body, a 32-bit length
- *   and the body).
+ *   and the body). A frame written now may also say `"first":true` (the
+ *   event that stored its intent) and `"recordSha256"`: the `R` of its log
+ *   entry (docs/interface.md §14), computed as it was stored.
  * - `["feed_head"]` → byte 0 = 5, the newest position (64-bit) and the
  *   versionstamp of the last staged block in the feed (zeros before any);
  *   only moves check and write it (`sequencer.ts`), after the fence
