@@ -155,6 +155,16 @@ Deno.test("bounds: nodes, nested comprehensions, literal patterns", () => {
     "pattern",
   ]);
   assert.ok(check([{ when: "intent.to.matches('^acct-[0-9]+$')", deny: "no" }]));
+  // The global form: its pattern, the second argument, bounded as the method's.
+  assert.ok(check([{ when: "matches(intent.to, '^acct-[0-9]+$')", deny: "no" }]));
+  refused(
+    [{ when: "matches(intent.to, intent.pattern)", deny: "no" }],
+    "authorization.rules[0].when",
+    ["literal pattern"],
+  );
+  refused([{ when: "matches(intent.to, '(')", deny: "no" }], "authorization.rules[0].when", [
+    "pattern",
+  ]);
   // Deeply nested text is refused, not a crash.
   refused(
     [{ when: `${"(".repeat(490)}true${")".repeat(490)}`, deny: "no" }],

@@ -243,6 +243,12 @@ Deno.test("matches is RE2: a hostile pattern on a 25,000-character field answers
   assert.ok(each < 100, `${each} ms per evaluation`);
 });
 
+Deno.test("matches in its global form: matches(s, p), RE2 as the method", () => {
+  const rules = [{ when: "matches(intent.memo, '^(a+)+$')", deny: "no" }];
+  refusedWith("rule_denied", () => apply(rules, { intent: { memo: "aaa" } }));
+  assert.ok(apply(rules, { intent: { memo: `${"a".repeat(25_000)}!` } }));
+});
+
 Deno.test("the effective quorum refuses what cannot count", () => {
   const only = [{ when: "true", signers: [E2, P_FULL] }];
   refusedWith("signer_not_authorized", () => apply(only, { signed: [by(E1)] }), [

@@ -100,7 +100,8 @@ function callTypes(walk: Walk, expr: Expr, scope: Map<string, Types>, inLoop: bo
     return result === null ? new Set([...args[1], ...args[2]]) : new Set([result]);
   }
   if (call.function === "matches") {
-    const pattern = call.args[0]?.exprKind;
+    // `s.matches(p)` or the global `matches(s, p)`: the pattern is the last argument either way.
+    const pattern = call.args[call.target ? 0 : 1]?.exprKind;
     if (pattern?.case !== "constExpr" || pattern.value.constantKind.case !== "stringValue") {
       refuse(walk, expr, "matches takes a literal pattern only");
     }

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { celEnv, CelScalar, listType, objectType, parse, plan } from "@bufbuild/cel";
+import { celEnv, celFunc, CelScalar, listType, objectType, parse, plan } from "@bufbuild/cel";
 import { RE2JS } from "@bufbuild/re2";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { ServiceError } from "../../errors.ts";
@@ -30,16 +30,26 @@ const VARIABLES = {
 
 /** The environment of one document's rules: its literal patterns, compiled once. */
 function environment(patterns: ReadonlyMap<string, RE2JS>) {
+  const re2 = {
+    compile(pattern: string) {
+      const compiled = patterns.get(pattern);
+      // Only literal patterns pass the bounds, and each was compiled when the rule was.
+      if (compiled === undefined) throw new Error("a pattern that was not compiled");
+      return compiled;
+    },
+  };
   return celEnv({
     variables: VARIABLES,
-    re2: {
-      compile(pattern: string) {
-        const compiled = patterns.get(pattern);
-        // Only literal patterns pass the bounds, and each was compiled when the rule was.
-        if (compiled === undefined) throw new Error("a pattern that was not compiled");
-        return compiled;
-      },
-    },
+    re2,
+    // cel-spec's global form `matches(s, p)` beside the method (which the package defines alone).
+    funcs: [
+      celFunc(
+        "matches",
+        [CelScalar.STRING, CelScalar.STRING],
+        CelScalar.BOOL,
+        (text: string, pattern: string) => re2.compile(pattern).test(text),
+      ),
+    ],
   });
 }
 
