@@ -1,0 +1,101 @@
+/**
+ * The log's integration of a stored feed (docs/performance.md, "The log"):
+ * 4,096 events of a Variant B record each, integrated from an empty tree on a
+ * KV file, in steps as the integrator takes them (entries, leaf hashes, tiles,
+ * bundles, each leaf's index, in one commit a step). Once with each event's
+ * `R` stored as a new intent's is, once without (as events of decisions and
+ * of earlier versions are: the record's JCS made at integration).
+ */
+
+import { join } from "node:path";
+import { canonicalBytesOfParsed, canonicalPartsOfParsed } from "@intents/protocol/jcs";
+import type { NewIntent } from "../src/domain/intent.ts";
+import { integrateStep } from "../src/log/integrate.ts";
+import { KvStore } from "../src/storage/kv_store.ts";
+
+const EVENTS = 4096;
+const POLICY = "6HfDFDHLuS37kEwwzDq39utSWPkKriY1GkFC184uYXB";
+
+/** A signed Variant B intent as the load sends it, `canonical` as verification leaves it. */
+function intent(withR: boolean): NewIntent {
+  const id = crypto.randomUUID();
+  const value = {
+    authorship: {
+      Signed: {
+        Ed25519: {
+          pub_key: "8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb",
+          signature: "4".repeat(88),
+        },
+      },
+    },
+    intent: {
+      id,
+      policy_id: POLICY,
+      attrs: { fields: { amount: "1250.00", currency: "EUR", reference: `load-${id}` } },
+    },
+  };
+  const parts = canonicalPartsOfParsed(
+    value,
+    new Map([[value.intent, [
+      canonicalBytesOfParsed(value.intent),
+    ]]]),
+  );
+  return {
+    id,
+    variant: "B",
+    refId: POLICY,
+    authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
+    body: new TextEncoder().encode(JSON.stringify(value)),
+    state: "accepted",
+    ...(withR ? { canonical: { parts, attrs: value.intent.attrs } } : {}),
+  };
+}
+
+/** A KV file holding a feed of {@link EVENTS} events and no tree. */
+async function storedFeed(dir: string, withR: boolean): Promise<string> {
+  const path = join(dir, `feed-${withR}.kv`);
+  const kv = await Deno.openKv(path);
+  const store = new KvStore(kv);
+  await store.prepare();
+  const bytes = new TextEncoder().encode("{}");
+  await store.putDocument("policy", POLICY, { contentType: "application/json", bytes });
+  const ref = await store.findDocument("policy", POLICY);
+  if (!ref) throw new Error("policy not stored");
+  for (let i = 0; i < EVENTS; i += 64) {
+    const batch = Array.from({ length: 64 }, () => ({ intent: intent(withR), ref }));
+    const results = await store.insertIntents(batch);
+    if (results.some((r) => r.outcome !== "created")) throw new Error("not created");
+  }
+  await store.moveAll();
+  kv.close();
+  return path;
+}
+
+const dir = await Deno.makeTempDir({ prefix: "log-integrate-bench-" });
+const feeds = { "R stored": await storedFeed(dir, true), "R made": await storedFeed(dir, false) };
+
+for (const [name, feed] of Object.entries(feeds)) {
+  Deno.bench(
+    `integrate ${EVENTS} events, ${name} (KV file)`,
+    { group: "integrate", baseline: name === "R stored", n: 10 },
+    async (b) => {
+      const path = join(dir, "run.kv");
+      await Deno.copyFile(feed, path);
+      const kv = await Deno.openKv(path);
+      const store = new KvStore(kv);
+      await store.prepare();
+      b.start();
+      let count = 0;
+      for (let step = await integrateStep({ kv, store }); step.outcome === "integrated";) {
+        count += step.count;
+        step = await integrateStep({ kv, store });
+      }
+      b.end();
+      kv.close();
+      if (count !== EVENTS) throw new Error(`integrated ${count} of ${EVENTS}`);
+      for (const suffix of ["", "-wal", "-shm"]) await Deno.remove(path + suffix).catch(() => {});
+    },
+  );
+}
+
+globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
