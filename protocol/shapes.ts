@@ -5,9 +5,12 @@
  * The shapes of the requests a client makes and the answers it reads, as the
  * OpenAPI document states them (docs/interface.md), one declaration per
  * component of the document, under the component's name. `types.ts` gives
- * them the names the client library uses.
+ * them the names the client library uses; the webhook administration's are
+ * in `webhook_shapes.ts`, re-exported here.
  * @module
  */
+
+export type * from "./webhook_shapes.ts";
 
 /** The quorum of the governing document and who has approved or rejected. */
 export interface Approval {
@@ -342,123 +345,4 @@ export interface VariantB {
   authorship: Authorship;
   /** Variant B intent. The signed bytes are UTF-8 of its RFC 8785 (JCS) text. */
   intent: Intent;
-}
-
-/** A webhook endpoint: a server-held cursor over the feed, delivered in order. */
-export interface Webhook {
-  /** The endpoint's id. */
-  id: string;
-  /** Where deliveries are sent. */
-  url: string;
-  /** The types it receives; null: every type. */
-  events:
-    | (
-      | "intent.accepted"
-      | "intent.pending"
-      | "intent.approval_added"
-      | "intent.rejection_added"
-      | "intent.rejected"
-      | "intent.expired"
-    )[]
-    | null;
-  /** Free text for operators ("" when none). */
-  description: string;
-  /**
-   * `active` delivers; `paused` by an operator; `disabled` by the service (see `disabled_reason`).
-   */
-  status: "active" | "paused" | "disabled";
-  /** While disabled: `gone` (it answered 410) or `failing` (the last retry failed). */
-  disabled_reason?: "gone" | "failing";
-  /** RFC 3339 time. */
-  created_at: string;
-  /**
-   * Deliveries go on after this event id: every event up to it was acknowledged or is not of its
-   * types (null: from the feed's beginning). At creation, the feed's head.
-   */
-  after: string | null;
-  /** The id of the event it waits to deliver; null when there is none. */
-  next_event: string | null;
-  /** How many events of the feed, of any type, follow `after`. */
-  lag: number;
-  /** One delivery attempt. Or null. */
-  last_attempt: WebhookAttempt | null;
-}
-
-/** One delivery attempt. */
-export interface WebhookAttempt {
-  /** The event's id: its `webhook-id`. */
-  event_id: string;
-  /** 1 for the event's first attempt, then 2, 3, … */
-  attempt: number;
-  /** RFC 3339 time. */
-  at: string;
-  /** The answer's HTTP status; null when none came. */
-  status: number | null;
-  /**
-   * null when an answer came that is not a redirect; else how the attempt failed (`refused_url`: an
-   * `http:` URL while plain HTTP is not allowed).
-   */
-  error: "timeout" | "connection" | "redirect" | "refused_address" | "refused_url" | null;
-  /** How long the attempt took, in milliseconds. */
-  duration_ms: number;
-}
-
-/** The latest attempts of an endpoint (the last 100 are kept). */
-export interface WebhookAttemptList {
-  /** Newest first. */
-  items: WebhookAttempt[];
-}
-
-/** A new webhook endpoint and its secret, shown here and at rotation only. */
-export interface WebhookCreated {
-  /** The endpoint's id. */
-  id: string;
-  /** Where deliveries are sent. */
-  url: string;
-  /** The types it receives; null: every type. */
-  events:
-    | (
-      | "intent.accepted"
-      | "intent.pending"
-      | "intent.approval_added"
-      | "intent.rejection_added"
-      | "intent.rejected"
-      | "intent.expired"
-    )[]
-    | null;
-  /** Free text for operators ("" when none). */
-  description: string;
-  /**
-   * `active` delivers; `paused` by an operator; `disabled` by the service (see `disabled_reason`).
-   */
-  status: "active" | "paused" | "disabled";
-  /** While disabled: `gone` (it answered 410) or `failing` (the last retry failed). */
-  disabled_reason?: "gone" | "failing";
-  /** RFC 3339 time. */
-  created_at: string;
-  /**
-   * Deliveries go on after this event id: every event up to it was acknowledged or is not of its
-   * types (null: from the feed's beginning). At creation, the feed's head.
-   */
-  after: string | null;
-  /** The id of the event it waits to deliver; null when there is none. */
-  next_event: string | null;
-  /** How many events of the feed, of any type, follow `after`. */
-  lag: number;
-  /** One delivery attempt. Or null. */
-  last_attempt: WebhookAttempt | null;
-  /** `whsec_` + base64 (RFC 4648 §4, padded) of 32 random bytes. */
-  secret: string;
-}
-
-/** Every webhook endpoint, oldest first. */
-export interface WebhookList {
-  /** A list, each: A webhook endpoint: a server-held cursor over the feed, delivered in order. */
-  items: Webhook[];
-}
-
-/** A new secret; the older ones stay in force at most `overlap_s` more. */
-export interface WebhookSecret {
-  /** `whsec_` + base64 (RFC 4648 §4, padded) of 32 random bytes. */
-  secret: string;
 }

@@ -1,5 +1,5 @@
 /**
- * The wire protocol's shapes (`protocol/shapes.ts`) are the OpenAPI
+ * The wire protocol's shapes (`protocol/shapes.ts`, `webhook_shapes.ts`) are the OpenAPI
  * document's components as TypeScript, generated from the service's valibot
  * schemas: the committed file is what the generator writes now, and each
  * shape is identical to the type valibot itself infers from its schema
@@ -14,19 +14,45 @@ import type * as shapes from "@intents/protocol/shapes";
 import * as schemas from "../../src/domain/schemas.ts";
 import type * as components from "../../src/http/openapi/components.ts";
 import type * as webhookComponents from "../../src/http/openapi/webhook_components.ts";
-import { OUTPUT, ROOT, ROOTS, shapesModule } from "../../tools/build/protocol_shapes.ts";
+import {
+  MODULES,
+  ROOT,
+  ROOTS,
+  shapesModule,
+  WEBHOOK_ROOTS,
+} from "../../tools/build/protocol_shapes.ts";
 
-Deno.test("protocol/shapes.ts is what the OpenAPI components give now (else run `deno task shapes`)", async () => {
-  const committed = await Deno.readTextFile(join(ROOT, OUTPUT));
-  assert.equal(committed, await shapesModule(), `${OUTPUT} is stale: run \`deno task shapes\``);
-});
+for (const module of MODULES) {
+  Deno.test(`${module.output} is what the OpenAPI components give now (else run \`deno task shapes\`)`, async () => {
+    const committed = await Deno.readTextFile(join(ROOT, module.output));
+    assert.equal(
+      committed,
+      await shapesModule(module),
+      `${module.output} is stale: run \`deno task shapes\``,
+    );
+  });
 
-Deno.test("protocol/shapes.ts declares every root component, documented", async () => {
-  const text = await Deno.readTextFile(join(ROOT, OUTPUT));
-  for (const name of ROOTS) {
-    assert.match(text, new RegExp(`\\*/\\nexport (interface|type) ${name}\\b`), name);
+  Deno.test(`${module.output} declares every root component, documented`, async () => {
+    const text = await Deno.readTextFile(join(ROOT, module.output));
+    for (const name of module.roots) {
+      assert.match(text, new RegExp(`\\*/\\nexport (interface|type) ${name}\\b`), name);
+    }
+    assert.doesNotMatch(text, /^import /m, "the shapes depend on nothing");
+    const reexported = [...text.matchAll(/^export type \* from "([^"]+)";$/gm)].map((m) => m[1]);
+    assert.deepEqual(reexported, module.reexports);
+  });
+}
+
+Deno.test("no component is declared in two of the generated modules", async () => {
+  const declared = new Map<string, string>();
+  for (const { output } of MODULES) {
+    const text = await Deno.readTextFile(join(ROOT, output));
+    for (const [, name] of text.matchAll(/^export (?:interface|type) (\w+)/gm)) {
+      assert.equal(declared.get(name), undefined, `${name} in ${output} and ${declared.get(name)}`);
+      declared.set(name, output);
+    }
   }
-  assert.doesNotMatch(text, /^import /m, "the shapes depend on nothing");
+  for (const name of [...ROOTS, ...WEBHOOK_ROOTS]) assert.ok(declared.has(name), name);
 });
 
 /** True when the two types are identical (the compiler's own identity check). */

@@ -1,12 +1,12 @@
 /**
- * Writes `protocol/shapes.ts`: the shapes of the requests and answers the
- * wire protocol's types name, as TypeScript, converted from the OpenAPI
+ * Writes `protocol/shapes.ts` and `protocol/webhook_shapes.ts`: the shapes
+ * of the requests and answers the wire protocol's types name, as TypeScript, converted from the OpenAPI
  * document's `components.schemas` — themselves converted from the valibot
  * schemas that validate requests and describe answers
  * (`src/http/openapi/components.ts`). So the shapes are stated once, in
  * valibot, and the published types are plain declarations (no inferred
  * types in a package's public API). `deno task shapes` runs it;
- * `tests/unit/protocol_shapes_test.ts` fails when the committed file is not
+ * `tests/unit/protocol_shapes_test.ts` fails when a committed file is not
  * what this writes, and checks the shapes against valibot's own inference.
  *
  * It converts the JSON Schema that the document uses: `$ref`, `anyOf`,
@@ -23,8 +23,10 @@ import { webhookComponentSchemas } from "../../src/http/openapi/webhook_componen
 
 /** The project root. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-/** The generated module, relative to the root. */
+/** The generated module, relative to the root: the client's requests and answers. */
 export const OUTPUT = "protocol/shapes.ts";
+/** The generated module of the webhook administration's shapes, which `OUTPUT` re-exports. */
+export const WEBHOOK_OUTPUT = "protocol/webhook_shapes.ts";
 
 /**
  * The components the protocol's types start from; the components they refer
@@ -43,12 +45,50 @@ export const ROOTS: readonly string[] = [
   "DryRun",
   "Config",
   "Health",
+];
+
+/** The roots of {@link WEBHOOK_OUTPUT}: the webhook administration's requests and answers. */
+export const WEBHOOK_ROOTS: readonly string[] = [
   "Webhook",
   "WebhookCreated",
   "WebhookList",
   "WebhookSecret",
   "WebhookAttempt",
   "WebhookAttemptList",
+];
+
+/** One generated module: where, from which roots, what it says of itself, what it re-exports. */
+interface ShapesModule {
+  output: string;
+  roots: readonly string[];
+  summary: string[];
+  reexports: string[];
+}
+
+/** The modules written, each a closure of its roots (no component is in two). */
+export const MODULES: readonly ShapesModule[] = [
+  {
+    output: OUTPUT,
+    roots: ROOTS,
+    summary: [
+      "The shapes of the requests a client makes and the answers it reads, as the",
+      "OpenAPI document states them (docs/interface.md), one declaration per",
+      "component of the document, under the component's name. `types.ts` gives",
+      "them the names the client library uses; the webhook administration's are",
+      "in `webhook_shapes.ts`, re-exported here.",
+    ],
+    reexports: ["./webhook_shapes.ts"],
+  },
+  {
+    output: WEBHOOK_OUTPUT,
+    roots: WEBHOOK_ROOTS,
+    summary: [
+      "The shapes of the webhook administration's requests and answers, as the",
+      "OpenAPI document states them (docs/interface.md §11), one declaration per",
+      "component of the document, under the component's name.",
+    ],
+    reexports: [],
+  },
 ];
 
 /** The JSON Schema keywords read here. */
@@ -178,15 +218,15 @@ function declaration(name: string, schema: JsonSchema, refs: Set<string>): strin
     : `${head}export type ${name} = ${type};\n`;
 }
 
-/** The module's text, before formatting: every root and what it refers to, in name order. */
-export function shapesSource(): string {
+/** A module's text, before formatting: every root and what it refers to, in name order. */
+export function shapesSource(module: ShapesModule): string {
   // A pattern is no type: the setting it follows changes nothing here.
   components = {
     ...componentSchemas(),
     ...webhookComponentSchemas({ allowHttp: false }),
   } as Record<string, JsonSchema>;
   const written = new Map<string, string>();
-  const pending = [...ROOTS];
+  const pending = [...module.roots];
   while (pending.length > 0) {
     const name = pending.pop()!;
     if (written.has(name)) continue;
@@ -202,19 +242,17 @@ export function shapesSource(): string {
     "// document's components. Do not edit: change the valibot schemas, then run it.",
     "",
     "/**",
-    " * The shapes of the requests a client makes and the answers it reads, as the",
-    " * OpenAPI document states them (docs/interface.md), one declaration per",
-    " * component of the document, under the component's name. `types.ts` gives",
-    " * them the names the client library uses.",
+    ...module.summary.map((line) => ` * ${line}`),
     " * @module",
     " */",
     "",
+    ...module.reexports.map((path) => `export type * from "${path}";\n`),
     ...names.map((name) => written.get(name)!),
   ].join("\n");
 }
 
-/** The module's text as `deno fmt` writes it, with the project's settings. */
-export async function shapesModule(): Promise<string> {
+/** A module's text as `deno fmt` writes it, with the project's settings. */
+export async function shapesModule(module: ShapesModule): Promise<string> {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["fmt", "--ext", "ts", "-"],
     cwd: ROOT,
@@ -224,7 +262,7 @@ export async function shapesModule(): Promise<string> {
     signal: AbortSignal.timeout(60_000),
   }).spawn();
   const writer = output.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(shapesSource()));
+  await writer.write(new TextEncoder().encode(shapesSource(module)));
   await writer.close();
   const { success, stdout, stderr } = await output.output();
   if (!success) throw new Error(`deno fmt failed: ${new TextDecoder().decode(stderr)}`);
@@ -232,6 +270,8 @@ export async function shapesModule(): Promise<string> {
 }
 
 if (import.meta.main) {
-  await Deno.writeTextFile(join(ROOT, OUTPUT), await shapesModule());
-  console.log(`${OUTPUT} written`);
+  for (const module of MODULES) {
+    await Deno.writeTextFile(join(ROOT, module.output), await shapesModule(module));
+    console.log(`${module.output} written`);
+  }
 }

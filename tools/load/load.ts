@@ -54,7 +54,7 @@ import { drive } from "./drive.ts";
 import { loadRules } from "./rules.ts";
 import { round, summary } from "./figures.ts";
 import { commitOf, projectRoot, type Spawned, spawnLoadServer } from "./spawn.ts";
-import { runScale, scaleLines, startRig } from "./scale.ts";
+import { runScale, scaleLines, startRig, warmUp } from "./scale.ts";
 import { readCpuSeconds, readMemory } from "../../testing/proc_stats.ts";
 import {
   type StartedKvConnectServer,
@@ -400,19 +400,7 @@ async function mainScale(options: Options): Promise<void> {
     const total = options.warmup + options.n;
     const built = await buildBodies(await bodyBuilder({ ...options, signer }, refId), total);
     const deadline = performance.now() + options.maxSeconds * 1000;
-    if (options.warmup > 0) {
-      // Every instance warms up, with an even share.
-      await Promise.all(rig.servers.map((server, k) =>
-        drive({
-          url: server.url,
-          bodies: built.bodies.slice(0, options.warmup).filter((_, i) =>
-            i % rig.servers.length === k
-          ),
-          concurrency: Math.max(1, Math.round(options.concurrency / rig.servers.length)),
-          deadline,
-        })
-      ));
-    }
+    await warmUp(rig, built.bodies.slice(0, options.warmup), options.concurrency, deadline);
     const figures = {
       date: new Date().toISOString(),
       cpus: navigator.hardwareConcurrency,

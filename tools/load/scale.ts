@@ -219,6 +219,24 @@ export async function runScale(
   };
 }
 
+/** Every instance of the rig warms up with an even share of `bodies`. */
+export async function warmUp(
+  rig: ScaleRig,
+  bodies: readonly Uint8Array[],
+  concurrency: number,
+  deadline: number,
+): Promise<void> {
+  const count = rig.servers.length;
+  await Promise.all(rig.servers.map((server, k) =>
+    drive({
+      url: server.url,
+      bodies: bodies.filter((_, i) => i % count === k),
+      concurrency: Math.max(1, Math.round(concurrency / count)),
+      deadline,
+    })
+  ));
+}
+
 /** The figures of {@link runScale} as lines for a terminal. */
 export function scaleLines(figures: Awaited<ReturnType<typeof runScale>>): string[] {
   const l = figures.latency_ms;
