@@ -77,7 +77,7 @@ const everyFieldWritten: [Unwritten] extends [never] ? true : never = true;
 function eventMeta(event: StoredEvent): string {
   const intent = event.intent;
   let text = `{"type":${JSON.stringify(event.type)},${event.first ? '"first":true,' : ""}${
-    event.recordSha256 ? `"recordSha256":"${event.recordSha256}",` : ""
+    event.recordSha256 ? `"recordSha256":${JSON.stringify(event.recordSha256)},` : ""
   }"intent":{`;
   let first = true;
   for (const field of META_FIELDS) {

@@ -65,8 +65,10 @@ function jsonStringBytes(s: string): number {
 const TIME_BYTES = 26;
 /** A JSON number: a safe integer or a position, at most 16 digits and a sign. */
 const NUMBER_BYTES = 17;
+/** `"recordSha256":"<43 characters>",`: the `R` a new intent's event carries. */
+const RECORD_SHA256_BYTES = 61;
 /** An event's JSON besides its strings and approval (member names, type, state…). */
-const EVENT_FIXED_BYTES = 200 + TIME_BYTES + NUMBER_BYTES;
+const EVENT_FIXED_BYTES = 200 + TIME_BYTES + NUMBER_BYTES + RECORD_SHA256_BYTES;
 
 /** An intent's event's size in a block, from above, once every signer has decided. */
 export function eventBytes(intent: NewIntent): number {

@@ -42,6 +42,8 @@ Deno.test("an event's size is estimated from above once every signer has decided
   const { quorum: _quorum, approvals: _approvals, ...rest } = newIntent;
   const event: StoredEvent = {
     type: "intent.rejection_added",
+    first: true,
+    recordSha256: "A".repeat(43),
     intent: {
       ...rest,
       receivedAt: at,
