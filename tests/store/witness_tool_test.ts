@@ -17,7 +17,7 @@ import {
   signNote,
 } from "../../protocol/log/note.ts";
 import { addCheckpointBody } from "../../src/log/witness_call.ts";
-import { addCheckpoint } from "../../tools/witness/add_checkpoint.ts";
+import { addCheckpoint, MAX_REQUEST_BYTES } from "../../tools/witness/add_checkpoint.ts";
 
 const ORIGIN = "tool.test/log";
 const log = generateNoteKey(ORIGIN);
@@ -58,6 +58,14 @@ Deno.test("our witness cosigns what extends its state and refuses the rest, as t
   };
   try {
     assert.equal((await addCheckpoint(kv, config, request("old x\n\n"))).status, 400);
+    // A body past 64 KiB, declared or streamed, is read no further than the limit.
+    const large = new Uint8Array(MAX_REQUEST_BYTES + 1).fill(0x61);
+    assert.equal((await addCheckpoint(kv, config, request(large))).status, 413);
+    const streamed = new Request("http://witness.test/add-checkpoint", {
+      method: "POST",
+      body: ReadableStream.from([large.subarray(0, 40_000), large.subarray(40_000)]),
+    });
+    assert.equal((await addCheckpoint(kv, config, streamed)).status, 413);
     assert.equal((await addCheckpoint(kv, config, request("no empty line"))).status, 400);
     const stranger = generateNoteKey("stranger.test/log");
     const unknown = signNote(

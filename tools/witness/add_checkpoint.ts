@@ -13,6 +13,9 @@
 
 import { base64 } from "@scure/base";
 import { parseCheckpoint } from "../../protocol/log/checkpoint.ts";
+import { ServiceError } from "../../src/errors.ts";
+import { readBody } from "../../src/http/read_body.ts";
+import { STATUS_OF } from "../../src/http/respond.ts";
 import type { Cosigner } from "../../protocol/log/cosignature.ts";
 import { HASH_SIZE, verifyConsistency } from "../../protocol/log/hash.ts";
 import {
@@ -24,6 +27,8 @@ import {
 
 /** The largest request body read: a checkpoint and 63 hashes fit many times over. */
 export const MAX_REQUEST_BYTES = 64 * 1024;
+/** Time allowed for a request's whole body: a client cannot hold a request open forever. */
+const BODY_TIMEOUT_MS = 10_000;
 
 /** SHA-256 of the empty string: the root of the empty tree (RFC 6962 §2.1). */
 const EMPTY_ROOT = base64.decode("47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
@@ -51,15 +56,21 @@ const text = (status: number, body: string, type = "text/plain; charset=utf-8") 
 /**
  * Answers one `POST /add-checkpoint`.
  *
- * @param request the request (its body is read here, at most 64 KiB).
+ * @param request the request (its body is read here, at most 64 KiB, within 10 s).
  */
 export async function addCheckpoint(
   kv: Deno.Kv,
   config: WitnessConfig,
   request: Request,
 ): Promise<Response> {
-  const bytes = await readBody(request);
-  if (bytes === null) return text(413, "request body too large\n");
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBody(request, { maxBytes: MAX_REQUEST_BYTES, timeoutMs: BODY_TIMEOUT_MS });
+  } catch (error) {
+    // Too large (413), too slow (408) or cut off (400), as the service answers them.
+    if (!(error instanceof ServiceError)) throw error;
+    return text(STATUS_OF[error.code], `${error.message}\n`);
+  }
   const parsed = parseRequest(bytes);
   if (typeof parsed === "string") return text(400, `${parsed}\n`);
   const { oldSize, proof, note } = parsed;
@@ -112,25 +123,6 @@ export async function addCheckpoint(
     if (!result.ok) continue;
     return text(200, formatSignedNote({ text: "x\n", signatures: [cosignature] }).slice(3));
   }
-}
-
-/** The body, or null when it is longer than {@link MAX_REQUEST_BYTES}. */
-async function readBody(request: Request): Promise<Uint8Array | null> {
-  if (request.body === null) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for await (const chunk of request.body) {
-    length += chunk.length;
-    if (length > MAX_REQUEST_BYTES) return null;
-    chunks.push(chunk);
-  }
-  const bytes = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return bytes;
 }
 
 /** The request's parts, or why it is malformed. */
