@@ -111,6 +111,8 @@ async function commitGroup(ctx: StagedContext, g: Group): Promise<void> {
   const { batch, results } = g;
   let open = [...g.group];
   let attempts = contendedAttempts(ctx.contended);
+  // Each intent's event (its R hashed) made once: a commit tried again carries the same.
+  const made = new Map<number, StoredEvent>();
   while (open.length > 0) {
     await attempts.next();
     let members = open;
@@ -128,7 +130,11 @@ async function commitGroup(ctx: StagedContext, g: Group): Promise<void> {
       members = members.slice(0, carry);
     }
     const at = ctx.now();
-    const events = members.map((i) => newEvent(batch[i].intent, g.receivedAt));
+    const events = members.map((i) => {
+      let event = made.get(i);
+      if (event === undefined) made.set(i, event = newEvent(batch[i].intent, g.receivedAt));
+      return event;
+    });
     const op = ctx.kv.atomic();
     const checked = new Set<string>();
     for (const i of members) {
