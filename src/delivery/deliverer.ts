@@ -13,6 +13,7 @@
  * @module
  */
 
+import { errorLine } from "../telemetry/error_line.ts";
 import type { IntentEvent } from "../domain/intent.ts";
 import { renderEvent } from "../domain/record.ts";
 import { deliverOnce, type DeliveryResult, type SocketRules } from "../delivery/deliver.ts";
@@ -186,7 +187,7 @@ export class Deliverer {
         }
         await this.#turn(entry, changes, seenAt);
       } catch (error) {
-        const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+        const reason = errorLine(error);
         this.#deps.report(`intents: webhook ${this.#lease.id}: ${reason}`);
         await this.#pause(FAILURE_PAUSE_MS);
       }
@@ -365,7 +366,7 @@ export class Deliverer {
     seenAt: number,
   ): void {
     const landed = write.then((version) => version, (error) => {
-      const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+      const reason = errorLine(error);
       this.#deps.report(`intents: webhook ${this.#lease.id}: ${reason}`);
       return null;
     }).then((version) => {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { errorLine } from "../telemetry/error_line.ts";
 import type { DueEntry, Store } from "../domain/store.ts";
 import type { DueVerdict } from "../scheduler/due_work.ts";
 import type { EndpointStatus } from "../webhooks/endpoint.ts";
@@ -196,7 +197,7 @@ export class WebhookDeliveries {
       try {
         await deliverer.lease.renew(until);
       } catch (error) {
-        const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+        const reason = errorLine(error);
         this.#report(`intents: webhook ${deliverer.lease.id}: cannot renew its lease: ${reason}`);
       }
     }));

@@ -20,7 +20,7 @@ import {
 import { parseSignedNote, signNote } from "@intents/protocol/log/note";
 import { retryWhileLocked } from "../storage/retry.ts";
 import { decodeText, encodeText, logKeys } from "./keys.ts";
-import { recordFork } from "./fork.ts";
+import { forkLine, recordFork } from "./fork.ts";
 import type { LogSigner } from "./identity.ts";
 import type { LogMetrics } from "./metrics.ts";
 import { storedTreeReader } from "./tiles.ts";
@@ -147,10 +147,7 @@ export class CheckpointSigner {
     this.#metrics?.fork();
     if (this.#forked) return;
     this.#forked = true;
-    this.#report(
-      `intents: the log signs no checkpoint any more, a fork: ${reason} ` +
-        "(intents are still accepted; see docs/log.md, Forks)",
-    );
+    this.#report(forkLine(reason));
   }
 
   #see(tree: SignedTree): void {

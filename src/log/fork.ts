@@ -29,7 +29,8 @@ export async function recordFork(kv: Deno.Kv, reason: string): Promise<string> {
   }
 }
 
-/** The recorded fork's reason, or null when none is recorded. */
-export async function readFork(kv: Deno.Kv): Promise<string | null> {
-  return decodeText((await kv.get<Uint8Array>(logKeys.fork)).value);
+/** The operator's line, at error level, that the log signs no checkpoint any more. */
+export function forkLine(reason: string): string {
+  return `intents: the log signs no checkpoint any more, a fork: ${reason} ` +
+    "(intents are still accepted; see docs/log.md, Forks)";
 }

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { errorLine } from "../telemetry/error_line.ts";
 import type { Store } from "../domain/store.ts";
 import { spanTime, startSpan } from "../telemetry/tracing.ts";
 import { delay } from "../timing.ts";
@@ -179,7 +180,7 @@ export class Integrator {
         await this.#store.waitForEvents(state.size, { timeoutMs: LOOK_MS, signal });
         await delay(passStarted + PASS_EVERY_MS - this.#now(), signal);
       } catch (error) {
-        const message = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+        const message = errorLine(error);
         if (message !== this.#lastFailure) {
           this.#lastFailure = message;
           this.#report(`intents: the log's integration failed (retrying): ${message}`);

@@ -7,10 +7,8 @@
 
 import { HASH_SIZE, type HashReader, type TreeNode } from "@intents/protocol/log/hash";
 import { type Tile, tileHashReader, tileOfNode, tilePath } from "@intents/protocol/log/tile";
+import { readMany } from "../storage/layout.ts";
 import { logKeys } from "./keys.ts";
-
-/** denokv reads at most 10 keys at once. */
-const GET_MANY = 10;
 
 /** The key of a hash tile or entry bundle (whatever its width: one value holds the widest). */
 export function tileKey(tile: Tile): Deno.KvKey {
@@ -30,19 +28,11 @@ export async function readTiles(
   const unique = new Map<string, Tile>();
   for (const tile of tiles) unique.set(fullPath(tile), tile);
   const list = [...unique.values()];
+  const entries = await readMany(kv, list.map(tileKey));
   const found = new Map<string, Uint8Array>();
-  const reads = [];
-  for (let i = 0; i < list.length; i += GET_MANY) {
-    const part = list.slice(i, i + GET_MANY);
-    reads.push(
-      kv.getMany<Uint8Array[]>(part.map(tileKey)).then((entries) => {
-        entries.forEach((entry, j) => {
-          if (entry.value instanceof Uint8Array) found.set(fullPath(part[j]), entry.value);
-        });
-      }),
-    );
-  }
-  await Promise.all(reads);
+  entries.forEach((entry, i) => {
+    if (entry.value instanceof Uint8Array) found.set(fullPath(list[i]), entry.value);
+  });
   return found;
 }
 

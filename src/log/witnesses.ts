@@ -13,13 +13,14 @@
  * @module
  */
 
+import { errorLine } from "../telemetry/error_line.ts";
 import { consistencyProofNodes, proveConsistency } from "@intents/protocol/log/hash";
 import { formatSignedNote, parseSignedNote } from "@intents/protocol/log/note";
 import { inSpan } from "../telemetry/tracing.ts";
 import { backoffMs, delay, Lanes } from "../timing.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
 import { decodeCheckpoint, type StoredCheckpoint } from "./checkpoints.ts";
-import { recordFork } from "./fork.ts";
+import { forkLine, recordFork } from "./fork.ts";
 import { decodeIndex, encodeIndex, encodeText, logKeys } from "./keys.ts";
 import { LogLease } from "./lease.ts";
 import type { LogMetrics } from "./metrics.ts";
@@ -147,7 +148,7 @@ export class WitnessSubmitter {
         if (await this.#lease.hold()) await this.#look();
         this.#loop.lastFailure = "";
       } catch (error) {
-        this.#say(this.#loop, `the witness submitter failed (retrying): ${messageOf(error)}`);
+        this.#say(this.#loop, `the witness submitter failed (retrying): ${errorLine(error)}`);
       }
       await delay(SUBMIT_LOOK_MS, signal);
     }
@@ -177,7 +178,7 @@ export class WitnessSubmitter {
         return;
       }
       standing.busy = this.#call(i, checkpoint).catch((error) => {
-        this.#fail(i, `${messageOf(error)}`);
+        this.#fail(i, `${errorLine(error)}`);
       }).finally(() => standing.busy = null);
     });
   }
@@ -309,10 +310,7 @@ export class WitnessSubmitter {
     this.#forked = true;
     const recorded = await recordFork(this.#o.kv, reason);
     this.#o.metrics?.fork();
-    this.#o.report(
-      `intents: the log signs no checkpoint any more, a fork: ${recorded} ` +
-        "(intents are still accepted; see docs/log.md, Forks)",
-    );
+    this.#o.report(forkLine(recorded));
   }
 
   #succeed(i: number, size: number): void {
@@ -356,8 +354,4 @@ function signatureLine(s: { name: string; keyId: number; signature: Uint8Array }
 
 function equal(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((byte, i) => byte === b[i]);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
 }

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { errorLine } from "../telemetry/error_line.ts";
 import { expireIntent } from "../domain/approve.ts";
 import { type DueEntry, EXPIRY_WORK, type Store } from "../domain/store.ts";
 import { Counter } from "../telemetry/instruments.ts";
@@ -183,7 +184,7 @@ export class DueWorkScheduler {
   }
 
   #report(what: string, error: unknown): void {
-    const reason = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
+    const reason = errorLine(error);
     (this.#options.report ?? ((line: string) => console.error(line)))(
       `intents: ${what}: ${reason}`,
     );
