@@ -5,7 +5,8 @@
  * entries, the tiles that change and the new root (`appendLeaves`, reading
  * only the rightmost stored tile of each level), and writes, in ONE commit
  * checked against the state as read: the changed hash tiles, the entry
- * bundles, each new leaf's index, and the new state. Two integrators that
+ * bundles, the leaf index's rows of a chunk it completes (`leaf_index.ts`),
+ * and the new state. Two integrators that
  * read the same state cannot both commit, and both compute the same tree
  * from the same feed, so they never diverge; a process that dies between
  * steps leaves a whole state, from which any process resumes.
@@ -18,7 +19,7 @@ import {
   entryOfRecordSha256,
   isRecordSha256,
 } from "@intents/protocol/log/entry";
-import { leafHash } from "@intents/protocol/log/hash";
+import { HASH_SIZE, leafHash } from "@intents/protocol/log/hash";
 import {
   decodeEntryBundle,
   encodeEntryBundle,
@@ -30,15 +31,16 @@ import type { IntentEvent } from "../domain/intent.ts";
 import { recordValue } from "../domain/record.ts";
 import type { Store } from "../domain/store.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
-import { decodeState, encodeIndex, encodeState, logKeys, type TreeState } from "./keys.ts";
+import { decodeState, encodeState, logKeys, type TreeState } from "./keys.ts";
+import { CHUNK_ENTRIES, chunkRows } from "./leaf_index.ts";
 import { fullPath, readTiles, tileKey } from "./tiles.ts";
 
 /**
- * Entries one step integrates at most, three tiles' worth: with a leaf index
- * each, a step stays within denokv's limits (1,000 mutations, 800 KiB a
- * commit: about 780 mutations and 200 KB here), and over a networked KV,
- * where a step costs several round trips, the tree keeps up with a few
- * thousand events a second.
+ * Entries one step integrates at most, three tiles' worth: a step stays well
+ * within denokv's limits (1,000 mutations, 800 KiB a commit: about 200 KB
+ * and a dozen mutations here, 256 more and 45 KB when it completes a chunk
+ * of the leaf index), and over a networked KV, where a step costs several
+ * round trips, the tree keeps up with a few thousand events a second.
  */
 export const STEP_ENTRIES = 768;
 /** Event bytes one step reads at most (records up to 64 KiB each): bounded memory. */
@@ -131,7 +133,9 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
   for (const [index, bundle] of bundlesAfter(state.size, entries, read)) {
     op.set(logKeys.bundle(index), bundle);
   }
-  leaves.forEach((leaf, i) => op.set(logKeys.leaf(leaf), encodeIndex(state.size + i)));
+  for (const row of await completedChunkRows(kv, state.size, size, writes)) {
+    op.set(row.key, row.value);
+  }
   op.set(logKeys.state, encodeState({ size, rootHash }));
   if (options.also) op.set(options.also.key, options.also.value);
   const result = await retryWhileLocked(() => op.commit());
@@ -140,6 +144,40 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
   for (const event of events) bytes += event.intent.body.byteLength;
   const end = events.length < max && bytes < STEP_READ_BYTES;
   return { outcome: "integrated", state: { size, rootHash }, count: events.length, end };
+}
+
+/**
+ * The leaf index's rows of the chunk that growing the tree from `from` to
+ * `to` leaves completes, if any (a step is shorter than a chunk): its
+ * level-0 tiles as this step writes them, or as stored.
+ */
+async function completedChunkRows(
+  kv: Deno.Kv,
+  from: number,
+  to: number,
+  writes: readonly { tile: Tile; data: Uint8Array }[],
+): Promise<{ key: Deno.KvKey; value: Uint8Array }[]> {
+  const chunk = Math.floor(to / CHUNK_ENTRIES) - 1;
+  if (chunk < 0 || (chunk + 1) * CHUNK_ENTRIES <= from) return [];
+  const first = chunk * CHUNK_ENTRIES / TILE_WIDTH;
+  const tiles: Tile[] = [];
+  for (let index = first; index < first + CHUNK_ENTRIES / TILE_WIDTH; index++) {
+    tiles.push({ level: 0, index, width: TILE_WIDTH });
+  }
+  const written = new Map<number, Uint8Array>();
+  for (const { tile, data } of writes) if (tile.level === 0) written.set(tile.index, data);
+  const stored = await readTiles(kv, tiles.filter((tile) => !written.has(tile.index)));
+  const leaves: Uint8Array[] = [];
+  for (const tile of tiles) {
+    const data = written.get(tile.index) ?? stored.get(fullPath(tile));
+    if (data === undefined || data.length !== TILE_WIDTH * HASH_SIZE) {
+      throw new Error(`the log's ${fullPath(tile)} is not stored whole`);
+    }
+    for (let at = 0; at < data.length; at += HASH_SIZE) {
+      leaves.push(data.subarray(at, at + HASH_SIZE));
+    }
+  }
+  return chunkRows(chunk, leaves);
 }
 
 /**

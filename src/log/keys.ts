@@ -8,7 +8,8 @@
  * | `["log", "state"]` | the tree as integrated: size (8 bytes, big-endian) ‖ root hash (32 bytes) |
  * | `["log", "tile", L, N]` | hash tile (L, N): its hashes, the widest so far (32 to 8,192 bytes) |
  * | `["log", "bundle", N]` | entry bundle N: the widest so far (C2SP tlog-tiles form) |
- * | `["log", "leaf", leaf hash]` | the index of the entry with that leaf hash (8 bytes, big-endian) |
+ * | `["log", "leaves", B, C]` | the leaf index: for each leaf of chunk C (entries 4,096·C to 4,096·C + 4,095) whose hash begins with byte B, hash bytes 1–8 and its offset in the chunk (2 bytes, big-endian) (`leaf_index.ts`) |
+ * | `["log", "leaf", leaf hash]` | the index of the entry with that leaf hash (8 bytes, big-endian): written by versions before the chunked leaf index, still read |
  * | `["log", "checkpoint"]` | the newest signed checkpoint: the signed note, UTF-8 |
  * | `["log", "identity"]` | UTF-8 JSON `{"origin","key_id","entries"}`: what the log is |
  * | `["log", "signer"]` | the signer key made at first start (when `LOG_SIGNING_KEY` is unset), UTF-8 |
@@ -27,6 +28,8 @@ export const logKeys = {
   state: ["log", "state"] as const,
   tile: (level: number, index: number) => ["log", "tile", level, index] as const,
   bundle: (index: number) => ["log", "bundle", index] as const,
+  leaves: (byte: number, chunk: number) => ["log", "leaves", byte, chunk] as const,
+  leavesOf: (byte: number) => ["log", "leaves", byte] as const,
   leaf: (hash: Uint8Array) => ["log", "leaf", hash] as const,
   checkpoint: ["log", "checkpoint"] as const,
   identity: ["log", "identity"] as const,

@@ -14,7 +14,8 @@ import { decodeEntryBundle, encodeEntryBundle, type Tile } from "@intents/protoc
 import type { LogReader, ServedCheckpoint } from "../domain/log.ts";
 import type { Store } from "../domain/store.ts";
 import { decodeCheckpoint } from "./checkpoints.ts";
-import { decodeIndex, logKeys } from "./keys.ts";
+import { logKeys } from "./keys.ts";
+import { findLeaf } from "./leaf_index.ts";
 import { storedTreeReader, tileKey } from "./tiles.ts";
 
 /** How long one process serves the checkpoint it read (docs/interface.md §14). */
@@ -99,8 +100,9 @@ export class KvLogReader implements LogReader {
   }
 
   async proveLeaf(leafHash: Uint8Array): Promise<string | null> {
-    const { value } = await this.#kv.get<Uint8Array>(logKeys.leaf(leafHash));
-    if (value === null) return null;
-    return await this.proveIndex(decodeIndex(value));
+    const served = await this.checkpoint();
+    if (served.state !== "ready") return null;
+    const index = await findLeaf(this.#kv, leafHash, served.size);
+    return index === null ? null : await this.proveIndex(index);
   }
 }

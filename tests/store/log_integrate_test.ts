@@ -27,28 +27,14 @@ import { Integrator } from "../../src/log/integrator.ts";
 import { LogMetrics } from "../../src/log/metrics.ts";
 import { decodeState, logKeys } from "../../src/log/keys.ts";
 import { fullPath, readTiles } from "../../src/log/tiles.ts";
-import { plainTemplate, smallIntent } from "../support/store_kit.ts";
+import { findLeaf } from "../../src/log/leaf_index.ts";
+import { insertMany } from "../support/store_kit.ts";
 import { storeTest } from "../support/stores.ts";
 import { sleep } from "../support/time.ts";
 
 const { signerKey, verifierKey } = generateNoteKey("log.test/intents");
 const signer = parseSignerKey(signerKey);
 const logKey = parseVerifierKey(verifierKey);
-
-/** Stores `count` intents named `prefix-i`, nine a batch, as requests' commits do. */
-async function insertMany(store: KvStore, prefix: string, count: number): Promise<void> {
-  const ref = await plainTemplate(store, `T-${prefix}`).catch(async () =>
-    (await store.findDocument("template", `T-${prefix}`))!
-  );
-  for (let i = 0; i < count; i += 9) {
-    const batch = [];
-    for (let j = i; j < Math.min(count, i + 9); j++) {
-      batch.push({ intent: smallIntent(`${prefix}-${j}`, ref), ref });
-    }
-    const results = await store.insertIntents(batch);
-    assert.ok(results.every((r) => r.outcome === "created"));
-  }
-}
 
 /**
  * The entries of every event of the feed, in feed order, as a reader makes
@@ -83,8 +69,7 @@ async function assertTreeOf(kv: Deno.Kv, entries: Uint8Array[]): Promise<void> {
     assert.deepEqual(value, encodeEntryBundle(entries.slice(index * 256, index * 256 + 256)));
   }
   for (const i of [0, entries.length - 1]) {
-    const { value } = await kv.get(logKeys.leaf(leaves[i]));
-    assert.ok(value instanceof Uint8Array);
+    assert.equal(await findLeaf(kv, leaves[i], entries.length), i);
   }
 }
 

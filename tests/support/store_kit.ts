@@ -4,6 +4,7 @@
  * @module
  */
 
+import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { DocumentRef, NewIntent } from "../../src/domain/intent.ts";
 import type { KvStore } from "../../src/storage/kv_store.ts";
@@ -71,5 +72,20 @@ export async function throughKv(value: unknown): Promise<unknown> {
     return (await kv.get(["v"])).value;
   } finally {
     kv.close();
+  }
+}
+
+/** Stores `count` intents named `prefix-i`, nine a batch, as requests' commits do. */
+export async function insertMany(store: KvStore, prefix: string, count: number): Promise<void> {
+  const ref = await plainTemplate(store, `T-${prefix}`).catch(async () =>
+    (await store.findDocument("template", `T-${prefix}`))!
+  );
+  for (let i = 0; i < count; i += 9) {
+    const batch = [];
+    for (let j = i; j < Math.min(count, i + 9); j++) {
+      batch.push({ intent: smallIntent(`${prefix}-${j}`, ref), ref });
+    }
+    const results = await store.insertIntents(batch);
+    assert.ok(results.every((r) => r.outcome === "created"));
   }
 }

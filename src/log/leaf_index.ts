@@ -1,0 +1,164 @@
+/**
+ * The leaf index: which entry has a given leaf hash, for `GET
+ * /log/proof?leaf=` (docs/interface.md §14). A row per leaf keyed by its
+ * hash would land each leaf on a page of the store's B-tree of its own (a
+ * random key), the largest part of what the log cost a write; so the index
+ * is kept per **chunk** of {@link CHUNK_ENTRIES} entries instead, written
+ * once, in the integration step that completes the chunk, as one row per
+ * first byte of the leaf hashes it holds (`["log", "leaves", byte, chunk]`,
+ * 256 rows at most, each appended after the same byte's rows of earlier
+ * chunks). A row lists, for each of its leaves, the next
+ * {@link PREFIX_BYTES} bytes of the hash and the leaf's offset in the chunk
+ * (2 bytes, big-endian).
+ *
+ * A lookup reads the rows of the hash's first byte (one list: a row per
+ * 4,096 entries of the log), scans the level-0 tiles of the chunk not yet
+ * complete (up to 16 tiles), and confirms each candidate against the stored
+ * leaf hash; the rows of versions that kept a row per leaf
+ * (`["log", "leaf", hash]`) are read too.
+ * @module
+ */
+
+import { HASH_SIZE } from "@intents/protocol/log/hash";
+import { TILE_WIDTH } from "@intents/protocol/log/tile";
+import { readMany } from "../storage/layout.ts";
+import { decodeIndex, logKeys } from "./keys.ts";
+
+/** Entries a chunk of the index covers: 16 level-0 tiles. */
+export const CHUNK_ENTRIES = 4_096;
+const CHUNK_TILES = CHUNK_ENTRIES / TILE_WIDTH;
+/** Bytes of a leaf hash, after the first, that a row keeps. */
+const PREFIX_BYTES = 8;
+const RECORD_BYTES = PREFIX_BYTES + 2;
+
+/**
+ * The rows of chunk `chunk` whose leaves' hashes are `leaves` (all
+ * {@link CHUNK_ENTRIES} of them, in order).
+ *
+ * @throws {RangeError} when `leaves` is not a whole chunk.
+ */
+export function chunkRows(
+  chunk: number,
+  leaves: readonly Uint8Array[],
+): { key: Deno.KvKey; value: Uint8Array }[] {
+  if (leaves.length !== CHUNK_ENTRIES) {
+    throw new RangeError(`a chunk has ${CHUNK_ENTRIES} leaves, not ${leaves.length}`);
+  }
+  const counts = new Uint16Array(256);
+  for (const leaf of leaves) counts[leaf[0]]++;
+  const rows: Uint8Array[] = [];
+  for (let byte = 0; byte < 256; byte++) {
+    if (counts[byte] > 0) rows[byte] = new Uint8Array(counts[byte] * RECORD_BYTES);
+  }
+  const filled = new Uint16Array(256);
+  leaves.forEach((leaf, offset) => {
+    const at = filled[leaf[0]]++ * RECORD_BYTES;
+    const row = rows[leaf[0]];
+    row.set(leaf.subarray(1, 1 + PREFIX_BYTES), at);
+    row[at + PREFIX_BYTES] = offset >> 8;
+    row[at + PREFIX_BYTES + 1] = offset & 0xff;
+  });
+  const written: { key: Deno.KvKey; value: Uint8Array }[] = [];
+  rows.forEach((value, byte) => written.push({ key: logKeys.leaves(byte, chunk), value }));
+  return written;
+}
+
+/** The offsets in a row's chunk of the leaves whose hash `hash` may be (prefix equal). */
+export function offsetsInRow(row: Uint8Array, hash: Uint8Array): number[] {
+  const offsets: number[] = [];
+  for (let at = 0; at + RECORD_BYTES <= row.length; at += RECORD_BYTES) {
+    let same = true;
+    for (let i = 0; i < PREFIX_BYTES && same; i++) same = row[at + i] === hash[1 + i];
+    if (same) offsets.push((row[at + PREFIX_BYTES] << 8) | row[at + PREFIX_BYTES + 1]);
+  }
+  return offsets;
+}
+
+/**
+ * The index of the first entry below `size` whose leaf hash is `hash`, or
+ * null. `size` is at most the integrated tree's, so that every chunk below
+ * it is either complete in the tree (its rows are stored) or the one scanned.
+ */
+export async function findLeaf(
+  kv: Deno.Kv,
+  hash: Uint8Array,
+  size: number,
+): Promise<number | null> {
+  if (hash.length !== HASH_SIZE || size <= 0) return null;
+  const complete = Math.floor(size / CHUNK_ENTRIES);
+  const [rows, scanned, kept] = await Promise.all([
+    candidatesInRows(kv, hash, complete),
+    scanTiles(kv, hash, complete * CHUNK_ENTRIES, size),
+    kv.get<Uint8Array>(logKeys.leaf(hash)),
+  ]);
+  if (kept.value !== null) {
+    const index = decodeIndex(kept.value);
+    if (index < size) rows.push(index);
+  }
+  const confirmed = await confirm(kv, hash, rows);
+  const found = [...confirmed, ...scanned];
+  return found.length === 0 ? null : Math.min(...found);
+}
+
+/** Candidates from the rows of the chunks below `complete` (a prefix matches). */
+async function candidatesInRows(
+  kv: Deno.Kv,
+  hash: Uint8Array,
+  complete: number,
+): Promise<number[]> {
+  const candidates: number[] = [];
+  if (complete === 0) return candidates;
+  const rows = kv.list<Uint8Array>({
+    prefix: logKeys.leavesOf(hash[0]),
+    end: logKeys.leaves(hash[0], complete),
+  }, { batchSize: 1_000 });
+  for await (const { key, value } of rows) {
+    const chunk = key[3];
+    if (typeof chunk !== "number" || !(value instanceof Uint8Array)) {
+      throw new TypeError("a leaf index row has an unknown layout");
+    }
+    for (const offset of offsetsInRow(value, hash)) candidates.push(chunk * CHUNK_ENTRIES + offset);
+  }
+  return candidates;
+}
+
+/** The indexes in [from, size) whose stored leaf hash is `hash`: their level-0 tiles read. */
+async function scanTiles(
+  kv: Deno.Kv,
+  hash: Uint8Array,
+  from: number,
+  size: number,
+): Promise<number[]> {
+  if (from >= size) return [];
+  const first = from / TILE_WIDTH;
+  const tiles: number[] = [];
+  for (let t = first; t * TILE_WIDTH < size && t < first + CHUNK_TILES; t++) tiles.push(t);
+  const read = await readMany(kv, tiles.map((t) => logKeys.tile(0, t)));
+  const found: number[] = [];
+  read.forEach((entry, i) => {
+    if (!(entry.value instanceof Uint8Array)) return;
+    const base = tiles[i] * TILE_WIDTH;
+    for (let j = 0; j < TILE_WIDTH && base + j < size; j++) {
+      if (sameHash(entry.value, j * HASH_SIZE, hash)) found.push(base + j);
+    }
+  });
+  return found;
+}
+
+/** Those of `candidates` whose stored leaf hash is `hash`. */
+async function confirm(kv: Deno.Kv, hash: Uint8Array, candidates: number[]): Promise<number[]> {
+  if (candidates.length === 0) return [];
+  const tiles = [...new Set(candidates.map((i) => Math.floor(i / TILE_WIDTH)))];
+  const read = await readMany(kv, tiles.map((t) => logKeys.tile(0, t)));
+  const byTile = new Map(tiles.map((t, i) => [t, read[i].value]));
+  return candidates.filter((index) => {
+    const data = byTile.get(Math.floor(index / TILE_WIDTH));
+    return data instanceof Uint8Array && sameHash(data, (index % TILE_WIDTH) * HASH_SIZE, hash);
+  });
+}
+
+function sameHash(data: Uint8Array, at: number, hash: Uint8Array): boolean {
+  if (data.length < at + HASH_SIZE) return false;
+  for (let i = 0; i < HASH_SIZE; i++) if (data[at + i] !== hash[i]) return false;
+  return true;
+}

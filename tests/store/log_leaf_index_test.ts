@@ -1,0 +1,109 @@
+/**
+ * The log's leaf index (`src/log/leaf_index.ts`) on real stores: every
+ * entry is found by its leaf hash below the size asked, through the rows of
+ * complete chunks, the scan of the chunk not yet complete, or the rows a
+ * row per leaf that earlier versions wrote; candidates whose prefix matches
+ * are confirmed against the stored leaf hash.
+ */
+
+import assert from "node:assert/strict";
+import { leafHash } from "../../protocol/log/hash.ts";
+import { integrateStep } from "../../src/log/integrate.ts";
+import { encodeIndex, logKeys } from "../../src/log/keys.ts";
+import { CHUNK_ENTRIES, chunkRows, findLeaf, offsetsInRow } from "../../src/log/leaf_index.ts";
+import { readTiles } from "../../src/log/tiles.ts";
+import { KvStore } from "../../src/storage/kv_store.ts";
+import { insertMany } from "../support/store_kit.ts";
+import { storeTest } from "../support/stores.ts";
+
+/** Leaf hashes of the stored tree's first `size` leaves, from its level-0 tiles. */
+async function storedLeaves(kv: Deno.Kv, size: number): Promise<Uint8Array[]> {
+  const tiles = [];
+  for (let index = 0; index * 256 < size; index++) tiles.push({ level: 0, index, width: 256 });
+  const stored = await readTiles(kv, tiles);
+  return tiles.flatMap((tile) => {
+    const data = stored.get(`tile/0/${String(tile.index).padStart(3, "0")}`);
+    assert.ok(data, `level-0 tile ${tile.index} is stored`);
+    const leaves = [];
+    for (let at = 0; at < data.length && leaves.length + tile.index * 256 < size; at += 32) {
+      leaves.push(data.slice(at, at + 32));
+    }
+    return leaves;
+  });
+}
+
+Deno.test("a chunk's rows hold each leaf once, under its first byte, found by prefix", () => {
+  const leaves = Array.from(
+    { length: CHUNK_ENTRIES },
+    (_, i) => leafHash(new Uint8Array([i >> 8, i])),
+  );
+  // Two leaves that share their first nine bytes, and differ after.
+  leaves[10] = new Uint8Array(32).fill(7);
+  leaves[4000] = new Uint8Array(32).fill(7);
+  leaves[4000][31] = 8;
+  const rows = chunkRows(3, leaves);
+  const byKey = new Map(rows.map((row) => [JSON.stringify(row.key), row.value]));
+  assert.equal(rows.reduce((n, row) => n + row.value.length / 10, 0), CHUNK_ENTRIES);
+  for (const [offset, leaf] of leaves.entries()) {
+    const row = byKey.get(JSON.stringify(["log", "leaves", leaf[0], 3]));
+    assert.ok(row, `a row for byte ${leaf[0]}`);
+    assert.ok(offsetsInRow(row, leaf).includes(offset), `offset ${offset}`);
+  }
+  const both = offsetsInRow(byKey.get(JSON.stringify(["log", "leaves", 7, 3]))!, leaves[10]);
+  assert.deepEqual(both, [10, 4000]);
+  const absent = new Uint8Array(32).fill(7);
+  absent[5] = 0;
+  assert.deepEqual(offsetsInRow(byKey.get(JSON.stringify(["log", "leaves", 7, 3]))!, absent), []);
+  assert.throws(() => chunkRows(0, leaves.slice(1)), RangeError);
+});
+
+storeTest("every entry is found by its leaf hash below the size asked, none above", async (t) => {
+  const kv = await t.open();
+  const store = new KvStore(kv);
+  try {
+    await store.prepare();
+    const total = CHUNK_ENTRIES + 300;
+    await insertMany(store, "leaf", total);
+    await store.moveAll();
+    for (;;) {
+      const step = await integrateStep({ kv, store });
+      if (step.outcome !== "integrated") break;
+    }
+    const leaves = await storedLeaves(kv, total);
+    assert.equal(leaves.length, total);
+    // One row per first byte for the complete chunk, none for the one under way.
+    const rows = await Array.fromAsync(kv.list({ prefix: ["log", "leaves"] }));
+    assert.ok(rows.length > 200 && rows.length <= 256, `${rows.length} rows`);
+    assert.ok(rows.every((row) => row.key[3] === 0));
+
+    const sample = [0, 1, 255, 256, 2048, 4095, 4096, 4097, 4351, total - 1];
+    for (let i = 0; i < 40; i++) sample.push(Math.floor(Math.random() * total));
+    for (const index of sample) {
+      assert.equal(await findLeaf(kv, leaves[index], total), index, `index ${index}`);
+    }
+    // Below a smaller size (a served checkpoint behind the tree): found below it, not above.
+    assert.equal(await findLeaf(kv, leaves[4100], 4200), 4100);
+    assert.equal(await findLeaf(kv, leaves[4300], 4200), null);
+    assert.equal(await findLeaf(kv, leaves[100], 4000), 100);
+    assert.equal(await findLeaf(kv, leaves[4000], 4000), null);
+    assert.equal(await findLeaf(kv, leaves[0], 0), null);
+    assert.equal(await findLeaf(kv, new Uint8Array(32), total), null);
+    assert.equal(await findLeaf(kv, leaves[5].subarray(1), total), null);
+
+    // A row whose prefix matches but whose leaf differs is not taken for it.
+    const forged = leaves[17].slice();
+    forged[31] ^= 1;
+    assert.equal(await findLeaf(kv, forged, total), null);
+
+    // A store whose tree earlier versions built: no chunk rows, a row per leaf.
+    for (const row of rows) await kv.delete(row.key);
+    for (const index of [5, 3000]) await kv.set(logKeys.leaf(leaves[index]), encodeIndex(index));
+    assert.equal(await findLeaf(kv, leaves[5], total), 5);
+    assert.equal(await findLeaf(kv, leaves[3000], total), 3000);
+    assert.equal(await findLeaf(kv, leaves[3000], 3000), null);
+    assert.equal(await findLeaf(kv, leaves[4200], total), 4200);
+  } finally {
+    await store.drain(performance.now() + 2000);
+    kv.close();
+  }
+});
