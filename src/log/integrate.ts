@@ -50,13 +50,15 @@ const STEP_READ_BYTES = 1 << 20;
 export type StepResult =
   /**
    * It extended the tree by `count` entries to `state`; `end` when its read
-   * found the feed's end (fewer events than it asked for, within its bytes).
+   * found the feed's end (fewer events than it asked for, within its bytes),
+   * or the end of what `recent` held; `recent` when the entries came from it.
    */
   | {
     outcome: "integrated";
     state: TreeState & { rootHash: Uint8Array };
     count: number;
     end: boolean;
+    recent: boolean;
   }
   /** The tree already covers the feed. */
   | { outcome: "caught_up"; state: TreeState }
@@ -70,6 +72,11 @@ export interface StepOptions {
   store: Pick<Store, "readEvents">;
   /** Entries at most (default {@link STEP_ENTRIES}). */
   limit?: number;
+  /**
+   * The entries of the events after a position, from this process's own
+   * moves (`entry_tap.ts`): the step reads the feed only when this gives none.
+   */
+  recent?: (after: number, limit: number) => Uint8Array[];
   /** Written in the step's commit too: the integrator's lease, renewed by its work. */
   also?: { key: Deno.KvKey; value: Uint8Array };
 }
@@ -105,32 +112,28 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
   const cap = Math.min(limit, STEP_ENTRIES);
   const edge = Math.floor((state.size + cap) / TILE_WIDTH) * TILE_WIDTH;
   const max = edge > state.size ? edge - state.size : cap;
-  const events = await options.store.readEvents({
-    after: state.size,
-    limit: max,
-    maxBytes: STEP_READ_BYTES,
-  });
-  if (events.length === 0) return { outcome: "caught_up", state };
-  events.forEach((event, i) => {
-    if (event.position !== state.size + 1 + i) {
-      throw new Error(`the feed gave position ${event.position} after ${state.size + i}`);
-    }
-  });
-  const entries = events.map(eventEntry);
+  const recent = options.recent?.(state.size, max) ?? [];
+  const read = recent.length > 0 ? { entries: recent, end: recent.length < max } : await readEntries(
+    options.store,
+    state.size,
+    max,
+  );
+  if (read === null) return { outcome: "caught_up", state };
+  const { entries } = read;
   const leaves = entries.map(leafHash);
 
   const held = rightmostTiles(state.size);
   const stored = await readTiles(kv, held);
-  const read = (tile: Tile): Uint8Array => {
+  const tileData = (tile: Tile): Uint8Array => {
     const data = stored.get(fullPath(tile));
     if (data === undefined) throw new Error(`the log's ${fullPath(tile)} is not stored`);
     return data;
   };
-  const { size, writes, rootHash } = appendLeaves(state.size, leaves, read);
+  const { size, writes, rootHash } = appendLeaves(state.size, leaves, tileData);
 
   const op = kv.atomic().check(entry);
   for (const write of writes) op.set(tileKey(write.tile), write.data);
-  for (const [index, bundle] of bundlesAfter(state.size, entries, read)) {
+  for (const [index, bundle] of bundlesAfter(state.size, entries, tileData)) {
     op.set(logKeys.bundle(index), bundle);
   }
   for (const row of await completedChunkRows(kv, state.size, size, writes)) {
@@ -140,10 +143,38 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
   if (options.also) op.set(options.also.key, options.also.value);
   const result = await retryWhileLocked(() => op.commit());
   if (!result.ok) return { outcome: "lost" };
+  return {
+    outcome: "integrated",
+    state: { size, rootHash },
+    count: entries.length,
+    end: read.end,
+    recent: recent.length > 0,
+  };
+}
+
+/**
+ * The entries of the events after the tree's `size`, at most `max`, read
+ * from the feed, and whether the read found the feed's end; null when there
+ * are none.
+ */
+async function readEntries(
+  store: StepOptions["store"],
+  size: number,
+  max: number,
+): Promise<{ entries: Uint8Array[]; end: boolean } | null> {
+  const events = await store.readEvents({ after: size, limit: max, maxBytes: STEP_READ_BYTES });
+  if (events.length === 0) return null;
   let bytes = 0;
-  for (const event of events) bytes += event.intent.body.byteLength;
-  const end = events.length < max && bytes < STEP_READ_BYTES;
-  return { outcome: "integrated", state: { size, rootHash }, count: events.length, end };
+  events.forEach((event, i) => {
+    if (event.position !== size + 1 + i) {
+      throw new Error(`the feed gave position ${event.position} after ${size + i}`);
+    }
+    bytes += event.intent.body.byteLength;
+  });
+  return {
+    entries: events.map(eventEntry),
+    end: events.length < max && bytes < STEP_READ_BYTES,
+  };
 }
 
 /**

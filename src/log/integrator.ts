@@ -17,6 +17,7 @@ import { delay } from "../timing.ts";
 import type { CheckpointSigner } from "./checkpoints.ts";
 import { integrateStep, type StepResult } from "./integrate.ts";
 import { logKeys, type TreeState } from "./keys.ts";
+import { EntryTap } from "./entry_tap.ts";
 import { LogLease } from "./lease.ts";
 import type { LogMetrics } from "./metrics.ts";
 
@@ -38,7 +39,7 @@ export const PASS_EVERY_MS = 250;
 /** What the integrator works with. */
 export interface IntegratorOptions {
   kv: Deno.Kv;
-  store: Pick<Store, "readEvents" | "waitForEvents">;
+  store: Pick<Store, "readEvents" | "waitForEvents" | "onOwnEvents">;
   signer: CheckpointSigner;
   /** Where failures are said, once each until it works again. */
   report: (line: string) => void;
@@ -63,6 +64,9 @@ export class Integrator {
   /** True once a checkpoint is stored (by anyone), so that catching up signs as it goes. */
   #checkpointed = false;
   #signedAt = 0;
+  /** The entries of this process's moves, taken while it holds the lease. */
+  readonly #tap = new EntryTap();
+  #untap: (() => void) | undefined;
 
   constructor(options: IntegratorOptions) {
     this.#kv = options.kv;
@@ -131,6 +135,7 @@ export class Integrator {
       const step: StepResult = await integrateStep({
         kv: this.#kv,
         store: this.#store,
+        recent: (after, limit) => this.#tap.entriesAfter(after, limit),
         also: this.#lease.write(),
       });
       if (step.outcome === "lost") continue;
@@ -164,15 +169,36 @@ export class Integrator {
     }
   }
 
+  /** Takes this process's moves into the tap, or stops and forgets them. */
+  #tapped(on: boolean): void {
+    if (on) {
+      this.#untap ??= this.#store.onOwnEvents((events) => this.#tap.take(events));
+      return;
+    }
+    this.#untap?.();
+    this.#untap = undefined;
+    this.#tap.clear();
+  }
+
   async #run(): Promise<void> {
     const signal = this.#stopping.signal;
+    try {
+      await this.#loop(signal);
+    } finally {
+      this.#tapped(false);
+    }
+  }
+
+  async #loop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
         if (!(await this.#lease.hold())) {
+          this.#tapped(false);
           this.#metrics?.released();
           await delay(LOOK_MS, signal);
           continue;
         }
+        this.#tapped(true);
         const passStarted = this.#now();
         const state = await this.catchUp();
         this.#lastFailure = "";

@@ -22,7 +22,7 @@ import { WitnessSubmitter } from "./witnesses.ts";
 export interface VerifiableLogOptions {
   kv: Deno.Kv;
   /** The feed, read through the storage port. */
-  store: Pick<Store, "readEvents" | "waitForEvents" | "isPosition">;
+  store: Pick<Store, "readEvents" | "waitForEvents" | "isPosition" | "onOwnEvents">;
   settings: LogSettings;
   /** Where operators' lines go. */
   report: (line: string) => void;

@@ -24,6 +24,7 @@ import { integrateStep } from "../../src/log/integrate.ts";
 import { renderEvent } from "../../src/domain/record.ts";
 import { entryBytes } from "../../protocol/log/entry.ts";
 import { Integrator } from "../../src/log/integrator.ts";
+import { EntryTap } from "../../src/log/entry_tap.ts";
 import { LogMetrics } from "../../src/log/metrics.ts";
 import { decodeState, logKeys } from "../../src/log/keys.ts";
 import { fullPath, readTiles } from "../../src/log/tiles.ts";
@@ -160,6 +161,42 @@ storeTest(
 );
 
 storeTest(
+  "entries from this process's moves build the tree the feed's events build, a gap read from the feed",
+  async (t) => {
+    const kvA = await t.open();
+    const kvB = await t.open();
+    const storeA = new KvStore(kvA);
+    const storeB = new KvStore(kvB);
+    const tap = new EntryTap();
+    const untap = storeA.onOwnEvents((events) => tap.take(events));
+    const recent = (after: number, limit: number) => tap.entriesAfter(after, limit);
+    try {
+      await storeA.prepare();
+      await insertMany(storeA, "own", 300);
+      await storeA.moveAll();
+      const first = await integrateStep({ kv: kvA, store: storeA, recent });
+      assert.ok(first.outcome === "integrated" && first.recent && first.count === 300);
+      // This process's mover stops and lets its lease go: another process moves its own events.
+      await storeA.drain(performance.now() + 2000);
+      await storeB.prepare();
+      await insertMany(storeB, "other", 40);
+      await storeB.moveAll();
+      const second = await integrateStep({ kv: kvA, store: storeA, recent });
+      assert.ok(second.outcome === "integrated" && !second.recent && second.count === 40);
+      const entries = await feedEntries(storeA);
+      assert.equal(entries.length, 340);
+      await assertTreeOf(kvA, entries);
+    } finally {
+      untap();
+      await storeA.drain(performance.now() + 2000);
+      await storeB.drain(performance.now() + 2000);
+      kvA.close();
+      kvB.close();
+    }
+  },
+);
+
+storeTest(
   "a running integrator covers its own process's events and another's, interleaved",
   async (t) => {
     const kvA = await t.open();
@@ -236,7 +273,7 @@ storeTest(
       // Before each read the feed grows by nine: no read finds the feed as it stands when the
       // pass ends, and no checkpoint was stored before (a new log, or a feed older than the log).
       let reads = 0;
-      const growing: Pick<KvStore, "readEvents" | "waitForEvents"> = {
+      const growing: Pick<KvStore, "readEvents" | "waitForEvents" | "onOwnEvents"> = {
         readEvents: async (options) => {
           const events = await store.readEvents(options);
           if (reads++ < 4) {
@@ -246,6 +283,7 @@ storeTest(
           return events;
         },
         waitForEvents: (after, options) => store.waitForEvents(after, options),
+        onOwnEvents: (listener) => store.onOwnEvents(listener),
       };
       // A clock that moves a second at each reading: a lag would show at once.
       let clock = 0;
