@@ -32,7 +32,7 @@ const encoder = new TextEncoder();
  */
 export function canonicalJson(value: unknown): string {
   assertJsonValue(value);
-  return write(value);
+  return decoder.decode(writeOut(value));
 }
 
 /**
@@ -48,7 +48,8 @@ export function canonicalJson(value: unknown): string {
  * ```
  */
 export function canonicalBytes(value: unknown): Uint8Array<ArrayBuffer> {
-  return encoder.encode(canonicalJson(value));
+  assertJsonValue(value);
+  return writeOut(value).slice();
 }
 
 /**
@@ -67,14 +68,14 @@ export function canonicalBytes(value: unknown): Uint8Array<ArrayBuffer> {
  * ```
  */
 export function canonicalBytesOfParsed(value: unknown): Uint8Array<ArrayBuffer> {
-  return encoder.encode(write(value));
+  return writeOut(value).slice();
 }
 
 /**
  * {@link canonicalBytesOfParsed} in parts, where each object that `known`
  * holds is given as the canonical bytes it maps to, not written again: a
- * caller that wrote a part before (the signed object of a request) hashes
- * the parts without joining them.
+ * caller that wrote a part before (the signed object of a request) keeps
+ * the parts to use them later without writing them again.
  *
  * @param value a value the strict reader produced.
  * @param known canonical bytes already written (in parts), by the object they are of.
@@ -93,8 +94,115 @@ export function canonicalPartsOfParsed(
   known: ReadonlyMap<unknown, readonly Uint8Array[]>,
 ): Uint8Array[] {
   const parts: Uint8Array[] = [];
-  parts.push(encoder.encode(write(value, { known, parts })));
+  at = 0;
+  write(value, known, parts);
+  parts.push(out.slice(0, at));
+  release();
   return parts;
+}
+
+/**
+ * {@link canonicalBytesOfParsed} with each object that `known` holds given as
+ * the bytes it maps to, copied in place: the whole text in one view of the
+ * writer's buffer, for a caller that hashes it at once. The view is valid
+ * until the next call of this module's writers.
+ *
+ * @param value a value the strict reader produced.
+ * @param known canonical bytes already written (in parts), by the object they are of.
+ */
+export function canonicalViewOfParsed(
+  value: unknown,
+  known: ReadonlyMap<unknown, readonly Uint8Array[]>,
+): Uint8Array {
+  at = 0;
+  write(value, known);
+  const view = out.subarray(0, at);
+  release();
+  return view;
+}
+
+/**
+ * The writer's output: bytes reused by every call (none of which awaits),
+ * grown as a text needs, given back to the collector past {@link KEEP_BYTES}.
+ */
+let out = new Uint8Array(8_192);
+let at = 0;
+const KEEP_BYTES = 1 << 20;
+const decoder = new TextDecoder();
+
+/** The value's canonical text in the buffer (a view, valid until the next write). */
+function writeOut(value: unknown): Uint8Array<ArrayBuffer> {
+  at = 0;
+  write(value);
+  const view = out.subarray(0, at);
+  release();
+  return view;
+}
+
+/** Lets a buffer grown for a very large text go (a view of it stays valid). */
+function release(): void {
+  if (out.length > KEEP_BYTES) out = new Uint8Array(8_192);
+}
+
+/** Room for `n` more bytes. */
+function room(n: number): void {
+  if (at + n <= out.length) return;
+  const bigger = new Uint8Array(Math.max(out.length * 2, at + n));
+  bigger.set(out.subarray(0, at));
+  out = bigger;
+}
+
+/** One byte. */
+function byte(value: number): void {
+  room(1);
+  out[at++] = value;
+}
+
+/** Text known to be ASCII (punctuation, numbers, literals). */
+function ascii(text: string): void {
+  room(text.length);
+  for (let i = 0; i < text.length; i++) out[at++] = text.charCodeAt(i);
+}
+
+/**
+ * A string as `JSON.stringify` writes it, in UTF-8: printable ASCII without
+ * a quote or backslash byte for byte, anything else through `JSON.stringify`.
+ */
+function string(value: string): void {
+  room(value.length + 2);
+  const start = at;
+  out[at++] = 0x22;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+      at = start;
+      utf8(JSON.stringify(value));
+      return;
+    }
+    out[at++] = c;
+  }
+  out[at++] = 0x22;
+}
+
+/** Any text, in UTF-8 (JSON.stringify's output has no lone surrogate). */
+function utf8(text: string): void {
+  room(text.length * 3);
+  at += encoder.encodeInto(text, out.subarray(at)).written;
+}
+
+/** A member's value that is not a container. */
+function scalar(value: unknown): void {
+  if (typeof value === "string") string(value);
+  else ascii(JSON.stringify(value) ?? "null");
+}
+
+/** Bytes written before, copied in. */
+function copy(parts: readonly Uint8Array[]): void {
+  for (const part of parts) {
+    room(part.length);
+    out.set(part, at);
+    at += part.length;
+  }
 }
 
 /** An open container: its members' names in order (`null` for an array) and the next one. */
@@ -116,27 +224,28 @@ function frameOf(value: object): Frame {
   return { container, names, next: 0, count: names.length, written: 0 };
 }
 
-/** Parts written before, and where the writer puts them (see {@link canonicalPartsOfParsed}). */
-interface Spliced {
-  known: ReadonlyMap<unknown, readonly Uint8Array[]>;
-  /** The parts so far: the text before each known object's parts, then them. */
-  parts: Uint8Array[];
-}
-
 /**
  * The writer: a loop over a stack of open containers, so the depth is
- * bounded by memory only. With `spliced`, the text before each known object
- * goes to its parts, then the object's own, and it returns the text after the last.
+ * bounded by memory only, writing from `at` on. Each object `known` holds is
+ * given as its bytes: copied in place, or, with `parts`, the text before it
+ * (from 0) and its bytes pushed there, the text after the last left in the buffer
+ * from 0.
  */
-function write(root: unknown, spliced?: Spliced): string {
-  if (typeof root !== "object" || root === null) return JSON.stringify(root);
-  const rootParts = spliced?.known.get(root);
-  if (rootParts !== undefined) {
-    spliced!.parts.push(...rootParts);
-    return "";
-  }
+function write(
+  root: unknown,
+  known?: ReadonlyMap<unknown, readonly Uint8Array[]>,
+  parts?: Uint8Array[],
+): void {
+  const splice = (bytes: readonly Uint8Array[]) => {
+    if (parts === undefined) return copy(bytes);
+    parts.push(out.slice(0, at), ...bytes);
+    at = 0;
+  };
+  if (typeof root !== "object" || root === null) return scalar(root);
+  const rootParts = known?.get(root);
+  if (rootParts !== undefined) return splice(rootParts);
   let frame = frameOf(root);
-  let text = frame.names === null ? "[" : "{";
+  byte(frame.names === null ? 0x5b : 0x7b);
   const open: Frame[] = [];
   for (;;) {
     if (frame.next < frame.count) {
@@ -144,29 +253,29 @@ function write(root: unknown, spliced?: Spliced): string {
       let member: unknown;
       if (frame.names === null) {
         member = (frame.container as unknown[])[i];
-        if (frame.written++ > 0) text += ",";
+        if (frame.written++ > 0) byte(0x2c);
       } else {
         const name = frame.names[i];
         member = (frame.container as Record<string, unknown>)[name];
         if (member === undefined) continue;
-        if (frame.written++ > 0) text += ",";
-        text += JSON.stringify(name) + ":";
+        if (frame.written++ > 0) byte(0x2c);
+        string(name);
+        byte(0x3a);
       }
       if (typeof member !== "object" || member === null) {
-        text += JSON.stringify(member);
-      } else if (spliced?.known.has(member)) {
-        spliced.parts.push(encoder.encode(text), ...spliced.known.get(member)!);
-        text = "";
+        scalar(member);
+      } else if (known?.has(member)) {
+        splice(known.get(member)!);
       } else {
         open.push(frame);
         frame = frameOf(member);
-        text += frame.names === null ? "[" : "{";
+        byte(frame.names === null ? 0x5b : 0x7b);
       }
       continue;
     }
-    text += frame.names === null ? "]" : "}";
+    byte(frame.names === null ? 0x5d : 0x7d);
     const parent = open.pop();
-    if (parent === undefined) return text;
+    if (parent === undefined) return;
     frame = parent;
   }
 }

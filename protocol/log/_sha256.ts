@@ -12,6 +12,7 @@
  */
 
 import { sha256 } from "@noble/hashes/sha2.js";
+import { base64urlnopad } from "@scure/base";
 import { concatBytes } from "./_bytes.ts";
 
 interface NativeHash {
@@ -19,10 +20,24 @@ interface NativeHash {
   digest(): Uint8Array;
 }
 
-/** `node:crypto`'s `createHash`, where the runtime has it without an import. */
-const createHash = (globalThis as {
-  process?: { getBuiltinModule?: (id: string) => { createHash?: (name: string) => NativeHash } };
-}).process?.getBuiltinModule?.("node:crypto")?.createHash;
+interface NodeCrypto {
+  createHash?: (name: string) => NativeHash;
+  hash?: (name: string, data: Uint8Array, encoding: "base64url") => string;
+}
+
+/** `node:crypto`, where the runtime has it without an import. */
+const nodeCrypto = (globalThis as {
+  process?: { getBuiltinModule?: (id: string) => NodeCrypto | undefined };
+}).process?.getBuiltinModule?.("node:crypto");
+const createHash = nodeCrypto?.createHash;
+/** Its one-shot digest, straight to text: no hash object made per call. */
+const hashText = nodeCrypto?.hash;
+
+/** Base64url without padding of SHA-256 of `bytes`. */
+export function sha256Base64url(bytes: Uint8Array): string {
+  if (hashText) return hashText("sha256", bytes, "base64url");
+  return base64urlnopad.encode(sha256Of(bytes));
+}
 
 /** Inputs up to this many bytes are hashed here; longer ones by the runtime (faster there). */
 const SHORT_BYTES = 512;

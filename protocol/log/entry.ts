@@ -10,7 +10,7 @@
 import { base64urlnopad } from "@scure/base";
 import { canonicalBytes } from "../jcs.ts";
 import { leafHash } from "./hash.ts";
-import { sha256Of } from "./_sha256.ts";
+import { sha256Base64url, sha256Of } from "./_sha256.ts";
 
 const utf8 = new TextEncoder();
 
@@ -56,7 +56,9 @@ export function entryBytes(type: string, record: unknown): Uint8Array<ArrayBuffe
  * ```
  */
 export function recordSha256OfCanonical(...canonicalRecord: Uint8Array[]): string {
-  return base64urlnopad.encode(sha256Of(...canonicalRecord));
+  return canonicalRecord.length === 1
+    ? sha256Base64url(canonicalRecord[0])
+    : base64urlnopad.encode(sha256Of(...canonicalRecord));
 }
 
 /** `R` as the entry writes it: 43 characters of base64url (256 bits), no padding. */

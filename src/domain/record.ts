@@ -6,7 +6,7 @@
  */
 
 import { approvalWeight, startApproval, stateAt } from "./governance.ts";
-import { canonicalPartsOfParsed } from "@intents/protocol/jcs";
+import { canonicalViewOfParsed } from "@intents/protocol/jcs";
 import { recordSha256OfCanonical } from "@intents/protocol/log/entry";
 import type {
   ApprovalEntry,
@@ -102,7 +102,7 @@ export function recordSha256Of(record: StoredIntent, canonical: CanonicalRequest
   const value = recordHead(record, canonical.attrs, undefined);
   value.request = REQUEST;
   return recordSha256OfCanonical(
-    ...canonicalPartsOfParsed(value, new Map([[REQUEST, canonical.parts]])),
+    canonicalViewOfParsed(value, new Map([[REQUEST, canonical.parts]])),
   );
 }
 

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { canonicalBytesOfParsed } from "@intents/protocol/jcs";
+import { canonicalViewOfParsed } from "@intents/protocol/jcs";
 import {
   entryOfCanonicalRecord,
   entryOfRecordSha256,
@@ -81,6 +81,8 @@ export interface StepOptions {
   also?: { key: Deno.KvKey; value: Uint8Array };
 }
 
+const NONE = new Map<unknown, readonly Uint8Array[]>();
+
 /**
  * The entry of an event: the commitment to its type and its record as the
  * feed serves it (docs/interface.md §14). Its `R` was computed as the event
@@ -93,7 +95,7 @@ export function eventEntry(event: IntentEvent): Uint8Array {
   if (isRecordSha256(event.recordSha256)) {
     return entryOfRecordSha256(event.type, event.recordSha256);
   }
-  return entryOfCanonicalRecord(event.type, canonicalBytesOfParsed(recordValue(event.intent)));
+  return entryOfCanonicalRecord(event.type, canonicalViewOfParsed(recordValue(event.intent), NONE));
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   canonicalBytesOfParsed,
   canonicalJson,
   canonicalPartsOfParsed,
+  canonicalViewOfParsed,
 } from "@intents/protocol/jcs";
 import { parseStrictJson } from "../../src/domain/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
@@ -202,4 +203,30 @@ Deno.test("canonicalPartsOfParsed: the parts joined are the canonical bytes, a k
   const seven = new TextEncoder().encode("7");
   const parts = canonicalPartsOfParsed({ b: inner, a: 0 }, new Map([[inner, [seven]]]));
   assert.equal(new TextDecoder().decode(join(parts)), `{"a":0,"b":7}`);
+});
+
+Deno.test("the writer's buffer grows for a long text, is reused, and a view holds until the next write", () => {
+  const long = "é\u2028\"x".repeat(300_000) + "a".repeat(1_500_000);
+  const value = { z: [long, { "\u00e9": 1.5e-7, "a\u0000": true }], a: null };
+  const utf8 = new TextEncoder();
+  const join = (parts: Uint8Array[]) => {
+    const joined = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+    let at = 0;
+    for (const part of parts) joined.set(part, (at += part.length) - part.length);
+    return joined;
+  };
+  const expected = utf8.encode(canonicalize(value)!);
+  assert.deepEqual(canonicalBytesOfParsed(value), expected);
+  assert.deepEqual(canonicalBytes(value), expected);
+  assert.equal(canonicalJson(value), canonicalize(value));
+  // Known parts copied in place: the whole text in one view.
+  const inner = value.z[1];
+  const known = new Map([[inner, [canonicalBytesOfParsed(inner)]]]);
+  const view = canonicalViewOfParsed(value, known);
+  assert.deepEqual(view.slice(), expected);
+  assert.deepEqual(join(canonicalPartsOfParsed(value, known)), expected);
+  // Small texts after a large one.
+  assert.equal(new TextDecoder().decode(canonicalBytesOfParsed({ b: 1, a: "\u00fc" })), `{"a":"ü","b":1}`);
+  const small = canonicalViewOfParsed({ y: [1, 2] }, new Map());
+  assert.equal(new TextDecoder().decode(small), `{"y":[1,2]}`);
 });
