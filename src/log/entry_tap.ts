@@ -13,15 +13,36 @@
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
+import { isRecordSha256 } from "@intents/protocol/log/entry";
 import { eventEntry } from "./integrate.ts";
 
 /** The longest entry a slot holds (entries are about a hundred bytes). */
 export const SLOT_BYTES = 128;
 
+/** The entry's bytes besides `R` and the type: `{"record_sha256":"","type":""}`. */
+const ENTRY_FIXED_BYTES = 30;
+
+/** Printable ASCII with no quote or backslash: JSON writes it as it is. */
+function plain(text: string): boolean {
+  if (text.length === 0) return false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
+
+/** Writes ASCII `text` at `at`; returns where it ends. */
+function ascii(bytes: Uint8Array, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) bytes[at + i] = text.charCodeAt(i);
+  return at + text.length;
+}
+
 /** Recent entries by position (see the module's documentation). */
 export class EntryTap {
   readonly #capacity: number;
   readonly #bytes: Uint8Array;
+  /** Each slot's entry length (at most {@link SLOT_BYTES}). */
   readonly #lengths: Uint8Array;
   /** The run held: positions `#first` to `#next − 1`. */
   #first = 0;
@@ -38,18 +59,40 @@ export class EntryTap {
   take(events: readonly IntentEvent[]): void {
     for (const event of events) {
       if (event.position !== this.#next) this.#first = this.#next = event.position;
-      const entry = eventEntry(event);
-      if (entry.length > SLOT_BYTES - 1) {
+      const slot = event.position % this.#capacity;
+      const length = this.#write(event, slot * SLOT_BYTES);
+      if (length === 0) {
         // Not held: the run begins again after it.
         this.#first = this.#next = event.position + 1;
         continue;
       }
-      const slot = event.position % this.#capacity;
-      this.#bytes.set(entry, slot * SLOT_BYTES);
-      this.#lengths[slot] = entry.length;
+      this.#lengths[slot] = length;
       this.#next++;
       if (this.#next - this.#first > this.#capacity) this.#first = this.#next - this.#capacity;
     }
+  }
+
+  /**
+   * Writes the event's entry at `at`, and returns its length (0 when it does
+   * not fit). An entry of a stored `R` and a type of printable ASCII with
+   * nothing to escape (every type the service writes) is its JCS text byte
+   * for byte, as `entryOfRecordSha256` writes it; any other is made by
+   * {@link eventEntry}.
+   */
+  #write(event: IntentEvent, at: number): number {
+    const { type, recordSha256 } = event;
+    const length = ENTRY_FIXED_BYTES + (recordSha256?.length ?? 0) + type.length;
+    if (length <= SLOT_BYTES && isRecordSha256(recordSha256) && plain(type)) {
+      let end = ascii(this.#bytes, at, '{"record_sha256":"');
+      end = ascii(this.#bytes, end, recordSha256);
+      end = ascii(this.#bytes, end, '","type":"');
+      end = ascii(this.#bytes, end, type);
+      return ascii(this.#bytes, end, '"}') - at;
+    }
+    const entry = eventEntry(event);
+    if (entry.length > SLOT_BYTES) return 0;
+    this.#bytes.set(entry, at);
+    return entry.length;
   }
 
   /**

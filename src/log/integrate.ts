@@ -115,11 +115,13 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
   const edge = Math.floor((state.size + cap) / TILE_WIDTH) * TILE_WIDTH;
   const max = edge > state.size ? edge - state.size : cap;
   const recent = options.recent?.(state.size, max) ?? [];
-  const read = recent.length > 0 ? { entries: recent, end: recent.length < max } : await readEntries(
-    options.store,
-    state.size,
-    max,
-  );
+  const read = recent.length > 0
+    ? { entries: recent, end: recent.length < max }
+    : await readEntries(
+      options.store,
+      state.size,
+      max,
+    );
   if (read === null) return { outcome: "caught_up", state };
   const { entries } = read;
   const leaves = entries.map(leafHash);

@@ -206,7 +206,7 @@ Deno.test("canonicalPartsOfParsed: the parts joined are the canonical bytes, a k
 });
 
 Deno.test("the writer's buffer grows for a long text, is reused, and a view holds until the next write", () => {
-  const long = "é\u2028\"x".repeat(300_000) + "a".repeat(1_500_000);
+  const long = 'é\u2028"x'.repeat(300_000) + "a".repeat(1_500_000);
   const value = { z: [long, { "\u00e9": 1.5e-7, "a\u0000": true }], a: null };
   const utf8 = new TextEncoder();
   const join = (parts: Uint8Array[]) => {
@@ -226,7 +226,10 @@ Deno.test("the writer's buffer grows for a long text, is reused, and a view hold
   assert.deepEqual(view.slice(), expected);
   assert.deepEqual(join(canonicalPartsOfParsed(value, known)), expected);
   // Small texts after a large one.
-  assert.equal(new TextDecoder().decode(canonicalBytesOfParsed({ b: 1, a: "\u00fc" })), `{"a":"ü","b":1}`);
+  assert.equal(
+    new TextDecoder().decode(canonicalBytesOfParsed({ b: 1, a: "\u00fc" })),
+    `{"a":"ü","b":1}`,
+  );
   const small = canonicalViewOfParsed({ y: [1, 2] }, new Map());
   assert.equal(new TextDecoder().decode(small), `{"y":[1,2]}`);
 });

@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import type { IntentEvent, StoredIntent } from "../../src/domain/intent.ts";
+import { recordSha256OfCanonical } from "../../protocol/log/entry.ts";
 import { EntryTap } from "../../src/log/entry_tap.ts";
 import { eventEntry } from "../../src/log/integrate.ts";
 
@@ -19,12 +20,17 @@ const intent: StoredIntent = {
   state: "accepted",
 };
 
-/** The event at `position`: with a stored R of its own, or (odd positions past 100) none. */
+/**
+ * The event at `position`: with a stored R of its own; past 100, every third
+ * without one, and every third with a malformed one (both made from the record).
+ */
 function eventAt(position: number): IntentEvent {
-  const recordSha256 = String(position).padStart(43, "R");
-  return position > 100 && position % 2 === 1
-    ? { position, type: "intent.expired", intent }
-    : { position, type: "intent.accepted", intent, recordSha256 };
+  const recordSha256 = recordSha256OfCanonical(new TextEncoder().encode(String(position)));
+  if (position > 100 && position % 3 === 1) return { position, type: "intent.expired", intent };
+  if (position > 100 && position % 3 === 2) {
+    return { position, type: "intent.rejected", intent, recordSha256: `${recordSha256}=` };
+  }
+  return { position, type: "intent.accepted", intent, recordSha256 };
 }
 
 function run(from: number, to: number): IntentEvent[] {
@@ -32,7 +38,7 @@ function run(from: number, to: number): IntentEvent[] {
 }
 
 Deno.test("the tap gives the entries of consecutive positions it took, from any of them", () => {
-  const tap = new EntryTap(64);
+  const tap = new EntryTap(256);
   assert.deepEqual(tap.entriesAfter(0, 10), []);
   tap.take(run(1, 5));
   tap.take(run(6, 20));
@@ -40,8 +46,10 @@ Deno.test("the tap gives the entries of consecutive positions it took, from any 
   assert.deepEqual(tap.entriesAfter(7, 3), run(8, 10).map(eventEntry));
   assert.deepEqual(tap.entriesAfter(20, 5), []);
   // Events without a stored R: their entries made from the record, as the integrator makes them.
-  tap.take(run(101, 104));
-  assert.deepEqual(tap.entriesAfter(100, 10), run(101, 104).map(eventEntry));
+  tap.take(run(21, 100));
+  tap.take(run(101, 110));
+  assert.deepEqual(tap.entriesAfter(100, 10), run(101, 110).map(eventEntry));
+  assert.deepEqual(tap.entriesAfter(0, 200), run(1, 110).map(eventEntry));
 });
 
 Deno.test("a gap begins the run again; a full tap keeps the latest", () => {
@@ -61,7 +69,11 @@ Deno.test("a gap begins the run again; a full tap keeps the latest", () => {
 Deno.test("an entry longer than a slot is not held, and the run begins after it", () => {
   const tap = new EntryTap(8);
   tap.take(run(1, 3));
-  tap.take([{ ...eventAt(4), recordSha256: "R".repeat(43), type: "x".repeat(100) as "intent.accepted" }]);
+  tap.take([{
+    ...eventAt(4),
+    recordSha256: "R".repeat(43),
+    type: "x".repeat(100) as "intent.accepted",
+  }]);
   tap.take(run(5, 6));
   assert.deepEqual(tap.entriesAfter(0, 10), []);
   assert.deepEqual(tap.entriesAfter(3, 10), []);
