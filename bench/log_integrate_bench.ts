@@ -8,7 +8,7 @@
  */
 
 import { join } from "node:path";
-import { canonicalBytesOfParsed, canonicalPartsOfParsed } from "@intents/protocol/jcs";
+import { canonicalBytesWithin } from "@intents/protocol/jcs";
 import type { NewIntent } from "../src/domain/intent.ts";
 import { integrateStep } from "../src/log/integrate.ts";
 import { KvStore } from "../src/storage/kv_store.ts";
@@ -34,12 +34,7 @@ function intent(withR: boolean): NewIntent {
       attrs: { fields: { amount: "1250.00", currency: "EUR", reference: `load-${id}` } },
     },
   };
-  const parts = canonicalPartsOfParsed(
-    value,
-    new Map([[value.intent, [
-      canonicalBytesOfParsed(value.intent),
-    ]]]),
-  );
+  const { bytes } = canonicalBytesWithin(value, value.intent);
   return {
     id,
     variant: "B",
@@ -47,7 +42,7 @@ function intent(withR: boolean): NewIntent {
     authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
     body: new TextEncoder().encode(JSON.stringify(value)),
     state: "accepted",
-    ...(withR ? { canonical: { parts, attrs: value.intent.attrs } } : {}),
+    ...(withR ? { canonical: { bytes, attrs: value.intent.attrs } } : {}),
   };
 }
 

@@ -72,47 +72,61 @@ export function canonicalBytesOfParsed(value: unknown): Uint8Array<ArrayBuffer> 
 }
 
 /**
- * {@link canonicalBytesOfParsed} in parts, where each object that `known`
- * holds is given as the canonical bytes it maps to, not written again: a
- * caller that wrote a part before (the signed object of a request) keeps
- * the parts to use them later without writing them again.
+ * {@link canonicalBytesOfParsed} of `value`, and within the same bytes those
+ * of `inner`, an object inside it (or `value` itself): JCS writes a member's
+ * value as it writes that value alone, so a request's text holds its signed
+ * object's, written once.
  *
  * @param value a value the strict reader produced.
- * @param known canonical bytes already written (in parts), by the object they are of.
- * @returns parts whose concatenation is the canonical JSON text's UTF-8.
+ * @param inner an object of `value` (by identity).
+ * @returns the canonical bytes of `value`, and a view of those of `inner`
+ *   (null when `value` does not hold it).
  *
  * @example
  * ```ts
- * const inner = JSON.parse('{"y":2,"x":1}');
- * const known = new Map([[inner, [new TextEncoder().encode('{"x":1,"y":2}')]]]);
- * canonicalPartsOfParsed({ b: inner, a: 0 }, known);
- * // UTF-8 of '{"a":0,"b":', '{"x":1,"y":2}' and '}'
+ * const request = JSON.parse('{"sig":"s","intent":{"y":2,"x":1}}');
+ * const { bytes, inner } = canonicalBytesWithin(request, request.intent);
+ * // bytes: UTF-8 of '{"intent":{"x":1,"y":2},"sig":"s"}'; inner: of '{"x":1,"y":2}'
  * ```
  */
-export function canonicalPartsOfParsed(
+export function canonicalBytesWithin(
   value: unknown,
-  known: ReadonlyMap<unknown, readonly Uint8Array[]>,
-): Uint8Array[] {
-  const parts: Uint8Array[] = [];
+  inner: object,
+): { bytes: Uint8Array<ArrayBuffer>; inner: Uint8Array<ArrayBuffer> | null } {
   at = 0;
-  write(value, known, parts);
-  parts.push(out.slice(0, at));
-  release();
-  return parts;
+  marked = { object: inner, start: -1, end: -1 };
+  try {
+    write(value);
+    const bytes = out.slice(0, at);
+    const { start, end } = marked;
+    return { bytes, inner: end < 0 ? null : bytes.subarray(start, end) };
+  } finally {
+    marked = undefined;
+    release();
+  }
 }
 
 /**
  * {@link canonicalBytesOfParsed} with each object that `known` holds given as
- * the bytes it maps to, copied in place: the whole text in one view of the
- * writer's buffer, for a caller that hashes it at once. The view is valid
- * until the next call of this module's writers.
+ * the bytes it maps to, copied in place (a request's JCS, written before, in
+ * its record): the whole text in one view of the writer's buffer, for a
+ * caller that hashes it at once. The view is valid until the next call of
+ * this module's writers.
  *
  * @param value a value the strict reader produced.
- * @param known canonical bytes already written (in parts), by the object they are of.
+ * @param known canonical bytes already written, by the object they are of.
+ *
+ * @example
+ * ```ts
+ * const request = new TextEncoder().encode('{"x":1}');
+ * const placeholder = {};
+ * canonicalViewOfParsed({ b: placeholder, a: 0 }, new Map([[placeholder, request]]));
+ * // a view of UTF-8 of '{"a":0,"b":{"x":1}}'
+ * ```
  */
 export function canonicalViewOfParsed(
   value: unknown,
-  known: ReadonlyMap<unknown, readonly Uint8Array[]>,
+  known: ReadonlyMap<unknown, Uint8Array>,
 ): Uint8Array {
   at = 0;
   write(value, known);
@@ -127,6 +141,8 @@ export function canonicalViewOfParsed(
  */
 let out = new Uint8Array(8_192);
 let at = 0;
+/** The object whose text {@link canonicalBytesWithin} asks for, and where it was written. */
+let marked: { object: object; start: number; end: number } | undefined;
 const KEEP_BYTES = 1 << 20;
 const decoder = new TextDecoder();
 
@@ -197,12 +213,10 @@ function scalar(value: unknown): void {
 }
 
 /** Bytes written before, copied in. */
-function copy(parts: readonly Uint8Array[]): void {
-  for (const part of parts) {
-    room(part.length);
-    out.set(part, at);
-    at += part.length;
-  }
+function copy(bytes: Uint8Array): void {
+  room(bytes.length);
+  out.set(bytes, at);
+  at += bytes.length;
 }
 
 /** An open container: its members' names in order (`null` for an array) and the next one. */
@@ -226,25 +240,15 @@ function frameOf(value: object): Frame {
 
 /**
  * The writer: a loop over a stack of open containers, so the depth is
- * bounded by memory only, writing from `at` on. Each object `known` holds is
- * given as its bytes: copied in place, or, with `parts`, the text before it
- * (from 0) and its bytes pushed there, the text after the last left in the buffer
- * from 0.
+ * bounded by memory only, writing from `at` on; each object `known` holds
+ * is given as its bytes, copied in place.
  */
-function write(
-  root: unknown,
-  known?: ReadonlyMap<unknown, readonly Uint8Array[]>,
-  parts?: Uint8Array[],
-): void {
-  const splice = (bytes: readonly Uint8Array[]) => {
-    if (parts === undefined) return copy(bytes);
-    parts.push(out.slice(0, at), ...bytes);
-    at = 0;
-  };
+function write(root: unknown, known?: ReadonlyMap<unknown, Uint8Array>): void {
   if (typeof root !== "object" || root === null) return scalar(root);
-  const rootParts = known?.get(root);
-  if (rootParts !== undefined) return splice(rootParts);
+  const rootBytes = known?.get(root);
+  if (rootBytes !== undefined) return copy(rootBytes);
   let frame = frameOf(root);
+  if (root === marked?.object) marked.start = at;
   byte(frame.names === null ? 0x5b : 0x7b);
   const open: Frame[] = [];
   for (;;) {
@@ -265,15 +269,17 @@ function write(
       if (typeof member !== "object" || member === null) {
         scalar(member);
       } else if (known?.has(member)) {
-        splice(known.get(member)!);
+        copy(known.get(member)!);
       } else {
         open.push(frame);
         frame = frameOf(member);
+        if (member === marked?.object && marked.start < 0) marked.start = at;
         byte(frame.names === null ? 0x5b : 0x7b);
       }
       continue;
     }
     byte(frame.names === null ? 0x5d : 0x7d);
+    if (frame.container === marked?.object && marked.end < 0) marked.end = at;
     const parent = open.pop();
     if (parent === undefined) return;
     frame = parent;

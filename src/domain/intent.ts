@@ -127,13 +127,13 @@ export interface NewIntent {
 /**
  * What the commitment to a new intent's record (its log entry's `R`,
  * docs/interface.md §14) is made from when the event is stored, without
- * parsing and writing the body again: the request's JCS, written beside
+ * parsing and writing the body again: the request's JCS, written once with
  * its signed object's (which the signature covers), and the signed
  * object's `attrs`, which the record shows.
  */
 export interface CanonicalRequest {
-  /** UTF-8 of the request's JCS, in parts (one of them the signed object's, as verified). */
-  parts: readonly Uint8Array[];
+  /** UTF-8 of the request's JCS (the signed object's, as verified, within it). */
+  bytes: Uint8Array;
   attrs: unknown;
 }
 

@@ -102,7 +102,7 @@ export function recordSha256Of(record: StoredIntent, canonical: CanonicalRequest
   const value = recordHead(record, canonical.attrs, undefined);
   value.request = REQUEST;
   return recordSha256OfCanonical(
-    canonicalViewOfParsed(value, new Map([[REQUEST, canonical.parts]])),
+    canonicalViewOfParsed(value, new Map([[REQUEST, canonical.bytes]])),
   );
 }
 

@@ -171,7 +171,7 @@ function planIntent(
     authorship: verified?.authorship ?? { kind: "Unsigned", signers: [] },
     body,
     state: "accepted",
-    canonical: { parts: canonicalRequest, attrs },
+    canonical: { bytes: canonicalRequest, attrs },
   };
   if (!quorum) return intent;
   if (quorum.rules) {

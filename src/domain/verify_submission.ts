@@ -8,7 +8,7 @@
  */
 
 import { tooLarge } from "../errors.ts";
-import { canonicalBytesOfParsed, canonicalPartsOfParsed } from "@intents/protocol/jcs";
+import { canonicalBytesOfParsed, canonicalBytesWithin } from "@intents/protocol/jcs";
 import { type Verified, type VerifyContext, verifySignature } from "./authorship.ts";
 import { readSubmission, type Submission } from "./submission.ts";
 import { MAX_STORED_BODY_BYTES } from "./intent.ts";
@@ -49,8 +49,8 @@ export interface VerifiedSubmission {
   body: Uint8Array;
   /** The signed object's `attrs`, for the record's `attrs` (undefined when absent). */
   attrs: unknown;
-  /** UTF-8 of the request's JCS, in parts: its signed object's is one. */
-  canonicalRequest: Uint8Array[];
+  /** UTF-8 of the request's JCS (its signed object's within it). */
+  canonicalRequest: Uint8Array;
 }
 
 const encoder = new TextEncoder();
@@ -108,9 +108,10 @@ export async function verifyRead(
   read: ReadSubmission,
 ): Promise<VerifiedSubmission> {
   const { summary, signed, signature, body, value } = read;
-  const signedBytes = canonicalBytesOfParsed(signed);
+  // The request's JCS, what the record's `R` is made of, holds the signed object's: written once.
+  const within = canonicalBytesWithin(value, signed);
+  const signedBytes = within.inner ?? canonicalBytesOfParsed(signed);
   const verified = signature ? await verifySignature(signature, signedBytes, ctx) : null;
-  // The request's JCS, its signed object's part written once: what the record's `R` is made of.
-  const canonicalRequest = canonicalPartsOfParsed(value, new Map([[signed, [signedBytes]]]));
+  const canonicalRequest = within.bytes;
   return { submission: summary.submission, verified, body, attrs: signed.attrs, canonicalRequest };
 }

@@ -81,7 +81,7 @@ export interface StepOptions {
   also?: { key: Deno.KvKey; value: Uint8Array };
 }
 
-const NONE = new Map<unknown, readonly Uint8Array[]>();
+const NONE = new Map<unknown, Uint8Array>();
 
 /**
  * The entry of an event: the commitment to its type and its record as the

@@ -12,8 +12,8 @@ import canonicalize from "canonicalize";
 import {
   canonicalBytes,
   canonicalBytesOfParsed,
+  canonicalBytesWithin,
   canonicalJson,
-  canonicalPartsOfParsed,
   canonicalViewOfParsed,
 } from "@intents/protocol/jcs";
 import { parseStrictJson } from "../../src/domain/strict_json.ts";
@@ -186,45 +186,46 @@ Deno.test("canonicalBytesOfParsed writes what canonicalBytes writes for every st
   }
 });
 
-Deno.test("canonicalPartsOfParsed: the parts joined are the canonical bytes, a known member's given as is", () => {
-  const join = (parts: Uint8Array[]) => new Uint8Array(parts.flatMap((part) => [...part]));
+Deno.test("canonicalBytesWithin: the value's bytes, and its inner object's within them", () => {
   fc.assert(
     fc.property(fc.jsonValue(), fc.jsonValue(), (outer, inner) => {
       const inside = { inner, more: [inner] };
-      const value = { b: inside, a: outer, c: [outer, inside] };
-      const known = new Map([[inside, [canonicalBytesOfParsed(inside)]]]);
-      assert.deepEqual(join(canonicalPartsOfParsed(value, known)), canonicalBytesOfParsed(value));
-      // The root itself known: its parts only.
-      assert.deepEqual(join(canonicalPartsOfParsed(inside, known)), canonicalBytesOfParsed(inside));
+      const value = { b: inside, a: outer, c: [outer, { deeper: inside }] };
+      const { bytes, inner: found } = canonicalBytesWithin(value, inside);
+      assert.deepEqual(bytes, canonicalBytesOfParsed(value));
+      assert.deepEqual(found, canonicalBytesOfParsed(inside));
+      // The value itself.
+      const whole = canonicalBytesWithin(inside, inside);
+      assert.deepEqual(whole.inner, whole.bytes);
+      assert.deepEqual(whole.bytes, canonicalBytesOfParsed(inside));
+      // An object the value does not hold.
+      assert.equal(canonicalBytesWithin(value, {}).inner, null);
     }),
   );
-  // What is given is what is written: the writer does not look inside a known object.
+});
+
+Deno.test("canonicalViewOfParsed copies a known object's bytes as given", () => {
   const inner = { y: 2, x: 1 };
   const seven = new TextEncoder().encode("7");
-  const parts = canonicalPartsOfParsed({ b: inner, a: 0 }, new Map([[inner, [seven]]]));
-  assert.equal(new TextDecoder().decode(join(parts)), `{"a":0,"b":7}`);
+  const view = canonicalViewOfParsed({ b: inner, a: 0 }, new Map([[inner, seven]]));
+  assert.equal(new TextDecoder().decode(view), `{"a":0,"b":7}`);
+  const root = canonicalViewOfParsed(inner, new Map([[inner, seven]]));
+  assert.equal(new TextDecoder().decode(root), "7");
 });
 
 Deno.test("the writer's buffer grows for a long text, is reused, and a view holds until the next write", () => {
   const long = 'é\u2028"x'.repeat(300_000) + "a".repeat(1_500_000);
   const value = { z: [long, { "\u00e9": 1.5e-7, "a\u0000": true }], a: null };
   const utf8 = new TextEncoder();
-  const join = (parts: Uint8Array[]) => {
-    const joined = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-    let at = 0;
-    for (const part of parts) joined.set(part, (at += part.length) - part.length);
-    return joined;
-  };
   const expected = utf8.encode(canonicalize(value)!);
   assert.deepEqual(canonicalBytesOfParsed(value), expected);
   assert.deepEqual(canonicalBytes(value), expected);
   assert.equal(canonicalJson(value), canonicalize(value));
-  // Known parts copied in place: the whole text in one view.
-  const inner = value.z[1];
-  const known = new Map([[inner, [canonicalBytesOfParsed(inner)]]]);
-  const view = canonicalViewOfParsed(value, known);
+  // Known bytes copied in place: the whole text in one view.
+  const inner = value.z[1] as object;
+  const view = canonicalViewOfParsed(value, new Map([[inner, canonicalBytesOfParsed(inner)]]));
   assert.deepEqual(view.slice(), expected);
-  assert.deepEqual(join(canonicalPartsOfParsed(value, known)), expected);
+  assert.deepEqual(canonicalBytesWithin(value, inner).bytes, expected);
   // Small texts after a large one.
   assert.equal(
     new TextDecoder().decode(canonicalBytesOfParsed({ b: 1, a: "\u00fc" })),

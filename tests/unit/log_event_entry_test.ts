@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { canonicalBytesOfParsed, canonicalPartsOfParsed } from "../../protocol/jcs.ts";
+import { canonicalBytesOfParsed, canonicalBytesWithin } from "../../protocol/jcs.ts";
 import { entryBytes } from "../../protocol/log/entry.ts";
 import type { IntentEvent, StoredIntent } from "../../src/domain/intent.ts";
 import { recordSha256Of, renderEvent } from "../../src/domain/record.ts";
@@ -95,8 +95,9 @@ for (const [name, intent, type] of records) {
     // As a verified submission has it: the signed object's JCS written once, reused.
     const value = JSON.parse(new TextDecoder().decode(intent.body));
     const signed = intent.variant === "A" ? value.payload : value.intent;
-    const known = new Map([[signed, [canonicalBytesOfParsed(signed)]]]);
-    const canonical = { parts: canonicalPartsOfParsed(value, known), attrs: signed.attrs };
+    const within = canonicalBytesWithin(value, signed);
+    assert.deepEqual(within.inner, canonicalBytesOfParsed(signed));
+    const canonical = { bytes: within.bytes, attrs: signed.attrs };
     const recordSha256 = recordSha256Of(intent, canonical);
     const event: IntentEvent = { position: 7, type, intent, recordSha256 };
     assert.deepEqual(eventEntry(event), servedEntry(event));
