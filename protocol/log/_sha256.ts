@@ -109,7 +109,7 @@ function shortSha256(parts: readonly Uint8Array[], length: number): Uint8Array<A
     block[60 + i] = low >>> (24 - 8 * i);
   }
   compress();
-  const out = new Uint8Array(32);
+  const out = digestOut();
   for (let i = 0; i < 8; i++) {
     out[4 * i] = H[i] >>> 24;
     out[4 * i + 1] = H[i] >>> 16;
@@ -117,6 +117,24 @@ function shortSha256(parts: readonly Uint8Array[], length: number): Uint8Array<A
     out[4 * i + 3] = H[i];
   }
   return out;
+}
+
+/**
+ * Bytes that digests are carved from: a typed array of its own costs the
+ * runtime about as much as hashing a node (its own backing store), a view
+ * of a shared one a few nanoseconds. A slab lives while any digest of it does.
+ */
+const DIGEST_SLAB_BYTES = 65_536;
+let digests = new Uint8Array(DIGEST_SLAB_BYTES);
+let carved = 0;
+
+/** 32 bytes of their own, for one digest. */
+function digestOut(): Uint8Array<ArrayBuffer> {
+  if (carved === DIGEST_SLAB_BYTES) {
+    digests = new Uint8Array(DIGEST_SLAB_BYTES);
+    carved = 0;
+  }
+  return digests.subarray(carved, carved += 32);
 }
 
 /** The compression function (FIPS 180-4 §6.2.2) of `block` into `H`. */

@@ -103,10 +103,21 @@ export class EntryTap {
   entriesAfter(after: number, limit: number): Uint8Array[] {
     const from = after + 1;
     if (from < this.#first || from >= this.#next) return [];
+    const to = Math.min(this.#next, from + limit);
+    let bytes = 0;
+    for (let position = from; position < to; position++) {
+      bytes += this.#lengths[position % this.#capacity];
+    }
+    // One copy for all of them (a typed array of its own each would cost more than the copy).
+    const copy = new Uint8Array(bytes);
     const entries: Uint8Array[] = [];
-    for (let position = from; position < this.#next && entries.length < limit; position++) {
-      const at = (position % this.#capacity) * SLOT_BYTES;
-      entries.push(this.#bytes.slice(at, at + this.#lengths[position % this.#capacity]));
+    let at = 0;
+    for (let position = from; position < to; position++) {
+      const slot = position % this.#capacity;
+      const start = slot * SLOT_BYTES;
+      const length = this.#lengths[slot];
+      copy.set(this.#bytes.subarray(start, start + length), at);
+      entries.push(copy.subarray(at, at += length));
     }
     return entries;
   }
