@@ -2,7 +2,7 @@
  * The log's integration of a stored feed (docs/performance.md, "The log"):
  * 4,096 events of a Variant B record each, integrated from an empty tree on a
  * KV file, in steps as the integrator takes them (entries, leaf hashes, tiles,
- * bundles, each leaf's index, in one commit a step). Once with each event's
+ * bundles, the leaf index of a chunk completed, in one commit a step). Once with each event's
  * `R` stored as a new intent's is, once without (as events of decisions and
  * of earlier versions are: the record's JCS made at integration).
  */
