@@ -5,7 +5,7 @@
  * entries, the tiles that change and the new root (`appendLeaves`, reading
  * only the rightmost stored tile of each level), and writes, in ONE commit
  * checked against the state as read: the changed hash tiles, the entry
- * bundles, the leaf index's rows of a chunk it completes (`leaf_index.ts`),
+ * bundles, the leaf index's rows of a chunk completed (`leaf_index.ts`),
  * and the new state. Two integrators that
  * read the same state cannot both commit, and both compute the same tree
  * from the same feed, so they never diverge; a process that dies between
@@ -19,7 +19,7 @@ import {
   entryOfRecordSha256,
   isRecordSha256,
 } from "@intents/protocol/log/entry";
-import { HASH_SIZE, leafHash } from "@intents/protocol/log/hash";
+import { leafHash } from "@intents/protocol/log/hash";
 import {
   decodeEntryBundle,
   encodeEntryBundle,
@@ -32,7 +32,7 @@ import { recordValue } from "../domain/record.ts";
 import type { Store } from "../domain/store.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
 import { decodeState, encodeState, logKeys, type TreeState } from "./keys.ts";
-import { CHUNK_ENTRIES, chunkRows } from "./leaf_index.ts";
+import { dueChunk, writeDue } from "./leaf_index.ts";
 import { fullPath, readTiles, tileKey } from "./tiles.ts";
 
 /**
@@ -107,7 +107,10 @@ export function eventEntry(event: IntentEvent): Uint8Array {
  */
 export async function integrateStep(options: StepOptions): Promise<StepResult> {
   const { kv, limit = STEP_ENTRIES } = options;
-  const entry = await kv.get<Uint8Array>(logKeys.state);
+  const [entry, indexed] = await kv.getMany<[Uint8Array, Uint8Array]>([
+    logKeys.state,
+    logKeys.leavesIndexed,
+  ]);
   const state = decodeState(entry.value);
   // A step ends at the last tile edge it reaches, so that a full tile and bundle are written
   // once, not first as a partial one and again as a full one by the next step.
@@ -122,7 +125,17 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
       state.size,
       max,
     );
-  if (read === null) return { outcome: "caught_up", state };
+  if (read === null) {
+    // Nothing to add: a chunk of the leaf index still due (one an earlier version completed) is
+    // written all the same.
+    const due = await dueChunk(kv, indexed, state.size, state.size, []);
+    if (due === null || due.rows.length === 0) return { outcome: "caught_up", state };
+    const op = kv.atomic().check(entry).check(indexed);
+    writeDue(op, due);
+    if (options.also) op.set(options.also.key, options.also.value);
+    const result = await retryWhileLocked(() => op.commit());
+    return result.ok ? { outcome: "caught_up", state } : { outcome: "lost" };
+  }
   const { entries } = read;
   const leaves = entries.map(leafHash);
 
@@ -135,14 +148,13 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
   };
   const { size, writes, rootHash } = appendLeaves(state.size, leaves, tileData);
 
-  const op = kv.atomic().check(entry);
+  const op = kv.atomic().check(entry).check(indexed);
   for (const write of writes) op.set(tileKey(write.tile), write.data);
   for (const [index, bundle] of bundlesAfter(state.size, entries, tileData)) {
     op.set(logKeys.bundle(index), bundle);
   }
-  for (const row of await completedChunkRows(kv, state.size, size, writes)) {
-    op.set(row.key, row.value);
-  }
+  const due = await dueChunk(kv, indexed, state.size, size, writes);
+  if (due !== null) writeDue(op, due);
   op.set(logKeys.state, encodeState({ size, rootHash }));
   if (options.also) op.set(options.also.key, options.also.value);
   const result = await retryWhileLocked(() => op.commit());
@@ -179,40 +191,6 @@ async function readEntries(
     entries: events.map(eventEntry),
     end: events.length < max && bytes < STEP_READ_BYTES,
   };
-}
-
-/**
- * The leaf index's rows of the chunk that growing the tree from `from` to
- * `to` leaves completes, if any (a step is shorter than a chunk): its
- * level-0 tiles as this step writes them, or as stored.
- */
-async function completedChunkRows(
-  kv: Deno.Kv,
-  from: number,
-  to: number,
-  writes: readonly { tile: Tile; data: Uint8Array }[],
-): Promise<{ key: Deno.KvKey; value: Uint8Array }[]> {
-  const chunk = Math.floor(to / CHUNK_ENTRIES) - 1;
-  if (chunk < 0 || (chunk + 1) * CHUNK_ENTRIES <= from) return [];
-  const first = chunk * CHUNK_ENTRIES / TILE_WIDTH;
-  const tiles: Tile[] = [];
-  for (let index = first; index < first + CHUNK_ENTRIES / TILE_WIDTH; index++) {
-    tiles.push({ level: 0, index, width: TILE_WIDTH });
-  }
-  const written = new Map<number, Uint8Array>();
-  for (const { tile, data } of writes) if (tile.level === 0) written.set(tile.index, data);
-  const stored = await readTiles(kv, tiles.filter((tile) => !written.has(tile.index)));
-  const leaves: Uint8Array[] = [];
-  for (const tile of tiles) {
-    const data = written.get(tile.index) ?? stored.get(fullPath(tile));
-    if (data === undefined || data.length !== TILE_WIDTH * HASH_SIZE) {
-      throw new Error(`the log's ${fullPath(tile)} is not stored whole`);
-    }
-    for (let at = 0; at < data.length; at += HASH_SIZE) {
-      leaves.push(data.subarray(at, at + HASH_SIZE));
-    }
-  }
-  return chunkRows(chunk, leaves);
 }
 
 /**

@@ -9,6 +9,7 @@
  * | `["log", "tile", L, N]` | hash tile (L, N): its hashes, the widest so far (32 to 8,192 bytes) |
  * | `["log", "bundle", N]` | entry bundle N: the widest so far (C2SP tlog-tiles form) |
  * | `["log", "leaves", B, C]` | the leaf index: for each leaf of chunk C (entries 4,096·C to 4,096·C + 4,095) whose hash begins with byte B, hash bytes 1–8 and its offset in the chunk (2 bytes, big-endian) (`leaf_index.ts`) |
+ * | `["log", "leaves_indexed"]` | chunks of the leaf index written: every chunk below has its rows, or was completed before this key was first written (8 bytes, big-endian) |
  * | `["log", "leaf", leaf hash]` | the index of the entry with that leaf hash (8 bytes, big-endian): written by versions before the chunked leaf index, still read |
  * | `["log", "checkpoint"]` | the newest signed checkpoint: the signed note, UTF-8 |
  * | `["log", "identity"]` | UTF-8 JSON `{"origin","key_id","entries"}`: what the log is |
@@ -30,6 +31,7 @@ export const logKeys = {
   bundle: (index: number) => ["log", "bundle", index] as const,
   leaves: (byte: number, chunk: number) => ["log", "leaves", byte, chunk] as const,
   leavesOf: (byte: number) => ["log", "leaves", byte] as const,
+  leavesIndexed: ["log", "leaves_indexed"] as const,
   leaf: (hash: Uint8Array) => ["log", "leaf", hash] as const,
   checkpoint: ["log", "checkpoint"] as const,
   identity: ["log", "identity"] as const,

@@ -11,18 +11,26 @@
  * {@link PREFIX_BYTES} bytes of the hash and the leaf's offset in the chunk
  * (2 bytes, big-endian).
  *
+ * `["log", "leaves_indexed"]` counts the chunks indexed: it is first written
+ * as the number of chunks complete then (completed by an earlier version,
+ * whose rows per leaf cover them), and a step that finds a complete chunk
+ * above it writes that chunk's rows (one a step: what an earlier version
+ * completed during a rolling upgrade, the entries this version integrated
+ * into it included).
+ *
  * A lookup reads the rows of the hash's first byte (one list: a row per
  * 4,096 entries of the log), scans the level-0 tiles of the chunk not yet
- * complete (up to 16 tiles), and confirms each candidate against the stored
- * leaf hash; the rows of versions that kept a row per leaf
- * (`["log", "leaf", hash]`) are read too.
+ * complete (and of the newest complete one while it has no rows: up to 32
+ * tiles), and confirms each candidate against the stored leaf hash; the
+ * row per leaf of earlier versions (`["log", "leaf", hash]`) is read too.
  * @module
  */
 
 import { HASH_SIZE } from "@intents/protocol/log/hash";
-import { TILE_WIDTH } from "@intents/protocol/log/tile";
+import { type Tile, TILE_WIDTH } from "@intents/protocol/log/tile";
 import { readMany } from "../storage/layout.ts";
-import { decodeIndex, logKeys } from "./keys.ts";
+import { decodeIndex, encodeIndex, logKeys } from "./keys.ts";
+import { fullPath, readTiles } from "./tiles.ts";
 
 /** Entries a chunk of the index covers: 16 level-0 tiles. */
 export const CHUNK_ENTRIES = 4_096;
@@ -74,10 +82,68 @@ export function offsetsInRow(row: Uint8Array, hash: Uint8Array): number[] {
   return offsets;
 }
 
+/** A chunk of the index a step writes, and the count of chunks indexed after it. */
+export interface DueChunk {
+  rows: { key: Deno.KvKey; value: Uint8Array }[];
+  indexed: number;
+}
+
+/**
+ * What a step that grows the tree from `from` to `to` leaves writes of the
+ * index, given the count as read (`indexed`): the rows of the first chunk
+ * not indexed when the tree completes it (its level-0 tiles as the step
+ * writes them, or as stored), or only the first count; null for nothing.
+ *
+ * @throws {Error} when a level-0 tile of that chunk is not stored whole.
+ */
+export async function dueChunk(
+  kv: Deno.Kv,
+  indexed: Deno.KvEntryMaybe<Uint8Array>,
+  from: number,
+  to: number,
+  writes: readonly { tile: Tile; data: Uint8Array }[],
+): Promise<DueChunk | null> {
+  const first = indexed.value === null;
+  const count = first ? Math.floor(from / CHUNK_ENTRIES) : decodeIndex(indexed.value);
+  if (count >= Math.floor(to / CHUNK_ENTRIES)) return first ? { rows: [], indexed: count } : null;
+  return { rows: chunkRows(count, await chunkLeaves(kv, count, writes)), indexed: count + 1 };
+}
+
+/** Adds what {@link dueChunk} gave to a step's commit. */
+export function writeDue(op: Deno.AtomicOperation, due: DueChunk): void {
+  for (const row of due.rows) op.set(row.key, row.value);
+  op.set(logKeys.leavesIndexed, encodeIndex(due.indexed));
+}
+
+/** The leaf hashes of chunk `chunk`: its level-0 tiles as written by a step, or as stored. */
+async function chunkLeaves(
+  kv: Deno.Kv,
+  chunk: number,
+  writes: readonly { tile: Tile; data: Uint8Array }[],
+): Promise<Uint8Array[]> {
+  const tiles: Tile[] = [];
+  for (let index = chunk * CHUNK_TILES; index < (chunk + 1) * CHUNK_TILES; index++) {
+    tiles.push({ level: 0, index, width: TILE_WIDTH });
+  }
+  const written = new Map<number, Uint8Array>();
+  for (const { tile, data } of writes) if (tile.level === 0) written.set(tile.index, data);
+  const stored = await readTiles(kv, tiles.filter((tile) => !written.has(tile.index)));
+  const leaves: Uint8Array[] = [];
+  for (const tile of tiles) {
+    const data = written.get(tile.index) ?? stored.get(fullPath(tile));
+    if (data === undefined || data.length !== TILE_WIDTH * HASH_SIZE) {
+      throw new Error(`the log's ${fullPath(tile)} is not stored whole`);
+    }
+    for (let at = 0; at < data.length; at += HASH_SIZE) {
+      leaves.push(data.subarray(at, at + HASH_SIZE));
+    }
+  }
+  return leaves;
+}
+
 /**
  * The index of the first entry below `size` whose leaf hash is `hash`, or
- * null. `size` is at most the integrated tree's, so that every chunk below
- * it is either complete in the tree (its rows are stored) or the one scanned.
+ * null. `size` is at most the integrated tree's.
  */
 export async function findLeaf(
   kv: Deno.Kv,
@@ -85,11 +151,17 @@ export async function findLeaf(
   size: number,
 ): Promise<number | null> {
   if (hash.length !== HASH_SIZE || size <= 0) return null;
+  const [kept, indexed] = await kv.getMany<[Uint8Array, Uint8Array]>([
+    logKeys.leaf(hash),
+    logKeys.leavesIndexed,
+  ]);
   const complete = Math.floor(size / CHUNK_ENTRIES);
-  const [rows, scanned, kept] = await Promise.all([
-    candidatesInRows(kv, hash, complete),
-    scanTiles(kv, hash, complete * CHUNK_ENTRIES, size),
-    kv.get<Uint8Array>(logKeys.leaf(hash)),
+  const withRows = Math.min(indexed.value === null ? 0 : decodeIndex(indexed.value), complete);
+  // The chunk under way, and the newest complete one while its rows are not written yet.
+  const scanFrom = Math.max(withRows, complete - 1) * CHUNK_ENTRIES;
+  const [rows, scanned] = await Promise.all([
+    candidatesInRows(kv, hash, withRows),
+    scanTiles(kv, hash, scanFrom, size),
   ]);
   if (kept.value !== null) {
     const index = decodeIndex(kept.value);
@@ -132,7 +204,7 @@ async function scanTiles(
   if (from >= size) return [];
   const first = from / TILE_WIDTH;
   const tiles: number[] = [];
-  for (let t = first; t * TILE_WIDTH < size && t < first + CHUNK_TILES; t++) tiles.push(t);
+  for (let t = first; t * TILE_WIDTH < size && t < first + 2 * CHUNK_TILES; t++) tiles.push(t);
   const read = await readMany(kv, tiles.map((t) => logKeys.tile(0, t)));
   const found: number[] = [];
   read.forEach((entry, i) => {
