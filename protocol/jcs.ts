@@ -93,17 +93,12 @@ export function canonicalBytesWithin(
   value: unknown,
   inner: object,
 ): { bytes: Uint8Array<ArrayBuffer>; inner: Uint8Array<ArrayBuffer> | null } {
-  at = 0;
-  marked = { object: inner, start: -1, end: -1 };
-  try {
+  return session(() => {
+    const mark = marked = { object: inner, start: -1, end: -1 };
     write(value);
     const bytes = out.slice(0, at);
-    const { start, end } = marked;
-    return { bytes, inner: end < 0 ? null : bytes.subarray(start, end) };
-  } finally {
-    marked = undefined;
-    release();
-  }
+    return { bytes, inner: mark.end < 0 ? null : bytes.subarray(mark.start, mark.end) };
+  });
 }
 
 /**
@@ -128,11 +123,10 @@ export function canonicalViewOfParsed(
   value: unknown,
   known: ReadonlyMap<unknown, Uint8Array>,
 ): Uint8Array {
-  at = 0;
-  write(value, known);
-  const view = out.subarray(0, at);
-  release();
-  return view;
+  return session(() => {
+    write(value, known);
+    return out.subarray(0, at);
+  });
 }
 
 /**
@@ -146,18 +140,44 @@ let marked: { object: object; start: number; end: number } | undefined;
 const KEEP_BYTES = 1 << 20;
 const decoder = new TextDecoder();
 
-/** The value's canonical text in the buffer (a view, valid until the next write). */
-function writeOut(value: unknown): Uint8Array<ArrayBuffer> {
+/** True while a text is being written. */
+let writing = false;
+
+/**
+ * Runs one write from the buffer's start, then lets a buffer grown for a
+ * very large text go (a view of it stays valid). A write begun while one
+ * is under way (a getter of the value writing JCS) gets a buffer of its
+ * own, and the one under way is kept as it was.
+ */
+function session<T>(run: () => T): T {
+  if (writing) {
+    const saved = { out, at, marked };
+    out = new Uint8Array(8_192);
+    at = 0;
+    marked = undefined;
+    try {
+      return run();
+    } finally {
+      ({ out, at, marked } = saved);
+    }
+  }
+  writing = true;
   at = 0;
-  write(value);
-  const view = out.subarray(0, at);
-  release();
-  return view;
+  try {
+    return run();
+  } finally {
+    writing = false;
+    marked = undefined;
+    if (out.length > KEEP_BYTES) out = new Uint8Array(8_192);
+  }
 }
 
-/** Lets a buffer grown for a very large text go (a view of it stays valid). */
-function release(): void {
-  if (out.length > KEEP_BYTES) out = new Uint8Array(8_192);
+/** The value's canonical text in the buffer (a view, valid until the next write). */
+function writeOut(value: unknown): Uint8Array<ArrayBuffer> {
+  return session(() => {
+    write(value);
+    return out.subarray(0, at);
+  });
 }
 
 /** Room for `n` more bytes. */

@@ -60,7 +60,12 @@ export class EntryTap {
     for (const event of events) {
       if (event.position !== this.#next) this.#first = this.#next = event.position;
       const slot = event.position % this.#capacity;
-      const length = this.#write(event, slot * SLOT_BYTES);
+      let length = 0;
+      try {
+        length = this.#write(event, slot * SLOT_BYTES);
+      } catch {
+        // An entry that cannot be made here is not held (the step reading the feed says why).
+      }
       if (length === 0) {
         // Not held: the run begins again after it.
         this.#first = this.#next = event.position + 1;

@@ -20,9 +20,10 @@
  *
  * A lookup reads the rows of the hash's first byte (one list: a row per
  * 4,096 entries of the log), scans the level-0 tiles of the chunk not yet
- * complete (and of the newest complete one while it has no rows: up to 32
- * tiles), and confirms each candidate against the stored leaf hash; the
- * row per leaf of earlier versions (`["log", "leaf", hash]`) is read too.
+ * complete (and of the newest four complete ones that have no rows yet: up
+ * to 80 tiles, only while the count lags), and confirms each candidate
+ * against the stored leaf hash; the row per leaf of earlier versions
+ * (`["log", "leaf", hash]`) is read too.
  * @module
  */
 
@@ -37,6 +38,8 @@ export const CHUNK_ENTRIES = 4_096;
 const CHUNK_TILES = CHUNK_ENTRIES / TILE_WIDTH;
 /** Bytes of a leaf hash, after the first, that a row keeps. */
 const PREFIX_BYTES = 8;
+/** Complete chunks without rows that a lookup scans at most, the newest (see {@link findLeaf}). */
+const SCAN_COMPLETE_CHUNKS = 4;
 const RECORD_BYTES = PREFIX_BYTES + 2;
 
 /**
@@ -157,8 +160,9 @@ export async function findLeaf(
   ]);
   const complete = Math.floor(size / CHUNK_ENTRIES);
   const withRows = Math.min(indexed.value === null ? 0 : decodeIndex(indexed.value), complete);
-  // The chunk under way, and the newest complete one while its rows are not written yet.
-  const scanFrom = Math.max(withRows, complete - 1) * CHUNK_ENTRIES;
+  // The chunk under way, and the complete ones whose rows are not written yet (a rolling upgrade:
+  // an earlier version completed them), the newest few.
+  const scanFrom = Math.max(withRows, complete - SCAN_COMPLETE_CHUNKS) * CHUNK_ENTRIES;
   const [rows, scanned] = await Promise.all([
     candidatesInRows(kv, hash, withRows),
     scanTiles(kv, hash, scanFrom, size),
@@ -204,7 +208,8 @@ async function scanTiles(
   if (from >= size) return [];
   const first = from / TILE_WIDTH;
   const tiles: number[] = [];
-  for (let t = first; t * TILE_WIDTH < size && t < first + 2 * CHUNK_TILES; t++) tiles.push(t);
+  const last = first + (SCAN_COMPLETE_CHUNKS + 1) * CHUNK_TILES;
+  for (let t = first; t * TILE_WIDTH < size && t < last; t++) tiles.push(t);
   const read = await readMany(kv, tiles.map((t) => logKeys.tile(0, t)));
   const found: number[] = [];
   read.forEach((entry, i) => {

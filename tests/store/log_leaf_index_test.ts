@@ -62,7 +62,7 @@ storeTest("every entry is found by its leaf hash below the size asked, none abov
   const store = new KvStore(kv);
   try {
     await store.prepare();
-    const total = CHUNK_ENTRIES + 300;
+    const total = 2 * CHUNK_ENTRIES + 300;
     await insertMany(store, "leaf", total);
     await store.moveAll();
     for (;;) {
@@ -71,13 +71,16 @@ storeTest("every entry is found by its leaf hash below the size asked, none abov
     }
     const leaves = await storedLeaves(kv, total);
     assert.equal(leaves.length, total);
-    // One row per first byte for the complete chunk, none for the one under way.
+    // One row per first byte for each complete chunk, none for the one under way.
     const rows = await Array.fromAsync(kv.list({ prefix: ["log", "leaves"] }));
-    assert.ok(rows.length > 200 && rows.length <= 256, `${rows.length} rows`);
-    assert.ok(rows.every((row) => row.key[3] === 0));
-    assert.deepEqual((await kv.get(logKeys.leavesIndexed)).value, encodeIndex(1));
+    for (const chunk of [0, 1]) {
+      const of = rows.filter((row) => row.key[3] === chunk).length;
+      assert.ok(of > 200 && of <= 256, `${of} rows for chunk ${chunk}`);
+    }
+    assert.ok(rows.every((row) => row.key[3] === 0 || row.key[3] === 1));
+    assert.deepEqual((await kv.get(logKeys.leavesIndexed)).value, encodeIndex(2));
 
-    const sample = [0, 1, 255, 256, 2048, 4095, 4096, 4097, 4351, total - 1];
+    const sample = [0, 1, 255, 256, 2048, 4095, 4096, 4097, 4351, 8191, 8192, 8193, total - 1];
     for (let i = 0; i < 40; i++) sample.push(Math.floor(Math.random() * total));
     for (const index of sample) {
       assert.equal(await findLeaf(kv, leaves[index], total), index, `index ${index}`);
@@ -96,16 +99,18 @@ storeTest("every entry is found by its leaf hash below the size asked, none abov
     forged[31] ^= 1;
     assert.equal(await findLeaf(kv, forged, total), null);
 
-    // A chunk an earlier version completed after this one began counting (a rolling upgrade):
-    // no rows yet, found by the scan of the newest complete chunk, then indexed by the next step.
+    // Chunks an earlier version completed after this one began counting (a rolling upgrade): no
+    // rows yet, found by the scan of the newest complete chunks, then indexed by the next steps.
     for (const row of rows) await kv.delete(row.key);
     await kv.set(logKeys.leavesIndexed, encodeIndex(0));
-    for (const index of [0, 17, 4095, 4200]) {
+    for (const index of [0, 17, 4095, 4200, 8191, 8300]) {
       assert.equal(await findLeaf(kv, leaves[index], total), index, `unindexed ${index}`);
     }
-    const step = await integrateStep({ kv, store });
-    assert.equal(step.outcome, "caught_up");
-    assert.deepEqual((await kv.get(logKeys.leavesIndexed)).value, encodeIndex(1));
+    for (const indexed of [1, 2]) {
+      const step = await integrateStep({ kv, store });
+      assert.equal(step.outcome, "caught_up");
+      assert.deepEqual((await kv.get(logKeys.leavesIndexed)).value, encodeIndex(indexed));
+    }
     const again = await Array.fromAsync(kv.list({ prefix: ["log", "leaves"] }));
     assert.deepEqual(again.map((row) => row.value), rows.map((row) => row.value));
     assert.equal(await findLeaf(kv, leaves[17], total), 17);
@@ -117,7 +122,7 @@ storeTest("every entry is found by its leaf hash below the size asked, none abov
     assert.equal(await findLeaf(kv, leaves[5], total), 5);
     assert.equal(await findLeaf(kv, leaves[3000], total), 3000);
     assert.equal(await findLeaf(kv, leaves[3000], 3000), null);
-    assert.equal(await findLeaf(kv, leaves[4200], total), 4200);
+    assert.equal(await findLeaf(kv, leaves[8200], total), 8200);
   } finally {
     await store.drain(performance.now() + 2000);
     kv.close();

@@ -234,3 +234,20 @@ Deno.test("the writer's buffer grows for a long text, is reused, and a view hold
   const small = canonicalViewOfParsed({ y: [1, 2] }, new Map());
   assert.equal(new TextDecoder().decode(small), `{"y":[1,2]}`);
 });
+
+Deno.test("a getter that writes JCS while a text is being written leaves that text whole", () => {
+  let inner = "";
+  const value = {
+    b: 2,
+    get a() {
+      inner = canonicalJson({ z: [1, "two"], y: null });
+      return "x";
+    },
+  };
+  assert.equal(canonicalJson(value), `{"a":"x","b":2}`);
+  assert.equal(inner, `{"y":null,"z":[1,"two"]}`);
+  assert.deepEqual(
+    canonicalBytesOfParsed({ c: [value] }),
+    new TextEncoder().encode(`{"c":[{"a":"x","b":2}]}`),
+  );
+});

@@ -79,3 +79,13 @@ Deno.test("an entry longer than a slot is not held, and the run begins after it"
   assert.deepEqual(tap.entriesAfter(3, 10), []);
   assert.deepEqual(tap.entriesAfter(4, 10), run(5, 6).map(eventEntry));
 });
+
+Deno.test("an event whose entry cannot be made is not held, and the run begins after it", () => {
+  const tap = new EntryTap(8);
+  tap.take(run(1, 2));
+  // No type: the entry's maker refuses it.
+  tap.take([{ ...eventAt(3), type: "" as "intent.accepted", recordSha256: undefined }]);
+  tap.take(run(4, 5));
+  assert.deepEqual(tap.entriesAfter(0, 10), []);
+  assert.deepEqual(tap.entriesAfter(3, 10), run(4, 5).map(eventEntry));
+});
