@@ -97,13 +97,25 @@ export function decodeIndexedHead(value: unknown): IndexedHead | null {
   return { position: Number(position), through: /^0+$/.test(through) ? "" : through };
 }
 
-/** `["intents", id]`'s value: the index of its event in its own commit's staged block. */
+/**
+ * `["intents", id]`'s value: the index of its event in its own commit's
+ * staged block. One value per index, made once and shared (a commit copies
+ * what it sets; nothing writes into it), since a typed array of its own for
+ * each intent costs more than the rest of its pointer.
+ */
 export function encodeStagedPointer(index: number): Uint8Array {
-  const out = new Uint8Array(STAGED_POINTER_BYTES);
-  out[0] = STAGED_POINTER_LAYOUT;
-  new DataView(out.buffer).setUint16(1, index);
+  let out = stagedPointers[index];
+  if (out === undefined) {
+    out = new Uint8Array(STAGED_POINTER_BYTES);
+    out[0] = STAGED_POINTER_LAYOUT;
+    new DataView(out.buffer).setUint16(1, index);
+    stagedPointers[index] = out;
+  }
   return out;
 }
+
+/** The pointers made so far, by index. */
+const stagedPointers: Uint8Array[] = [];
 
 /** The index a staged pointer holds, or null for a value of another layout. */
 export function decodeStagedPointer(value: unknown): number | null {
