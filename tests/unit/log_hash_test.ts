@@ -6,8 +6,9 @@
  */
 
 import assert from "node:assert/strict";
+import { base64urlnopad } from "@scure/base";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { sha256Of } from "../../protocol/log/_sha256.ts";
+import { sha256Base64url, sha256Of } from "../../protocol/log/_sha256.ts";
 import {
   consistencyProofNodes,
   type HashReader,
@@ -85,6 +86,18 @@ Deno.test("the log's SHA-256 agrees with noble's for every length to 1,100 bytes
     const parts = [input.subarray(0, cut), input.subarray(cut, 2 * cut), input.subarray(2 * cut)];
     assert.deepEqual(sha256Of(...parts), expected, `length ${length} in three parts`);
   }
+});
+
+Deno.test("R's SHA-256 in base64url agrees with noble's, for views at any offset, and digests stay apart", () => {
+  const data = crypto.getRandomValues(new Uint8Array(2100));
+  for (let length = 0; length <= 2000; length += 7) {
+    const input = data.subarray(length % 97, length % 97 + length);
+    assert.equal(sha256Base64url(input), base64urlnopad.encode(sha256(input)), `length ${length}`);
+  }
+  // Digests carved from one slab are each their own: many at once, none overwritten.
+  const inputs = Array.from({ length: 5000 }, (_, i) => data.subarray(i % 500, i % 500 + 40));
+  const digests = inputs.map((input) => sha256Of(input));
+  inputs.forEach((input, i) => assert.deepEqual(digests[i], sha256(input), `digest ${i}`));
 });
 
 Deno.test("the empty tree's root is SHA-256 of nothing", () => {
