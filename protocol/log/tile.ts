@@ -181,7 +181,8 @@ export function tileData(tile: Tile, read: HashReader): Uint8Array<ArrayBuffer> 
 }
 
 /**
- * The hashes of a tile's data, one by one.
+ * The hashes of a tile's data, one by one: views of `data` (copy one to
+ * keep it apart from the tile).
  *
  * @throws {RangeError} when the data's length is not a multiple of 32 from 32 to 8,192.
  */
@@ -190,7 +191,9 @@ export function tileHashes(data: Uint8Array): Uint8Array[] {
     throw new RangeError(`a tile is 1 to 256 hashes of 32 bytes, not ${data.length} bytes`);
   }
   const hashes: Uint8Array[] = [];
-  for (let at = 0; at < data.length; at += HASH_SIZE) hashes.push(data.slice(at, at + HASH_SIZE));
+  for (let at = 0; at < data.length; at += HASH_SIZE) {
+    hashes.push(data.subarray(at, at + HASH_SIZE));
+  }
   return hashes;
 }
 
@@ -203,18 +206,27 @@ export function encodeEntryBundle(entries: readonly Uint8Array[]): Uint8Array<Ar
   if (entries.length === 0 || entries.length > TILE_WIDTH) {
     throw new RangeError(`an entry bundle holds 1 to 256 entries, not ${entries.length}`);
   }
-  const parts: Uint8Array[] = [];
+  let size = 0;
   for (const entry of entries) {
     if (entry.length > MAX_ENTRY_BYTES) {
       throw new RangeError(`an entry is at most ${MAX_ENTRY_BYTES} bytes, not ${entry.length}`);
     }
-    parts.push(new Uint8Array([entry.length >> 8, entry.length & 0xff]), entry);
+    size += 2 + entry.length;
   }
-  return concatBytes(...parts);
+  // One array for the whole bundle: a typed array of its own per length costs more than the copy.
+  const bundle = new Uint8Array(size);
+  let at = 0;
+  for (const entry of entries) {
+    bundle[at] = entry.length >> 8;
+    bundle[at + 1] = entry.length & 0xff;
+    bundle.set(entry, at + 2);
+    at += 2 + entry.length;
+  }
+  return bundle;
 }
 
 /**
- * The entries of a bundle.
+ * The entries of a bundle: views of `bundle` (copy one to keep it apart).
  *
  * @param width how many entries the bundle must hold, when known.
  * @throws {SyntaxError} when a length runs past the end, or the count is not `width` (or 1 to 256).
@@ -231,7 +243,7 @@ export function decodeEntryBundle(bundle: Uint8Array, width?: number): Uint8Arra
     if (at + 2 + length > bundle.length) {
       throw new SyntaxError("an entry bundle ends inside an entry");
     }
-    entries.push(bundle.slice(at + 2, at + 2 + length));
+    entries.push(bundle.subarray(at + 2, at + 2 + length));
     at += 2 + length;
   }
   const count = entries.length;
@@ -241,11 +253,20 @@ export function decodeEntryBundle(bundle: Uint8Array, width?: number): Uint8Arra
   return entries;
 }
 
-/** The hash of the perfect subtree over `span` consecutive tile hashes from `first`. */
+/**
+ * The hash of the perfect subtree over `span` consecutive tile hashes from
+ * `first`: a copy of its own (a node's digest, or one hash copied).
+ */
 function subtreeOfTile(data: Uint8Array, first: number, span: number): Uint8Array {
   if (span === 1) return data.slice(first * HASH_SIZE, (first + 1) * HASH_SIZE);
+  return subtreeWithin(data, first, span);
+}
+
+/** {@link subtreeOfTile}, a single hash as a view of the tile (read once, not kept). */
+function subtreeWithin(data: Uint8Array, first: number, span: number): Uint8Array {
+  if (span === 1) return data.subarray(first * HASH_SIZE, (first + 1) * HASH_SIZE);
   const half = span / 2;
-  return nodeHash(subtreeOfTile(data, first, half), subtreeOfTile(data, first + half, half));
+  return nodeHash(subtreeWithin(data, first, half), subtreeWithin(data, first + half, half));
 }
 
 function assertSize(size: number): void {

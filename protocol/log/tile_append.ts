@@ -72,7 +72,7 @@ export function appendLeaves(
     const held = Math.floor(size / TILE_WIDTH ** level);
     let index = Math.floor(held / TILE_WIDTH);
     let current = held % TILE_WIDTH === 0 ? [] : tileHashes(
-      readTile({ level, index, width: held % TILE_WIDTH }).slice(
+      readTile({ level, index, width: held % TILE_WIDTH }).subarray(
         0,
         (held % TILE_WIDTH) * HASH_SIZE,
       ),

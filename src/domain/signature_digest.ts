@@ -12,19 +12,43 @@ import type { DecodedEd25519, DecodedPasskey } from "./signature.ts";
 
 const encoder = new TextEncoder();
 
-/** The parts, each as a 32-bit big-endian length and its bytes. */
-function framed(parts: readonly Uint8Array[]): Uint8Array {
+/**
+ * The parts, each as a 32-bit big-endian length and its bytes (text as
+ * UTF-8), in one array: a typed array of its own per part costs more than
+ * the framing.
+ */
+function framed(parts: readonly (string | Uint8Array)[]): Uint8Array {
   let size = 0;
-  for (const part of parts) size += 4 + part.length;
+  for (const part of parts) size += 4 + (typeof part === "string" ? utf8Length(part) : part.length);
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   let at = 0;
   for (const part of parts) {
-    view.setUint32(at, part.length);
-    out.set(part, at + 4);
-    at += 4 + part.length;
+    const length = typeof part === "string"
+      ? encoder.encodeInto(part, out.subarray(at + 4)).written
+      : (out.set(part, at + 4), part.length);
+    view.setUint32(at, length);
+    at += 4 + length;
   }
   return out;
+}
+
+/** The length of `text` in UTF-8 (a lone surrogate as U+FFFD's three bytes, as TextEncoder writes it). */
+function utf8Length(text: string): number {
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) length += 1;
+    else if (c < 0x800) length += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        length += 4;
+        i++;
+      } else length += 3;
+    } else length += 3;
+  }
+  return length;
 }
 
 /**
@@ -36,8 +60,8 @@ function framed(parts: readonly Uint8Array[]): Uint8Array {
  * hashed by {@link signatureDigest} only where a digest is kept.
  */
 export function signatureMaterial(sig: DecodedEd25519 | DecodedPasskey): Uint8Array {
-  const parts = [encoder.encode(sig.kind), encoder.encode(sig.keyId), sig.signature];
-  if (sig.kind === "Passkey") parts.push(sig.authenticatorData, encoder.encode(sig.clientData));
+  const parts: (string | Uint8Array)[] = [sig.kind, sig.keyId, sig.signature];
+  if (sig.kind === "Passkey") parts.push(sig.authenticatorData, sig.clientData);
   return framed(parts);
 }
 
