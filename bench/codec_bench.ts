@@ -14,29 +14,18 @@ import { deserialize, serialize } from "node:v8";
 import type { StoredIntent } from "../src/domain/intent.ts";
 import { decodeBlock, type StoredEvent } from "../src/storage/codec.ts";
 import { encodeBlock } from "../tools/store_upgrade/earlier_layouts.ts";
+import { TYPICAL_POLICY, TYPICAL_SIGNER, typicalRequest } from "./_typical_request.ts";
 
-const body = new TextEncoder().encode(JSON.stringify({
-  authorship: {
-    Signed: {
-      Ed25519: {
-        pub_key: "8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb",
-        signature: "4".repeat(88),
-      },
-    },
-  },
-  intent: {
-    id: "7c0e2f5e-1f1a-4d7e-9a43-3c2b1d0e9f88",
-    policy_id: "6HfDFDHLuS37kEwwzDq39utSWPkKriY1GkFC184uYXB",
-    attrs: { fields: { amount: "1250.00", currency: "EUR", reference: "invoice 2025-0042" } },
-  },
-}));
+const body = new TextEncoder().encode(
+  JSON.stringify(typicalRequest("7c0e2f5e-1f1a-4d7e-9a43-3c2b1d0e9f88")),
+);
 
 const events: StoredEvent[] = Array.from({ length: 32 }, (_, i) => {
   const intent: StoredIntent = {
     id: crypto.randomUUID(),
     variant: "B",
-    refId: "6HfDFDHLuS37kEwwzDq39utSWPkKriY1GkFC184uYXB",
-    authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
+    refId: TYPICAL_POLICY,
+    authorship: { kind: "Ed25519", signers: [TYPICAL_SIGNER] },
     body: body.slice(),
     receivedAt: new Date().toISOString(),
     position: 1_000_000 + i,

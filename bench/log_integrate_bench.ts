@@ -12,34 +12,21 @@ import { canonicalBytesWithin } from "@intents/protocol/jcs";
 import type { NewIntent } from "../src/domain/intent.ts";
 import { integrateStep } from "../src/log/integrate.ts";
 import { KvStore } from "../src/storage/kv_store.ts";
+import { TYPICAL_POLICY, TYPICAL_SIGNER, typicalRequest } from "./_typical_request.ts";
 
 const EVENTS = 4096;
-const POLICY = "6HfDFDHLuS37kEwwzDq39utSWPkKriY1GkFC184uYXB";
+const POLICY = TYPICAL_POLICY;
 
 /** A signed Variant B intent as the load sends it, `canonical` as verification leaves it. */
 function intent(withR: boolean): NewIntent {
   const id = crypto.randomUUID();
-  const value = {
-    authorship: {
-      Signed: {
-        Ed25519: {
-          pub_key: "8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb",
-          signature: "4".repeat(88),
-        },
-      },
-    },
-    intent: {
-      id,
-      policy_id: POLICY,
-      attrs: { fields: { amount: "1250.00", currency: "EUR", reference: `load-${id}` } },
-    },
-  };
+  const value = typicalRequest(id, `load-${id}`);
   const { bytes } = canonicalBytesWithin(value, value.intent);
   return {
     id,
     variant: "B",
     refId: POLICY,
-    authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
+    authorship: { kind: "Ed25519", signers: [TYPICAL_SIGNER] },
     body: new TextEncoder().encode(JSON.stringify(value)),
     state: "accepted",
     ...(withR ? { canonical: { bytes, attrs: value.intent.attrs } } : {}),

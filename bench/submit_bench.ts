@@ -11,21 +11,10 @@ import type { DocumentRef } from "../src/domain/intent.ts";
 import type { PendingIntent } from "../src/domain/store.ts";
 import { KvStore } from "../src/storage/kv_store.ts";
 import { createWriter } from "../src/storage/group_commit.ts";
-const body = new TextEncoder().encode(JSON.stringify({
-  authorship: {
-    Signed: {
-      Ed25519: {
-        pub_key: "8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb",
-        signature: "4".repeat(88),
-      },
-    },
-  },
-  intent: {
-    id: "7c0e2f5e-1f1a-4d7e-9a43-3c2b1d0e9f88",
-    policy_id: "6HfDFDHLuS37kEwwzDq39utSWPkKriY1GkFC184uYXB",
-    attrs: { fields: { amount: "1250.00", currency: "EUR", reference: "invoice 2025-0042" } },
-  },
-}));
+import { TYPICAL_SIGNER, typicalRequest } from "./_typical_request.ts";
+const body = new TextEncoder().encode(
+  JSON.stringify(typicalRequest("7c0e2f5e-1f1a-4d7e-9a43-3c2b1d0e9f88")),
+);
 
 async function setUp(path: string): Promise<{ store: KvStore; ref: DocumentRef; kv: Deno.Kv }> {
   const kv = await Deno.openKv(path);
@@ -42,7 +31,7 @@ function pending(ref: DocumentRef): PendingIntent {
       id: crypto.randomUUID(),
       variant: "B",
       refId: "policy",
-      authorship: { kind: "Ed25519", signers: ["8Fk1nYtQx2yqSgdzv1Q5Xc3iYsT3B1v9oTQ7cq8mJ1Lb"] },
+      authorship: { kind: "Ed25519", signers: [TYPICAL_SIGNER] },
       body,
       state: "accepted",
     },

@@ -7,10 +7,9 @@
  * @module
  */
 
-import { base64urlnopad } from "@scure/base";
 import { canonicalBytes } from "../jcs.ts";
 import { leafHash } from "./hash.ts";
-import { sha256Base64url, sha256Of } from "./_sha256.ts";
+import { sha256Base64url } from "./_sha256.ts";
 
 const utf8 = new TextEncoder();
 
@@ -46,8 +45,8 @@ export function entryBytes(type: string, record: unknown): Uint8Array<ArrayBuffe
 }
 
 /**
- * `R` of a record from its UTF-8 JCS bytes, in parts, for a caller that
- * wrote them already (the server, from a value it knows to be plain JSON).
+ * `R` of a record from its UTF-8 JCS bytes, for a caller that wrote them
+ * already (the server, from a value it knows to be plain JSON).
  *
  * @example
  * ```ts
@@ -55,10 +54,8 @@ export function entryBytes(type: string, record: unknown): Uint8Array<ArrayBuffe
  * // "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o"
  * ```
  */
-export function recordSha256OfCanonical(...canonicalRecord: Uint8Array[]): string {
-  return canonicalRecord.length === 1
-    ? sha256Base64url(canonicalRecord[0])
-    : base64urlnopad.encode(sha256Of(...canonicalRecord));
+export function recordSha256OfCanonical(canonicalRecord: Uint8Array): string {
+  return sha256Base64url(canonicalRecord);
 }
 
 /** `R` as the entry writes it: 43 characters of base64url (256 bits), no padding. */
@@ -79,6 +76,30 @@ const RECORD_SHA256 = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
  * ```
  */
 export function entryOfRecordSha256(type: string, recordSha256: string): Uint8Array<ArrayBuffer> {
+  return utf8.encode(entryText(type, recordSha256));
+}
+
+/**
+ * {@link entryOfRecordSha256}'s bytes written into `bytes` at `at`, for a
+ * caller that keeps entries in a buffer of its own (the server's integrator).
+ *
+ * @returns their length, or 0 when they take more than `room` bytes.
+ * @throws {TypeError} as {@link entryOfRecordSha256}.
+ */
+export function writeEntryOfRecordSha256(
+  bytes: Uint8Array,
+  at: number,
+  room: number,
+  type: string,
+  recordSha256: string,
+): number {
+  const text = entryText(type, recordSha256);
+  const { read, written } = utf8.encodeInto(text, bytes.subarray(at, at + room));
+  return read === text.length ? written : 0;
+}
+
+/** The entry's JCS text (see {@link entryOfRecordSha256}). */
+function entryText(type: string, recordSha256: string): string {
   if (typeof type !== "string" || type === "" || !type.isWellFormed()) {
     throw new TypeError("an event type is a non-empty, well-formed string");
   }
@@ -87,7 +108,7 @@ export function entryOfRecordSha256(type: string, recordSha256: string): Uint8Ar
   }
   // JCS of the two members, written directly: sorted names, R in base64url (nothing to escape),
   // and the type as JSON.stringify writes a string, which is what RFC 8785 §3.2.2.2 prescribes.
-  return utf8.encode(`{"record_sha256":"${recordSha256}","type":${JSON.stringify(type)}}`);
+  return `{"record_sha256":"${recordSha256}","type":${JSON.stringify(type)}}`;
 }
 
 /** Whether `value` is an `R` as entries write it (the canonical base64url of 32 bytes). */

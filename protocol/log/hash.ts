@@ -21,6 +21,9 @@
 import { equalBytes } from "./_bytes.ts";
 import { sha256Of } from "./_sha256.ts";
 
+/** Whether two hashes (or any byte strings) are equal; not in constant time: hashes are public. */
+export { equalBytes };
+
 /** The size of every hash of the log, in bytes (SHA-256). */
 export const HASH_SIZE = 32;
 

@@ -15,12 +15,13 @@ const encoder = new TextEncoder();
 /**
  * The parts, each as a 32-bit big-endian length and its bytes (text as
  * UTF-8), in one array: a typed array of its own per part costs more than
- * the framing.
+ * the framing. Text takes at most three bytes a UTF-16 unit; the result is
+ * the part of the array written.
  */
 function framed(parts: readonly (string | Uint8Array)[]): Uint8Array {
-  let size = 0;
-  for (const part of parts) size += 4 + (typeof part === "string" ? utf8Length(part) : part.length);
-  const out = new Uint8Array(size);
+  let room = 0;
+  for (const part of parts) room += 4 + (typeof part === "string" ? 3 : 1) * part.length;
+  const out = new Uint8Array(room);
   const view = new DataView(out.buffer);
   let at = 0;
   for (const part of parts) {
@@ -30,25 +31,7 @@ function framed(parts: readonly (string | Uint8Array)[]): Uint8Array {
     view.setUint32(at, length);
     at += 4 + length;
   }
-  return out;
-}
-
-/** The length of `text` in UTF-8 (a lone surrogate as U+FFFD's three bytes, as TextEncoder writes it). */
-function utf8Length(text: string): number {
-  let length = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) length += 1;
-    else if (c < 0x800) length += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        length += 4;
-        i++;
-      } else length += 3;
-    } else length += 3;
-  }
-  return length;
+  return out.subarray(0, at);
 }
 
 /**

@@ -5,7 +5,7 @@
  * reading those events back from the store. Filled from `Store.onOwnEvents`
  * as the moves happen; a run of consecutive positions only, begun again at
  * any gap (another process moved the events in between), held in one buffer
- * allocated once (slots of {@link SLOT_BYTES}), so that keeping them costs
+ * allocated once (slots of 128 bytes), so that keeping them costs
  * the garbage collector nothing. What the tap lacks, the integrator reads
  * from the feed as before; what it holds are the same bytes, made by the
  * same function ({@link eventEntry}) from the same events.
@@ -13,30 +13,11 @@
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
-import { isRecordSha256 } from "@intents/protocol/log/entry";
+import { isRecordSha256, writeEntryOfRecordSha256 } from "@intents/protocol/log/entry";
 import { eventEntry } from "./integrate.ts";
 
 /** The longest entry a slot holds (entries are about a hundred bytes). */
-export const SLOT_BYTES = 128;
-
-/** The entry's bytes besides `R` and the type: `{"record_sha256":"","type":""}`. */
-const ENTRY_FIXED_BYTES = 30;
-
-/** Printable ASCII with no quote or backslash: JSON writes it as it is. */
-function plain(text: string): boolean {
-  if (text.length === 0) return false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
-  }
-  return true;
-}
-
-/** Writes ASCII `text` at `at`; returns where it ends. */
-function ascii(bytes: Uint8Array, at: number, text: string): number {
-  for (let i = 0; i < text.length; i++) bytes[at + i] = text.charCodeAt(i);
-  return at + text.length;
-}
+const SLOT_BYTES = 128;
 
 /** Recent entries by position (see the module's documentation). */
 export class EntryTap {
@@ -79,20 +60,12 @@ export class EntryTap {
 
   /**
    * Writes the event's entry at `at`, and returns its length (0 when it does
-   * not fit). An entry of a stored `R` and a type of printable ASCII with
-   * nothing to escape (every type the service writes) is its JCS text byte
-   * for byte, as `entryOfRecordSha256` writes it; any other is made by
-   * {@link eventEntry}.
+   * not fit): from its stored `R` into the buffer, else made by
+   * {@link eventEntry} and copied.
    */
   #write(event: IntentEvent, at: number): number {
-    const { type, recordSha256 } = event;
-    const length = ENTRY_FIXED_BYTES + (recordSha256?.length ?? 0) + type.length;
-    if (length <= SLOT_BYTES && isRecordSha256(recordSha256) && plain(type)) {
-      let end = ascii(this.#bytes, at, '{"record_sha256":"');
-      end = ascii(this.#bytes, end, recordSha256);
-      end = ascii(this.#bytes, end, '","type":"');
-      end = ascii(this.#bytes, end, type);
-      return ascii(this.#bytes, end, '"}') - at;
+    if (isRecordSha256(event.recordSha256)) {
+      return writeEntryOfRecordSha256(this.#bytes, at, SLOT_BYTES, event.type, event.recordSha256);
     }
     const entry = eventEntry(event);
     if (entry.length > SLOT_BYTES) return 0;

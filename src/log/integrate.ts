@@ -6,10 +6,10 @@
  * only the rightmost stored tile of each level), and writes, in ONE commit
  * checked against the state as read: the changed hash tiles, the entry
  * bundles, the leaf index's rows of a chunk completed (`leaf_index.ts`),
- * and the new state. Two integrators that
- * read the same state cannot both commit, and both compute the same tree
- * from the same feed, so they never diverge; a process that dies between
- * steps leaves a whole state, from which any process resumes.
+ * and the new state. Two integrators that read the same state cannot both
+ * commit, and both compute the same tree from the same feed, so they never
+ * diverge; a process that dies between steps leaves a whole state, from
+ * which any process resumes.
  * @module
  */
 
@@ -120,11 +120,7 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
   const recent = options.recent?.(state.size, max) ?? [];
   const read = recent.length > 0
     ? { entries: recent, end: recent.length < max }
-    : await readEntries(
-      options.store,
-      state.size,
-      max,
-    );
+    : await readEntries(options.store, state.size, max);
   if (read === null) {
     // Nothing to add: a chunk of the leaf index still due (one an earlier version completed) is
     // written all the same.
@@ -132,9 +128,7 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
     if (due === null || due.rows.length === 0) return { outcome: "caught_up", state };
     const op = kv.atomic().check(entry).check(indexed);
     writeDue(op, due);
-    if (options.also) op.set(options.also.key, options.also.value);
-    const result = await retryWhileLocked(() => op.commit());
-    return result.ok ? { outcome: "caught_up", state } : { outcome: "lost" };
+    return (await commitStep(op, options)) ? { outcome: "caught_up", state } : { outcome: "lost" };
   }
   const { entries } = read;
   const leaves = entries.map(leafHash);
@@ -156,9 +150,7 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
   const due = await dueChunk(kv, indexed, state.size, size, writes);
   if (due !== null) writeDue(op, due);
   op.set(logKeys.state, encodeState({ size, rootHash }));
-  if (options.also) op.set(options.also.key, options.also.value);
-  const result = await retryWhileLocked(() => op.commit());
-  if (!result.ok) return { outcome: "lost" };
+  if (!(await commitStep(op, options))) return { outcome: "lost" };
   return {
     outcome: "integrated",
     state: { size, rootHash },
@@ -166,6 +158,12 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
     end: read.end,
     recent: recent.length > 0,
   };
+}
+
+/** Commits a step's writes with the lease's renewal (`also`); false when its checks failed. */
+async function commitStep(op: Deno.AtomicOperation, options: StepOptions): Promise<boolean> {
+  if (options.also) op.set(options.also.key, options.also.value);
+  return (await retryWhileLocked(() => op.commit())).ok;
 }
 
 /**

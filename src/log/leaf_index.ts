@@ -27,9 +27,8 @@
  * @module
  */
 
-import { HASH_SIZE } from "@intents/protocol/log/hash";
-import { type Tile, TILE_WIDTH } from "@intents/protocol/log/tile";
-import { readMany } from "../storage/layout.ts";
+import { equalBytes, HASH_SIZE } from "@intents/protocol/log/hash";
+import { type Tile, TILE_WIDTH, tileHashes } from "@intents/protocol/log/tile";
 import { decodeIndex, encodeIndex, logKeys } from "./keys.ts";
 import { fullPath, readTiles } from "./tiles.ts";
 
@@ -131,17 +130,13 @@ async function chunkLeaves(
   const written = new Map<number, Uint8Array>();
   for (const { tile, data } of writes) if (tile.level === 0) written.set(tile.index, data);
   const stored = await readTiles(kv, tiles.filter((tile) => !written.has(tile.index)));
-  const leaves: Uint8Array[] = [];
-  for (const tile of tiles) {
+  return tiles.flatMap((tile) => {
     const data = written.get(tile.index) ?? stored.get(fullPath(tile));
     if (data === undefined || data.length !== TILE_WIDTH * HASH_SIZE) {
       throw new Error(`the log's ${fullPath(tile)} is not stored whole`);
     }
-    for (let at = 0; at < data.length; at += HASH_SIZE) {
-      leaves.push(data.subarray(at, at + HASH_SIZE));
-    }
-  }
-  return leaves;
+    return tileHashes(data);
+  });
 }
 
 /**
@@ -205,37 +200,38 @@ async function scanTiles(
   from: number,
   size: number,
 ): Promise<number[]> {
-  if (from >= size) return [];
   const first = from / TILE_WIDTH;
-  const tiles: number[] = [];
   const last = first + (SCAN_COMPLETE_CHUNKS + 1) * CHUNK_TILES;
-  for (let t = first; t * TILE_WIDTH < size && t < last; t++) tiles.push(t);
-  const read = await readMany(kv, tiles.map((t) => logKeys.tile(0, t)));
+  const indexes: number[] = [];
+  for (let t = first; t * TILE_WIDTH < size && t < last; t++) indexes.push(t);
   const found: number[] = [];
-  read.forEach((entry, i) => {
-    if (!(entry.value instanceof Uint8Array)) return;
-    const base = tiles[i] * TILE_WIDTH;
-    for (let j = 0; j < TILE_WIDTH && base + j < size; j++) {
-      if (sameHash(entry.value, j * HASH_SIZE, hash)) found.push(base + j);
-    }
-  });
+  for (const [t, leaves] of await levelZero(kv, indexes)) {
+    leaves.forEach((leaf, j) => {
+      if (t * TILE_WIDTH + j < size && equalBytes(leaf, hash)) found.push(t * TILE_WIDTH + j);
+    });
+  }
   return found;
 }
 
 /** Those of `candidates` whose stored leaf hash is `hash`. */
 async function confirm(kv: Deno.Kv, hash: Uint8Array, candidates: number[]): Promise<number[]> {
-  if (candidates.length === 0) return [];
-  const tiles = [...new Set(candidates.map((i) => Math.floor(i / TILE_WIDTH)))];
-  const read = await readMany(kv, tiles.map((t) => logKeys.tile(0, t)));
-  const byTile = new Map(tiles.map((t, i) => [t, read[i].value]));
+  const tiles = await levelZero(kv, [
+    ...new Set(candidates.map((i) => Math.floor(i / TILE_WIDTH))),
+  ]);
   return candidates.filter((index) => {
-    const data = byTile.get(Math.floor(index / TILE_WIDTH));
-    return data instanceof Uint8Array && sameHash(data, (index % TILE_WIDTH) * HASH_SIZE, hash);
+    const leaf = tiles.get(Math.floor(index / TILE_WIDTH))?.[index % TILE_WIDTH];
+    return leaf !== undefined && equalBytes(leaf, hash);
   });
 }
 
-function sameHash(data: Uint8Array, at: number, hash: Uint8Array): boolean {
-  if (data.length < at + HASH_SIZE) return false;
-  for (let i = 0; i < HASH_SIZE; i++) if (data[at + i] !== hash[i]) return false;
-  return true;
+/** The leaf hashes of the stored level-0 tiles of these indexes (those stored), by index. */
+async function levelZero(kv: Deno.Kv, indexes: number[]): Promise<Map<number, Uint8Array[]>> {
+  const tiles = indexes.map((index): Tile => ({ level: 0, index, width: TILE_WIDTH }));
+  const stored = await readTiles(kv, tiles);
+  const leaves = new Map<number, Uint8Array[]>();
+  for (const tile of tiles) {
+    const data = stored.get(fullPath(tile));
+    if (data !== undefined) leaves.set(tile.index, tileHashes(data));
+  }
+  return leaves;
 }

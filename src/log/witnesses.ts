@@ -14,7 +14,7 @@
  */
 
 import { errorLine } from "../telemetry/error_line.ts";
-import { consistencyProofNodes, proveConsistency } from "@intents/protocol/log/hash";
+import { consistencyProofNodes, equalBytes, proveConsistency } from "@intents/protocol/log/hash";
 import { formatSignedNote, parseSignedNote } from "@intents/protocol/log/note";
 import { inSpan } from "../telemetry/tracing.ts";
 import { backoffMs, delay, Lanes } from "../timing.ts";
@@ -200,7 +200,9 @@ export class WitnessSubmitter {
           await retryWhileLocked(() => kv.set(sizeKey, encodeIndex(checkpoint.size)));
           this.#succeed(i, checkpoint.size);
           const round = this.#rounds.get(checkpoint.size);
-          if (round === undefined || !equal(round.checkpoint.rootHash, checkpoint.rootHash)) return;
+          if (round === undefined || !equalBytes(round.checkpoint.rootHash, checkpoint.rootHash)) {
+            return;
+          }
           const { name, keyId } = judged.signature;
           round.cosigned.set(`${name}+${keyId}`, signatureLine(judged.signature));
           await this.#publish(round);
@@ -290,7 +292,8 @@ export class WitnessSubmitter {
       const cosignatures = new Map(round.cosigned);
       // What another holder gathered for the same checkpoint stays.
       if (
-        held !== null && held.size === checkpoint.size && equal(held.rootHash, checkpoint.rootHash)
+        held !== null && held.size === checkpoint.size &&
+        equalBytes(held.rootHash, checkpoint.rootHash)
       ) {
         for (const s of parseSignedNote(held.text).signatures) {
           const key = `${s.name}+${s.keyId}`;
@@ -350,8 +353,4 @@ function decodeSize(value: unknown): number {
 function signatureLine(s: { name: string; keyId: number; signature: Uint8Array }): string {
   const note = formatSignedNote({ text: "x\n", signatures: [s] });
   return note.slice("x\n\n".length);
-}
-
-function equal(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }

@@ -1,6 +1,6 @@
 /**
  * A new intent's event carries its entry's `R`, computed as it is stored
- * from the request's JCS written beside its signed object's
+ * from the request's JCS, written once with its signed object's
  * (docs/interface.md §14); the events of decisions have theirs computed at
  * integration. Either way the log's entries must be the commitments to the
  * records the feed serves, for every kind of submission: each served event's

@@ -8,28 +8,25 @@
 
 import assert from "node:assert/strict";
 import { leafHash } from "../../protocol/log/hash.ts";
+import { type Tile, tileHashes } from "../../protocol/log/tile.ts";
 import { integrateStep } from "../../src/log/integrate.ts";
 import { encodeIndex, logKeys } from "../../src/log/keys.ts";
 import { CHUNK_ENTRIES, chunkRows, findLeaf, offsetsInRow } from "../../src/log/leaf_index.ts";
-import { readTiles } from "../../src/log/tiles.ts";
+import { fullPath, readTiles } from "../../src/log/tiles.ts";
 import { KvStore } from "../../src/storage/kv_store.ts";
 import { insertMany } from "../support/store_kit.ts";
 import { storeTest } from "../support/stores.ts";
 
 /** Leaf hashes of the stored tree's first `size` leaves, from its level-0 tiles. */
 async function storedLeaves(kv: Deno.Kv, size: number): Promise<Uint8Array[]> {
-  const tiles = [];
+  const tiles: Tile[] = [];
   for (let index = 0; index * 256 < size; index++) tiles.push({ level: 0, index, width: 256 });
   const stored = await readTiles(kv, tiles);
   return tiles.flatMap((tile) => {
-    const data = stored.get(`tile/0/${String(tile.index).padStart(3, "0")}`);
+    const data = stored.get(fullPath(tile));
     assert.ok(data, `level-0 tile ${tile.index} is stored`);
-    const leaves = [];
-    for (let at = 0; at < data.length && leaves.length + tile.index * 256 < size; at += 32) {
-      leaves.push(data.slice(at, at + 32));
-    }
-    return leaves;
-  });
+    return tileHashes(data);
+  }).slice(0, size);
 }
 
 Deno.test("a chunk's rows hold each leaf once, under its first byte, found by prefix", () => {

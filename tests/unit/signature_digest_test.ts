@@ -27,6 +27,32 @@ function plainly(parts: Uint8Array[]): Uint8Array {
   return new Uint8Array(out);
 }
 
+/** Asserts the material of a passkey signature of these parts. */
+function assertPasskey(
+  keyId: string,
+  signature: Uint8Array,
+  authenticatorData: Uint8Array,
+  clientData: string,
+): void {
+  const passkey = {
+    kind: "Passkey",
+    keyId,
+    signature,
+    authenticatorData,
+    clientData,
+  } as DecodedPasskey;
+  assert.deepEqual(
+    signatureMaterial(passkey),
+    plainly([
+      utf8.encode("Passkey"),
+      utf8.encode(keyId),
+      signature,
+      authenticatorData,
+      utf8.encode(clientData),
+    ]),
+  );
+}
+
 Deno.test("signatureMaterial frames kind, key id, signature (and a passkey's data) as written out plainly", () => {
   fc.assert(
     fc.property(
@@ -40,43 +66,11 @@ Deno.test("signatureMaterial frames kind, key id, signature (and a passkey's dat
           signatureMaterial(ed),
           plainly([utf8.encode("Ed25519"), utf8.encode(keyId), signature]),
         );
-        const passkey = {
-          kind: "Passkey",
-          keyId,
-          signature,
-          authenticatorData,
-          clientData,
-        } as DecodedPasskey;
-        assert.deepEqual(
-          signatureMaterial(passkey),
-          plainly([
-            utf8.encode("Passkey"),
-            utf8.encode(keyId),
-            signature,
-            authenticatorData,
-            utf8.encode(clientData),
-          ]),
-        );
+        assertPasskey(keyId, signature, authenticatorData, clientData);
       },
     ),
   );
   // Each width of UTF-8, a pair, and lone surrogates (written as U+FFFD).
   const clientData = 'a\u00e9\u20ac\u{1f600}\ud800x\udc00{"type":"webauthn.get"}';
-  const passkey = {
-    kind: "Passkey",
-    keyId: "k",
-    signature: new Uint8Array([1]),
-    authenticatorData: new Uint8Array([2]),
-    clientData,
-  } as DecodedPasskey;
-  assert.deepEqual(
-    signatureMaterial(passkey),
-    plainly([
-      utf8.encode("Passkey"),
-      utf8.encode("k"),
-      new Uint8Array([1]),
-      new Uint8Array([2]),
-      utf8.encode(clientData),
-    ]),
-  );
+  assertPasskey("k", new Uint8Array([1]), new Uint8Array([2]), clientData);
 });
