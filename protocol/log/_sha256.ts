@@ -14,23 +14,10 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { base64urlnopad } from "@scure/base";
 import { concatBytes } from "./_bytes.ts";
+import { nodeCrypto } from "./_node_crypto.ts";
 
-interface NativeHash {
-  update(data: Uint8Array): NativeHash;
-  digest(): Uint8Array;
-}
-
-interface NodeCrypto {
-  createHash?: (name: string) => NativeHash;
-  hash?: (name: string, data: Uint8Array, encoding: "base64url") => string;
-}
-
-/** `node:crypto`, where the runtime has it without an import. */
-const nodeCrypto = (globalThis as {
-  process?: { getBuiltinModule?: (id: string) => NodeCrypto | undefined };
-}).process?.getBuiltinModule?.("node:crypto");
 const createHash = nodeCrypto?.createHash;
-/** Its one-shot digest, straight to text: no hash object made per call. */
+/** Its one-shot digest, straight to text. */
 const hashText = nodeCrypto?.hash;
 
 /** Base64url without padding of SHA-256 of `bytes`. */

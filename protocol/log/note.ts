@@ -16,6 +16,7 @@
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base64 } from "@scure/base";
 import { concatBytes } from "./_bytes.ts";
+import { nodeCrypto } from "./_node_crypto.ts";
 import {
   computeKeyId,
   formatKey,
@@ -161,8 +162,46 @@ export function parseSignerKey(signerKey: string): NoteSigner & { verifierKey: s
     name: parts.name,
     keyId: parts.keyId,
     verifierKey: formatVerifierKey(parts.name, publicKey),
-    sign: (text) => ed25519.sign(text, seed),
+    sign: ed25519Signer(seed),
   };
+}
+
+/** PKCS #8 of an Ed25519 private key, up to its 32-byte seed (RFC 8410). */
+const PKCS8_ED25519 = Uint8Array.from([
+  0x30,
+  0x2e,
+  0x02,
+  0x01,
+  0x00,
+  0x30,
+  0x05,
+  0x06,
+  0x03,
+  0x2b,
+  0x65,
+  0x70,
+  0x04,
+  0x22,
+  0x04,
+  0x20,
+]);
+
+/**
+ * Ed25519 signing with `seed`: by the runtime's `node:crypto` where it has
+ * it (about twenty times faster than noble's), else by noble's. RFC 8032
+ * signatures are deterministic: both give the same bytes.
+ */
+function ed25519Signer(seed: Uint8Array): (text: Uint8Array) => Uint8Array {
+  const { createPrivateKey, sign } = nodeCrypto ?? {};
+  if (createPrivateKey && sign) {
+    const key = createPrivateKey({
+      key: concatBytes(PKCS8_ED25519, seed),
+      format: "der",
+      type: "pkcs8",
+    });
+    return (text) => new Uint8Array(sign(null, text, key));
+  }
+  return (text) => ed25519.sign(text, seed);
 }
 
 /**

@@ -4,9 +4,11 @@
  * feed (the event with id n is the entry at index n − 1), computes their
  * entries, the tiles that change and the new root (`appendLeaves`, reading
  * only the rightmost stored tile of each level), and writes, in ONE commit
- * checked against the state as read: the changed hash tiles, the entry
- * bundles, the leaf index's rows of a chunk completed (`leaf_index.ts`),
- * and the new state. Two integrators that read the same state cannot both
+ * checked against the state as read: the changed hash tiles, the leaf
+ * index's rows of a chunk completed (`leaf_index.ts`), and the new state.
+ * Entry bundles are not stored: the entries are the feed's events'
+ * commitments, fixed with the events, and a bundle is made from them when
+ * read (`reader.ts`). Two integrators that read the same state cannot both
  * commit, and both compute the same tree from the same feed, so they never
  * diverge; a process that dies between steps leaves a whole state, from
  * which any process resumes.
@@ -20,12 +22,7 @@ import {
   isRecordSha256,
 } from "@intents/protocol/log/entry";
 import { leafHash } from "@intents/protocol/log/hash";
-import {
-  decodeEntryBundle,
-  encodeEntryBundle,
-  type Tile,
-  TILE_WIDTH,
-} from "@intents/protocol/log/tile";
+import { type Tile, TILE_WIDTH } from "@intents/protocol/log/tile";
 import { appendLeaves } from "@intents/protocol/log/tile_append";
 import type { IntentEvent } from "../domain/intent.ts";
 import { recordValue } from "../domain/record.ts";
@@ -37,8 +34,8 @@ import { fullPath, readTiles, tileKey } from "./tiles.ts";
 
 /**
  * Entries one step integrates at most, three tiles' worth: a step stays well
- * within denokv's limits (1,000 mutations, 800 KiB a commit: about 200 KB
- * and a dozen mutations here, 256 more and 45 KB when it completes a chunk
+ * within denokv's limits (1,000 mutations, 800 KiB a commit: about 40 KB
+ * and a few mutations here, 256 more and 45 KB when it completes a chunk
  * of the leaf index), and over a networked KV, where a step costs several
  * round trips, the tree keeps up with a few thousand events a second.
  */
@@ -144,9 +141,6 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
 
   const op = kv.atomic().check(entry).check(indexed);
   for (const write of writes) op.set(tileKey(write.tile), write.data);
-  for (const [index, bundle] of bundlesAfter(state.size, entries, tileData)) {
-    op.set(logKeys.bundle(index), bundle);
-  }
   const due = await dueChunk(kv, indexed, state.size, size, writes);
   if (due !== null) writeDue(op, due);
   op.set(logKeys.state, encodeState({ size, rootHash }));
@@ -167,11 +161,13 @@ async function commitStep(op: Deno.AtomicOperation, options: StepOptions): Promi
 }
 
 /**
- * The entries of the events after the tree's `size`, at most `max`, read
- * from the feed, and whether the read found the feed's end; null when there
- * are none.
+ * The entries of the events after position `size`, at most `max` (fewer
+ * once their records pass 1 MiB), read from the feed, and whether the read
+ * found the feed's end; null when there are none.
+ *
+ * @throws {Error} when the feed's positions are not the dense run after `size`.
  */
-async function readEntries(
+export async function readEntries(
   store: StepOptions["store"],
   size: number,
   max: number,
@@ -191,45 +187,13 @@ async function readEntries(
   };
 }
 
-/**
- * The partial tile of each level of the tree of `size` leaves, and its
- * partial entry bundle: all that appending to it reads.
- */
+/** The partial tile of each level of the tree of `size` leaves: all that appending to it reads. */
 function rightmostTiles(size: number): Tile[] {
   const tiles: Tile[] = [];
-  if (size % TILE_WIDTH !== 0) {
-    tiles.push({
-      level: "entries",
-      index: Math.floor(size / TILE_WIDTH),
-      width: size % TILE_WIDTH,
-    });
-  }
   for (let level = 0, count = size; count > 0; level++, count = Math.floor(count / TILE_WIDTH)) {
     if (count % TILE_WIDTH !== 0) {
       tiles.push({ level, index: Math.floor(count / TILE_WIDTH), width: count % TILE_WIDTH });
     }
   }
   return tiles;
-}
-
-/** The entry bundles that change when `entries` follow the tree of `size` leaves. */
-function bundlesAfter(
-  size: number,
-  entries: readonly Uint8Array[],
-  read: (tile: Tile) => Uint8Array,
-): Map<number, Uint8Array> {
-  const bundles = new Map<number, Uint8Array[]>();
-  const first = Math.floor(size / TILE_WIDTH);
-  if (size % TILE_WIDTH !== 0) {
-    const width = size % TILE_WIDTH;
-    const bundle = read({ level: "entries", index: first, width });
-    bundles.set(first, decodeEntryBundle(bundle).slice(0, width));
-  }
-  entries.forEach((entry, i) => {
-    const index = Math.floor((size + i) / TILE_WIDTH);
-    const list = bundles.get(index) ?? [];
-    list.push(entry);
-    bundles.set(index, list);
-  });
-  return new Map([...bundles].map(([index, list]) => [index, encodeEntryBundle(list)]));
 }

@@ -7,7 +7,7 @@
  * |---|---|
  * | `["log", "state"]` | the tree as integrated: size (8 bytes, big-endian) ‖ root hash (32 bytes) |
  * | `["log", "tile", L, N]` | hash tile (L, N): its hashes, the widest so far (32 to 8,192 bytes) |
- * | `["log", "bundle", N]` | entry bundle N: the widest so far (C2SP tlog-tiles form) |
+ * | `["log", "bundle", N]` | entry bundle N, the widest so far (C2SP tlog-tiles form): written by earlier versions, no longer read (bundles are made from the feed) |
  * | `["log", "leaves", B, C]` | the leaf index: for each leaf of chunk C (entries 4,096·C to 4,096·C + 4,095) whose hash begins with byte B, hash bytes 1–8 and its offset in the chunk (2 bytes, big-endian) (`leaf_index.ts`) |
  * | `["log", "leaves_indexed"]` | chunks of the leaf index written: every chunk below has its rows, or was completed before this key was first written (8 bytes, big-endian) |
  * | `["log", "leaf", leaf hash]` | the index of the entry with that leaf hash (8 bytes, big-endian): written by versions before the chunked leaf index, still read |
@@ -28,7 +28,6 @@ import { HASH_SIZE } from "@intents/protocol/log/hash";
 export const logKeys = {
   state: ["log", "state"] as const,
   tile: (level: number, index: number) => ["log", "tile", level, index] as const,
-  bundle: (index: number) => ["log", "bundle", index] as const,
   leaves: (byte: number, chunk: number) => ["log", "leaves", byte, chunk] as const,
   leavesOf: (byte: number) => ["log", "leaves", byte] as const,
   leavesIndexed: ["log", "leaves_indexed"] as const,

@@ -3,18 +3,20 @@
  * checkpoint (cached per process for up to half a second): the newest signed one
  * or, when it is as new, the one with the witnesses' cosignatures; with a
  * quorum, only the newest that at least that many cosigned. Tiles and
- * entry bundles at any width the tree holds, and inclusion proofs against
+ * entry bundles at any width the tree holds (a bundle made from the feed's
+ * events, whose entries are fixed with them), and inclusion proofs against
  * the served checkpoint, by index or by leaf hash.
  * @module
  */
 
 import { inclusionProofNodes, proveInclusion } from "@intents/protocol/log/hash";
 import { formatTlogProof } from "@intents/protocol/log/proof";
-import { decodeEntryBundle, encodeEntryBundle, type Tile } from "@intents/protocol/log/tile";
+import { encodeEntryBundle, type Tile, TILE_WIDTH } from "@intents/protocol/log/tile";
 import type { LogReader, ServedCheckpoint } from "../domain/log.ts";
 import type { Store } from "../domain/store.ts";
 import { decodeCheckpoint } from "./checkpoints.ts";
-import { logKeys } from "./keys.ts";
+import { readEntries } from "./integrate.ts";
+import { decodeState, logKeys } from "./keys.ts";
 import { findLeaf } from "./leaf_index.ts";
 import { storedTreeReader, tileKey } from "./tiles.ts";
 
@@ -24,8 +26,11 @@ export const CHECKPOINT_CACHE_MS = 500;
 /** What {@link KvLogReader} reads. */
 export interface KvLogReaderOptions {
   kv: Deno.Kv;
-  /** Whether the feed has an event yet: an empty log is 404, one catching up 503. */
-  store: Pick<Store, "isPosition">;
+  /**
+   * The feed: whether it has an event yet (an empty log is 404, one
+   * catching up 503), and the events that entry bundles are made from.
+   */
+  store: Pick<Store, "isPosition" | "readEvents">;
   /** The log's verifier key, once the key is known. */
   verifierKey: () => Promise<string>;
   /** A monotonic clock in milliseconds; default `performance.now`. */
@@ -78,13 +83,33 @@ export class KvLogReader implements LogReader {
   }
 
   async tile(tile: Tile): Promise<Uint8Array<ArrayBuffer> | null> {
+    if (tile.level === "entries") return await this.#bundle(tile.index, tile.width);
     const { value } = await this.#kv.get<Uint8Array>(tileKey(tile));
     if (!(value instanceof Uint8Array)) return null;
-    if (tile.level === "entries") {
-      const entries = decodeEntryBundle(value);
-      return entries.length < tile.width ? null : encodeEntryBundle(entries.slice(0, tile.width));
-    }
     return value.length < tile.width * 32 ? null : value.slice(0, tile.width * 32);
+  }
+
+  /**
+   * Entry bundle `index` at `width`, once the tree holds its entries: the
+   * commitments of the feed's events at those positions, read a megabyte of
+   * records at a time.
+   *
+   * @throws {Error} when the feed lacks an event the tree holds.
+   */
+  async #bundle(index: number, width: number): Promise<Uint8Array<ArrayBuffer> | null> {
+    const first = index * TILE_WIDTH;
+    const { size } = decodeState((await this.#kv.get(logKeys.state)).value);
+    if (size < first + width) return null;
+    const entries: Uint8Array[] = [];
+    while (entries.length < width) {
+      const after = first + entries.length;
+      const read = await readEntries(this.#store, after, width - entries.length);
+      if (read === null) {
+        throw new Error(`the feed has no event after ${after}, below the tree's size`);
+      }
+      entries.push(...read.entries);
+    }
+    return encodeEntryBundle(entries);
   }
 
   async proveIndex(index: number): Promise<string | null> {

@@ -10,11 +10,14 @@ import { type Tile, tileHashReader, tileOfNode, tilePath } from "@intents/protoc
 import { readMany } from "../storage/layout.ts";
 import { logKeys } from "./keys.ts";
 
-/** The key of a hash tile or entry bundle (whatever its width: one value holds the widest). */
+/**
+ * The key of a hash tile, whatever its width (one value holds the widest).
+ *
+ * @throws {TypeError} for an entry bundle: bundles are not stored (`reader.ts`).
+ */
 export function tileKey(tile: Tile): Deno.KvKey {
-  return tile.level === "entries"
-    ? logKeys.bundle(tile.index)
-    : logKeys.tile(tile.level, tile.index);
+  if (tile.level === "entries") throw new TypeError("entry bundles are not stored");
+  return logKeys.tile(tile.level, tile.index);
 }
 
 /**

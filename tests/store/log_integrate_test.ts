@@ -29,6 +29,7 @@ import { LogMetrics } from "../../src/log/metrics.ts";
 import { decodeState, logKeys } from "../../src/log/keys.ts";
 import { fullPath, readTiles } from "../../src/log/tiles.ts";
 import { findLeaf } from "../../src/log/leaf_index.ts";
+import { KvLogReader } from "../../src/log/reader.ts";
 import { insertMany } from "../support/store_kit.ts";
 import { storeTest } from "../support/stores.ts";
 import { sleep } from "../support/time.ts";
@@ -53,8 +54,11 @@ async function feedEntries(store: KvStore): Promise<Uint8Array[]> {
   }
 }
 
-/** Checks that the stored tree is exactly the tree of `entries`: state, every tile and bundle. */
-async function assertTreeOf(kv: Deno.Kv, entries: Uint8Array[]): Promise<void> {
+/**
+ * Checks that the stored tree is exactly the tree of `entries`: state, every
+ * tile, and every bundle as the log serves it (made from `store`'s feed).
+ */
+async function assertTreeOf(kv: Deno.Kv, store: KvStore, entries: Uint8Array[]): Promise<void> {
   const state = decodeState((await kv.get(logKeys.state)).value);
   assert.equal(state.size, entries.length);
   const leaves = entries.map(leafHash);
@@ -65,10 +69,16 @@ async function assertTreeOf(kv: Deno.Kv, entries: Uint8Array[]): Promise<void> {
   for (const tile of tiles) {
     assert.deepEqual(stored.get(fullPath(tile)), tileData(tile, tree), fullPath(tile));
   }
+  const reader = new KvLogReader({ kv, store, verifierKey: () => Promise.resolve(verifierKey) });
   for (let index = 0; index * 256 < entries.length; index++) {
-    const { value } = await kv.get(logKeys.bundle(index));
-    assert.deepEqual(value, encodeEntryBundle(entries.slice(index * 256, index * 256 + 256)));
+    const width = Math.min(256, entries.length - index * 256);
+    const bundle = await reader.tile({ level: "entries", index, width });
+    assert.deepEqual(bundle, encodeEntryBundle(entries.slice(index * 256, index * 256 + width)));
   }
+  // Wider than the tree holds: none.
+  const last = Math.floor(entries.length / 256);
+  const beyond = { level: "entries" as const, index: last, width: entries.length % 256 + 1 };
+  if (beyond.width <= 256) assert.equal(await reader.tile(beyond), null);
   for (const i of [0, entries.length - 1]) {
     assert.equal(await findLeaf(kv, leaves[i], entries.length), i);
   }
@@ -143,7 +153,7 @@ storeTest(
       await Promise.all([a.catchUp(), b.catchUp()]);
       const entries = await feedEntries(storeA);
       assert.equal(entries.length, 340);
-      await assertTreeOf(kvA, entries);
+      await assertTreeOf(kvA, storeA, entries);
       const seen = await watch.stop();
       assert.ok(seen.size >= 1);
       for (const [size, roots] of seen) assert.equal(roots.size, 1, `one root for size ${size}`);
@@ -185,7 +195,7 @@ storeTest(
       assert.ok(second.outcome === "integrated" && !second.recent && second.count === 40);
       const entries = await feedEntries(storeA);
       assert.equal(entries.length, 340);
-      await assertTreeOf(kvA, entries);
+      await assertTreeOf(kvA, storeA, entries);
     } finally {
       untap();
       await storeA.drain(performance.now() + 2000);
@@ -219,7 +229,7 @@ storeTest(
         assert.ok(performance.now() < deadline, "the running integrator covers the feed");
         await sleep(50);
       }
-      await assertTreeOf(kvA, entries);
+      await assertTreeOf(kvA, storeA, entries);
     } finally {
       await a.stop();
       await storeA.drain(performance.now() + 2000);
@@ -253,7 +263,7 @@ storeTest("a process that stops between steps leaves a state another resumes fro
     const resumed = integratorOf(other, new KvStore(other));
     const state = await resumed.catchUp();
     assert.equal(state.size, 300);
-    await assertTreeOf(other, await feedEntries(store));
+    await assertTreeOf(other, store, await feedEntries(store));
   } finally {
     await store.drain(performance.now() + 2000);
     kv.close();

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { ed25519 } from "@noble/curves/ed25519.js";
 import { base64 } from "@scure/base";
 import {
   formatSignedNote,
@@ -36,6 +37,18 @@ Deno.test("the note package's documented example signs and opens the same", () =
   assert.deepEqual(opened.verified.map((s) => [s.name, s.keyId]), [["PeterNeumann", 0xc74f20a3]]);
   // Go reads a key id in either case.
   assert.equal(parseVerifierKey(GO_VERIFIER.replace("c74f20a3", "C74F20A3")).keyId, 0xc74f20a3);
+});
+
+Deno.test("a signer signs as noble's Ed25519 does (the runtime's signing where it has one)", () => {
+  for (let k = 0; k < 8; k++) {
+    const { signerKey } = generateNoteKey("example.com/log");
+    const seed = base64.decode(signerKey.split("+").slice(4).join("+")).subarray(1);
+    const signer = parseSignerKey(signerKey);
+    for (const length of [0, 1, 63, 64, 65, 200, 1000]) {
+      const text = crypto.getRandomValues(new Uint8Array(length));
+      assert.deepEqual(signer.sign(text), ed25519.sign(text, seed), `length ${length}`);
+    }
+  }
 });
 
 Deno.test("generated keys sign notes their verifier keys open", () => {
