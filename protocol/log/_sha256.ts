@@ -32,15 +32,42 @@ const SHORT_BYTES = 512;
 /** SHA-256 of the concatenation of `parts`. */
 export function sha256Of(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   let length = 0;
-  for (const part of parts) length += part.length;
-  if (length <= SHORT_BYTES) return shortSha256(parts, length);
+  for (let p = 0; p < parts.length; p++) length += parts[p].length;
+  if (length <= SHORT_BYTES) {
+    start();
+    for (let p = 0; p < parts.length; p++) absorb(parts[p]);
+    return finish(length);
+  }
   if (createHash) {
     const hash = createHash("sha256");
-    for (const part of parts) hash.update(part);
+    for (let p = 0; p < parts.length; p++) hash.update(parts[p]);
     // A copy of its own: the runtime's digest may be a view of a shared buffer.
     return new Uint8Array(hash.digest());
   }
   return sha256(parts.length === 1 ? parts[0] : concatBytes(...parts)) as Uint8Array<ArrayBuffer>;
+}
+
+/**
+ * SHA-256 of one byte `prefix`, then `a`, then `b` if given: the tree's
+ * leaves and nodes (RFC 6962's domain separation), hashed without an array
+ * or a view made per call (the tree hashes them by the million).
+ */
+export function sha256Prefixed(
+  prefix: number,
+  a: Uint8Array,
+  b?: Uint8Array,
+): Uint8Array<ArrayBuffer> {
+  const length = 1 + a.length + (b === undefined ? 0 : b.length);
+  if (length > SHORT_BYTES) {
+    const head = Uint8Array.of(prefix);
+    return b === undefined ? sha256Of(head, a) : sha256Of(head, a, b);
+  }
+  start();
+  block[0] = prefix;
+  fill = 1;
+  absorb(a);
+  if (b !== undefined) absorb(b);
+  return finish(length);
 }
 
 /** The round constants (FIPS 180-4 §4.2.2). */
@@ -60,27 +87,31 @@ const K = Int32Array.from([
 const IV = Int32Array.from([
   0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ]);
-/** The state, the message schedule and the block being filled: one call at a time (no await). */
+/** The state, the message schedule and the block being filled: one hash at a time (no await). */
 const H = new Int32Array(8);
 const W = new Int32Array(64);
 const block = new Uint8Array(64);
+/** Bytes of `block` filled. */
+let fill = 0;
 
-/** SHA-256 of `parts` (`length` bytes in all), with the buffers above. */
-function shortSha256(parts: readonly Uint8Array[], length: number): Uint8Array<ArrayBuffer> {
+function start(): void {
   H.set(IV);
-  let fill = 0;
-  for (const part of parts) {
-    for (let at = 0; at < part.length;) {
-      const n = Math.min(64 - fill, part.length - at);
-      block.set(n === part.length ? part : part.subarray(at, at + n), fill);
-      fill += n;
-      at += n;
-      if (fill === 64) {
-        compress();
-        fill = 0;
-      }
+  fill = 0;
+}
+
+/** Adds `bytes` to the message, compressing each block as it fills (byte by byte: no views). */
+function absorb(bytes: Uint8Array): void {
+  for (let i = 0; i < bytes.length; i++) {
+    block[fill++] = bytes[i];
+    if (fill === 64) {
+      compress();
+      fill = 0;
     }
   }
+}
+
+/** Pads the message of `length` bytes and returns its digest. */
+function finish(length: number): Uint8Array<ArrayBuffer> {
   // Padding: 0x80, zeros, then the length in bits as a big-endian 64-bit integer.
   block[fill++] = 0x80;
   if (fill > 56) {

@@ -93,22 +93,54 @@ export function writeEntryOfRecordSha256(
   type: string,
   recordSha256: string,
 ): number {
-  const text = entryText(type, recordSha256);
-  const { read, written } = utf8.encodeInto(text, bytes.subarray(at, at + room));
-  return read === text.length ? written : 0;
+  checkEntryParts(type, recordSha256);
+  if (!PLAIN_TYPE.test(type)) {
+    const text = entryText(type, recordSha256);
+    const { read, written } = utf8.encodeInto(text, bytes.subarray(at, at + room));
+    return read === text.length ? written : 0;
+  }
+  // The text below is ASCII (R is base64url, the type needs no escape): written byte for byte,
+  // without a string or a view made per entry.
+  const length = ENTRY_HEAD.length + recordSha256.length + ENTRY_MIDDLE.length + type.length +
+    ENTRY_TAIL.length;
+  if (length > room || at + length > bytes.length) return 0;
+  let to = at;
+  to = writeAscii(bytes, to, ENTRY_HEAD);
+  to = writeAscii(bytes, to, recordSha256);
+  to = writeAscii(bytes, to, ENTRY_MIDDLE);
+  to = writeAscii(bytes, to, type);
+  writeAscii(bytes, to, ENTRY_TAIL);
+  return length;
+}
+
+/** The entry's text around `R` and the type (see {@link entryText}). */
+const ENTRY_HEAD = '{"record_sha256":"';
+const ENTRY_MIDDLE = '","type":"';
+const ENTRY_TAIL = '"}';
+/** A type that JSON writes as itself between quotes, in ASCII. */
+const PLAIN_TYPE = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
+
+function writeAscii(bytes: Uint8Array, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) bytes[at + i] = text.charCodeAt(i);
+  return at + text.length;
 }
 
 /** The entry's JCS text (see {@link entryOfRecordSha256}). */
 function entryText(type: string, recordSha256: string): string {
+  checkEntryParts(type, recordSha256);
+  // JCS of the two members, written directly: sorted names, R in base64url (nothing to escape),
+  // and the type as JSON.stringify writes a string, which is what RFC 8785 §3.2.2.2 prescribes.
+  return `{"record_sha256":"${recordSha256}","type":${JSON.stringify(type)}}`;
+}
+
+/** @throws {TypeError} as {@link entryOfRecordSha256}. */
+function checkEntryParts(type: string, recordSha256: string): void {
   if (typeof type !== "string" || type === "" || !type.isWellFormed()) {
     throw new TypeError("an event type is a non-empty, well-formed string");
   }
   if (!isRecordSha256(recordSha256)) {
     throw new TypeError("a record's SHA-256 is 43 characters of base64url");
   }
-  // JCS of the two members, written directly: sorted names, R in base64url (nothing to escape),
-  // and the type as JSON.stringify writes a string, which is what RFC 8785 §3.2.2.2 prescribes.
-  return `{"record_sha256":"${recordSha256}","type":${JSON.stringify(type)}}`;
 }
 
 /** Whether `value` is an `R` as entries write it (the canonical base64url of 32 bytes). */

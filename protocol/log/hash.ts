@@ -19,7 +19,7 @@
  */
 
 import { equalBytes } from "./_bytes.ts";
-import { sha256Of } from "./_sha256.ts";
+import { sha256Of, sha256Prefixed } from "./_sha256.ts";
 
 /** Whether two hashes (or any byte strings) are equal; not in constant time: hashes are public. */
 export { equalBytes };
@@ -28,8 +28,8 @@ export { equalBytes };
 export const HASH_SIZE = 32;
 
 /** The domain separation bytes of RFC 6962 §2.1. */
-const LEAF_PREFIX = new Uint8Array([0x00]);
-const NODE_PREFIX = new Uint8Array([0x01]);
+const LEAF_PREFIX = 0x00;
+const NODE_PREFIX = 0x01;
 
 /** A perfect subtree: the `index`-th run of `2^level` leaves. */
 export interface TreeNode {
@@ -55,7 +55,7 @@ export type HashReader = (level: number, index: number) => Uint8Array;
  * ```
  */
 export function leafHash(entry: Uint8Array): Uint8Array<ArrayBuffer> {
-  return sha256Of(LEAF_PREFIX, entry);
+  return sha256Prefixed(LEAF_PREFIX, entry);
 }
 
 /**
@@ -66,7 +66,7 @@ export function leafHash(entry: Uint8Array): Uint8Array<ArrayBuffer> {
 export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array<ArrayBuffer> {
   assertHash(left, "a left child");
   assertHash(right, "a right child");
-  return sha256Of(NODE_PREFIX, left, right);
+  return sha256Prefixed(NODE_PREFIX, left, right);
 }
 
 /**

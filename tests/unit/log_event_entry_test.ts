@@ -6,7 +6,11 @@
 
 import assert from "node:assert/strict";
 import { canonicalBytesOfParsed, canonicalBytesWithin } from "../../protocol/jcs.ts";
-import { entryBytes } from "../../protocol/log/entry.ts";
+import {
+  entryBytes,
+  entryOfRecordSha256,
+  writeEntryOfRecordSha256,
+} from "../../protocol/log/entry.ts";
 import type { IntentEvent, StoredIntent } from "../../src/domain/intent.ts";
 import { recordSha256Of, renderEvent } from "../../src/domain/record.ts";
 import { eventEntry } from "../../src/log/integrate.ts";
@@ -114,4 +118,21 @@ Deno.test("eventEntry: a malformed stored R is not trusted; the record's is comp
 Deno.test("canonicalBytesOfParsed leaves out undefined members, as JSON.stringify does", () => {
   const value = { b: undefined, a: [1, { d: undefined, c: 2 }], e: undefined };
   assert.equal(new TextDecoder().decode(canonicalBytesOfParsed(value)), `{"a":[1,{"c":2}]}`);
+});
+
+Deno.test("an entry written into a buffer is the entry's bytes, whatever the type's characters", () => {
+  const r = "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o";
+  const buffer = new Uint8Array(300).fill(0xee);
+  for (const type of ["intent.accepted", 'a"b', "back\\slash", "é", "😀", "tab\t", "~ !#[]"]) {
+    const entry = entryOfRecordSha256(type, r);
+    for (const at of [0, 17]) {
+      assert.equal(writeEntryOfRecordSha256(buffer, at, 200, type, r), entry.length, type);
+      assert.deepEqual(buffer.subarray(at, at + entry.length), entry, type);
+    }
+    // Too little room, or past the buffer's end: nothing is said to be written.
+    assert.equal(writeEntryOfRecordSha256(buffer, 0, entry.length - 1, type, r), 0, type);
+    assert.equal(writeEntryOfRecordSha256(buffer, 300 - entry.length + 1, 200, type, r), 0, type);
+  }
+  assert.throws(() => writeEntryOfRecordSha256(buffer, 0, 200, "", r), TypeError);
+  assert.throws(() => writeEntryOfRecordSha256(buffer, 0, 200, "x", "short"), TypeError);
 });
