@@ -2,15 +2,17 @@
  * The log's integration of a stored feed (docs/performance.md, "The log"):
  * 4,096 events of a Variant B record each, integrated from an empty tree on a
  * KV file, in steps as the integrator takes them (entries, leaf hashes, tiles,
- * bundles, the leaf index of a chunk completed, in one commit a step). Once with each event's
- * `R` stored as a new intent's is, once without (as events of decisions and
- * of earlier versions are: the record's JCS made at integration).
+ * the leaf index of a chunk completed, in one commit a step). Three ways: the
+ * entries at hand, as the integrator's tap holds its own process's (made
+ * before the timing); read back from the feed with each event's `R` stored
+ * as a new intent's is; and read back without (as events of decisions and of
+ * earlier versions are: the record's JCS made at integration).
  */
 
 import { join } from "node:path";
 import { canonicalBytesWithin } from "@intents/protocol/jcs";
 import type { NewIntent } from "../src/domain/intent.ts";
-import { integrateStep } from "../src/log/integrate.ts";
+import { eventEntry, integrateStep } from "../src/log/integrate.ts";
 import { KvStore } from "../src/storage/kv_store.ts";
 import { TYPICAL_POLICY, TYPICAL_SIGNER, typicalRequest } from "./_typical_request.ts";
 
@@ -56,21 +58,48 @@ async function storedFeed(dir: string, withR: boolean): Promise<string> {
 const dir = await Deno.makeTempDir({ prefix: "log-integrate-bench-" });
 const feeds = { "R stored": await storedFeed(dir, true), "R made": await storedFeed(dir, false) };
 
-for (const [name, feed] of Object.entries(feeds)) {
+/** The entries of every event of the feed at `path`, as the tap would hold them. */
+async function entriesOf(path: string): Promise<Uint8Array[]> {
+  const kv = await Deno.openKv(path);
+  const store = new KvStore(kv);
+  const entries: Uint8Array[] = [];
+  for (;;) {
+    const events = await store.readEvents({ after: entries.length, limit: 500 });
+    if (events.length === 0) break;
+    entries.push(...events.map(eventEntry));
+  }
+  kv.close();
+  return entries;
+}
+const held = await entriesOf(feeds["R stored"]);
+
+const ways = [
+  { name: "entries at hand", feed: feeds["R stored"], recent: true },
+  { name: "R stored", feed: feeds["R stored"], recent: false },
+  { name: "R made", feed: feeds["R made"], recent: false },
+];
+for (const { name, feed, recent } of ways) {
   Deno.bench(
     `integrate ${EVENTS} events, ${name} (KV file)`,
-    { group: "integrate", baseline: name === "R stored", n: 10 },
+    { group: "integrate", baseline: recent, n: 10 },
     async (b) => {
       const path = join(dir, "run.kv");
       await Deno.copyFile(feed, path);
       const kv = await Deno.openKv(path);
       const store = new KvStore(kv);
       await store.prepare();
+      const options = {
+        kv,
+        store,
+        ...(recent
+          ? { recent: (after: number, limit: number) => held.slice(after, after + limit) }
+          : {}),
+      };
       b.start();
       let count = 0;
-      for (let step = await integrateStep({ kv, store }); step.outcome === "integrated";) {
+      for (let step = await integrateStep(options); step.outcome === "integrated";) {
         count += step.count;
-        step = await integrateStep({ kv, store });
+        step = await integrateStep(options);
       }
       b.end();
       kv.close();
