@@ -102,7 +102,23 @@ Deno.test("the log's routes: answers, access, headers and refusals", async (t) =
       assert.equal((await two.arrayBuffer()).byteLength, 64);
       const bundle = await h.fetch("/log/tile/entries/000.p/3", { headers: bearer(EVENTS_TOKEN) });
       assert.deepEqual(decodeEntryBundle(new Uint8Array(await bundle.arrayBuffer()), 3), entries);
-      for (const path of ["/log/tile/0/000.p/4", "/log/tile/0/000", "/log/tile/1/000.p/1"]) {
+      const narrower = await h.fetch("/log/tile/entries/000.p/2", {
+        headers: bearer(EVENTS_TOKEN),
+      });
+      assert.deepEqual(
+        decodeEntryBundle(new Uint8Array(await narrower.arrayBuffer()), 2),
+        entries.slice(0, 2),
+      );
+      for (
+        const path of [
+          "/log/tile/0/000.p/4",
+          "/log/tile/0/000",
+          "/log/tile/1/000.p/1",
+          "/log/tile/entries/000.p/4",
+          "/log/tile/entries/000",
+          "/log/tile/entries/001.p/1",
+        ]
+      ) {
         await refused(h, path, 404, "not_found", EVENTS_TOKEN);
       }
       for (
