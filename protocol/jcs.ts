@@ -109,7 +109,8 @@ export function canonicalBytesWithin(
  * this module's writers.
  *
  * @param value a value the strict reader produced.
- * @param known canonical bytes already written, by the object they are of.
+ * @param known canonical bytes already written, by the object they are of (none: the value's
+ *   text alone).
  *
  * @example
  * ```ts
@@ -121,12 +122,9 @@ export function canonicalBytesWithin(
  */
 export function canonicalViewOfParsed(
   value: unknown,
-  known: ReadonlyMap<unknown, Uint8Array>,
+  known?: ReadonlyMap<unknown, Uint8Array>,
 ): Uint8Array {
-  return session(() => {
-    write(value, known);
-    return out.subarray(0, at);
-  });
+  return writeOut(value, known);
 }
 
 /**
@@ -173,9 +171,12 @@ function session<T>(run: () => T): T {
 }
 
 /** The value's canonical text in the buffer (a view, valid until the next write). */
-function writeOut(value: unknown): Uint8Array<ArrayBuffer> {
+function writeOut(
+  value: unknown,
+  known?: ReadonlyMap<unknown, Uint8Array>,
+): Uint8Array<ArrayBuffer> {
   return session(() => {
-    write(value);
+    write(value, known);
     return out.subarray(0, at);
   });
 }

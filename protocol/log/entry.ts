@@ -76,6 +76,7 @@ const RECORD_SHA256 = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
  * ```
  */
 export function entryOfRecordSha256(type: string, recordSha256: string): Uint8Array<ArrayBuffer> {
+  checkEntryParts(type, recordSha256);
   return utf8.encode(entryText(type, recordSha256));
 }
 
@@ -125,9 +126,8 @@ function writeAscii(bytes: Uint8Array, at: number, text: string): number {
   return at + text.length;
 }
 
-/** The entry's JCS text (see {@link entryOfRecordSha256}). */
+/** The entry's JCS text (see {@link entryOfRecordSha256}), of parts already checked. */
 function entryText(type: string, recordSha256: string): string {
-  checkEntryParts(type, recordSha256);
   // JCS of the two members, written directly: sorted names, R in base64url (nothing to escape),
   // and the type as JSON.stringify writes a string, which is what RFC 8785 §3.2.2.2 prescribes.
   return `{"record_sha256":"${recordSha256}","type":${JSON.stringify(type)}}`;

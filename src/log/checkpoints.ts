@@ -60,7 +60,8 @@ export function decodeCheckpoint(value: unknown): StoredCheckpoint | null {
   return { text, size, rootHash };
 }
 
-function sameTree(a: SignedTree, b: SignedTree): boolean {
+/** Whether two trees are the same: equal sizes and roots. */
+export function sameTree(a: SignedTree, b: SignedTree): boolean {
   return a.size === b.size && equalBytes(a.rootHash, b.rootHash);
 }
 

@@ -78,8 +78,6 @@ export interface StepOptions {
   also?: { key: Deno.KvKey; value: Uint8Array };
 }
 
-const NONE = new Map<unknown, Uint8Array>();
-
 /**
  * The entry of an event: the commitment to its type and its record as the
  * feed serves it (docs/interface.md §14). Its `R` was computed as the event
@@ -92,7 +90,7 @@ export function eventEntry(event: IntentEvent): Uint8Array {
   if (isRecordSha256(event.recordSha256)) {
     return entryOfRecordSha256(event.type, event.recordSha256);
   }
-  return entryOfCanonicalRecord(event.type, canonicalViewOfParsed(recordValue(event.intent), NONE));
+  return entryOfCanonicalRecord(event.type, canonicalViewOfParsed(recordValue(event.intent)));
 }
 
 /**
@@ -109,8 +107,8 @@ export async function integrateStep(options: StepOptions): Promise<StepResult> {
     logKeys.leavesIndexed,
   ]);
   const state = decodeState(entry.value);
-  // A step ends at the last tile edge it reaches, so that a full tile and bundle are written
-  // once, not first as a partial one and again as a full one by the next step.
+  // A step ends at the last tile edge it reaches, so that a full tile is written once, not first
+  // as a partial one and again as a full one by the next step.
   const cap = Math.min(limit, STEP_ENTRIES);
   const edge = Math.floor((state.size + cap) / TILE_WIDTH) * TILE_WIDTH;
   const max = edge > state.size ? edge - state.size : cap;

@@ -14,12 +14,12 @@
  */
 
 import { errorLine } from "../telemetry/error_line.ts";
-import { consistencyProofNodes, equalBytes, proveConsistency } from "@intents/protocol/log/hash";
+import { consistencyProofNodes, proveConsistency } from "@intents/protocol/log/hash";
 import { formatSignedNote, parseSignedNote } from "@intents/protocol/log/note";
 import { inSpan } from "../telemetry/tracing.ts";
 import { backoffMs, delay, Lanes } from "../timing.ts";
 import { retryWhileLocked } from "../storage/retry.ts";
-import { decodeCheckpoint, type StoredCheckpoint } from "./checkpoints.ts";
+import { decodeCheckpoint, sameTree, type StoredCheckpoint } from "./checkpoints.ts";
 import { forkLine, recordFork } from "./fork.ts";
 import { decodeIndex, encodeIndex, encodeText, logKeys } from "./keys.ts";
 import { LogLease } from "./lease.ts";
@@ -200,9 +200,7 @@ export class WitnessSubmitter {
           await retryWhileLocked(() => kv.set(sizeKey, encodeIndex(checkpoint.size)));
           this.#succeed(i, checkpoint.size);
           const round = this.#rounds.get(checkpoint.size);
-          if (round === undefined || !equalBytes(round.checkpoint.rootHash, checkpoint.rootHash)) {
-            return;
-          }
+          if (round === undefined || !sameTree(round.checkpoint, checkpoint)) return;
           const { name, keyId } = judged.signature;
           round.cosigned.set(`${name}+${keyId}`, signatureLine(judged.signature));
           await this.#publish(round);
@@ -292,8 +290,7 @@ export class WitnessSubmitter {
       const cosignatures = new Map(round.cosigned);
       // What another holder gathered for the same checkpoint stays.
       if (
-        held !== null && held.size === checkpoint.size &&
-        equalBytes(held.rootHash, checkpoint.rootHash)
+        held !== null && sameTree(held, checkpoint)
       ) {
         for (const s of parseSignedNote(held.text).signatures) {
           const key = `${s.name}+${s.keyId}`;

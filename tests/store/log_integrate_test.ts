@@ -31,7 +31,7 @@ import { fullPath, readTiles } from "../../src/log/tiles.ts";
 import { findLeaf } from "../../src/log/leaf_index.ts";
 import { KvLogReader } from "../../src/log/reader.ts";
 import { insertMany } from "../support/store_kit.ts";
-import { storeTest } from "../support/stores.ts";
+import { storeTest, type TestStore } from "../support/stores.ts";
 import { sleep } from "../support/time.ts";
 
 const { signerKey, verifierKey } = generateNoteKey("log.test/intents");
@@ -124,13 +124,34 @@ function integratorOf(
   return new Integrator({ kv, store, signer: signing, report, metrics });
 }
 
+/**
+ * Two processes on the test's store, each with its own handle and storage:
+ * `close` lets both movers go and closes both handles.
+ */
+async function twoProcesses(t: TestStore) {
+  const kvA = await t.open();
+  const kvB = await t.open();
+  const storeA = new KvStore(kvA);
+  const storeB = new KvStore(kvB);
+  return {
+    kvA,
+    kvB,
+    storeA,
+    storeB,
+    async close() {
+      await storeA.drain(performance.now() + 2000);
+      await storeB.drain(performance.now() + 2000);
+      kvA.close();
+      kvB.close();
+    },
+  };
+}
+
 storeTest(
   "two integrators beside committing writers build the feed's tree and agree",
   async (t) => {
-    const kvA = await t.open();
-    const kvB = await t.open();
-    const storeA = new KvStore(kvA);
-    const storeB = new KvStore(kvB);
+    const processes = await twoProcesses(t);
+    const { kvA, kvB, storeA, storeB } = processes;
     const a = integratorOf(kvA, storeA);
     const b = integratorOf(kvB, storeB);
     const watch = watchCheckpoints(kvA);
@@ -162,10 +183,7 @@ storeTest(
       assert.equal(parseCheckpoint(openNoteText(last.text)).origin, "log.test/intents");
     } finally {
       await watch.stop();
-      await storeA.drain(performance.now() + 2000);
-      await storeB.drain(performance.now() + 2000);
-      kvA.close();
-      kvB.close();
+      await processes.close();
     }
   },
 );
@@ -173,10 +191,8 @@ storeTest(
 storeTest(
   "entries from this process's moves build the tree the feed's events build, a gap read from the feed",
   async (t) => {
-    const kvA = await t.open();
-    const kvB = await t.open();
-    const storeA = new KvStore(kvA);
-    const storeB = new KvStore(kvB);
+    const processes = await twoProcesses(t);
+    const { kvA, storeA, storeB } = processes;
     const tap = new EntryTap();
     const untap = storeA.onOwnEvents((events) => tap.take(events));
     const recent = (after: number, limit: number) => tap.entriesAfter(after, limit);
@@ -198,10 +214,7 @@ storeTest(
       await assertTreeOf(kvA, storeA, entries);
     } finally {
       untap();
-      await storeA.drain(performance.now() + 2000);
-      await storeB.drain(performance.now() + 2000);
-      kvA.close();
-      kvB.close();
+      await processes.close();
     }
   },
 );
@@ -209,10 +222,8 @@ storeTest(
 storeTest(
   "a running integrator covers its own process's events and another's, interleaved",
   async (t) => {
-    const kvA = await t.open();
-    const kvB = await t.open();
-    const storeA = new KvStore(kvA);
-    const storeB = new KvStore(kvB);
+    const processes = await twoProcesses(t);
+    const { kvA, storeA, storeB } = processes;
     const a = integratorOf(kvA, storeA);
     try {
       await storeA.prepare();
@@ -232,10 +243,7 @@ storeTest(
       await assertTreeOf(kvA, storeA, entries);
     } finally {
       await a.stop();
-      await storeA.drain(performance.now() + 2000);
-      await storeB.drain(performance.now() + 2000);
-      kvA.close();
-      kvB.close();
+      await processes.close();
     }
   },
 );
