@@ -35,8 +35,8 @@ const WITNESS = generateCosignerKey("e2e.test/witness");
 const EVENTS_TOKEN = "events-token-0123456789abcdef";
 const POLICY = { logKey: LOG_KEY, witnesses: [WITNESS.verifierKey], quorum: 1 };
 
-/** Our witness (`deno task witness serve`) on `port` (0: a free one), its state in `kvFile`. */
-function startWitness(kvFile: string, port: number): Promise<SpawnedServer> {
+/** Our witness (`deno task witness serve`) on `port`, its state in `kvFile`. */
+function spawnWitness(kvFile: string, port: number): Promise<SpawnedServer> {
   return spawnServer({
     script: "tools/witness/witness.ts",
     args: ["serve", "--kv", kvFile, "--log", LOG_KEY, "--port", String(port)],
@@ -44,6 +44,25 @@ function startWitness(kvFile: string, port: number): Promise<SpawnedServer> {
     listening: /listening on (http:\/\/\S+:\d+)/,
     listeningOn: "stdout",
   });
+}
+
+/**
+ * The witness on `port`, or (none given) on a port below the kernel's ephemeral
+ * range, so no outgoing connection of a parallel test takes it while the witness
+ * is down. A port in use is tried again for up to 10 s (the same port: the log
+ * knows the witness by its URL), or another is drawn.
+ */
+async function startWitness(kvFile: string, port?: number): Promise<SpawnedServer> {
+  const by = performance.now() + 10_000;
+  for (;;) {
+    const tried = port ?? 20_000 + Math.floor(Math.random() * 12_000);
+    try {
+      return await spawnWitness(kvFile, tried);
+    } catch (error) {
+      if (!/AddrInUse|in use/i.test(String(error)) || performance.now() > by) throw error;
+      await sleep(200);
+    }
+  }
 }
 
 /** A checkpoint not served yet: an empty log (404), or none cosigned (503). */
@@ -149,7 +168,7 @@ Deno.test({
     const store = await newTestStore("kv_connect");
     const dir = await Deno.makeTempDir({ prefix: "intents-log-e2e-" });
     const witnessKv = join(dir, "witness.kv");
-    let witness = await startWitness(witnessKv, 0);
+    let witness = await startWitness(witnessKv);
     const instances: TestServer[] = [];
     try {
       const env = {
@@ -207,6 +226,8 @@ Deno.test({
         await sleep(1_500);
         witness = await startWitness(witnessKv, port);
       })();
+      // Its failure is reported where it is awaited, after the load, not as an uncaught error.
+      witnessDown.catch(() => {});
       for (let wave = 0; wave < 16; wave++) {
         const started = performance.now();
         await Promise.all(Array.from({ length: 25 }, async (_, k) => {
