@@ -8,7 +8,7 @@
 /** What the log's modules use of it. */
 export interface NodeCrypto {
   createHash?: (name: string) => { update(data: Uint8Array): unknown; digest(): Uint8Array };
-  hash?: (name: string, data: Uint8Array, encoding: "base64url") => string;
+  hash?: (name: string, data: Uint8Array, encoding: "hex") => string;
   createPrivateKey?: (
     options: { key: Uint8Array; format: "der"; type: "pkcs8" },
   ) => unknown;

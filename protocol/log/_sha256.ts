@@ -17,13 +17,48 @@ import { concatBytes } from "./_bytes.ts";
 import { nodeCrypto } from "./_node_crypto.ts";
 
 const createHash = nodeCrypto?.createHash;
-/** Its one-shot digest, straight to text. */
-const hashText = nodeCrypto?.hash;
+/**
+ * Its one-shot digest, straight to text: in hex, the runtime's fastest way
+ * out (Deno: no hash object, no buffer; about half the cost of base64url).
+ */
+const hashHex = nodeCrypto?.hash;
 
 /** Base64url without padding of SHA-256 of `bytes`. */
 export function sha256Base64url(bytes: Uint8Array): string {
-  if (hashText) return hashText("sha256", bytes, "base64url");
+  if (hashHex) return base64urlOfHex32(hashHex("sha256", bytes, "hex"));
   return base64urlnopad.encode(sha256Of(bytes));
+}
+
+const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/** The 43 characters' codes, filled per call (no await in between). */
+const base64urlCodes: number[] = new Array(43).fill(0);
+
+/** A hex digit's value (the runtime writes lower case). */
+function hexDigit(code: number): number {
+  return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57;
+}
+
+/**
+ * Base64url without padding of 32 bytes given in hex (64 digits): ten groups
+ * of three bytes (four characters each), then two bytes (three characters).
+ */
+function base64urlOfHex32(hex: string): string {
+  let k = 0;
+  for (let i = 0; i < 60; i += 6) {
+    let bits = 0;
+    for (let j = i; j < i + 6; j++) bits = (bits << 4) | hexDigit(hex.charCodeAt(j));
+    base64urlCodes[k++] = BASE64URL.charCodeAt(bits >>> 18);
+    base64urlCodes[k++] = BASE64URL.charCodeAt((bits >>> 12) & 63);
+    base64urlCodes[k++] = BASE64URL.charCodeAt((bits >>> 6) & 63);
+    base64urlCodes[k++] = BASE64URL.charCodeAt(bits & 63);
+  }
+  let last = 0;
+  for (let j = 60; j < 64; j++) last = (last << 4) | hexDigit(hex.charCodeAt(j));
+  last <<= 2;
+  base64urlCodes[k++] = BASE64URL.charCodeAt(last >>> 12);
+  base64urlCodes[k++] = BASE64URL.charCodeAt((last >>> 6) & 63);
+  base64urlCodes[k] = BASE64URL.charCodeAt(last & 63);
+  return String.fromCharCode.apply(null, base64urlCodes);
 }
 
 /** Inputs up to this many bytes are hashed here; longer ones by the runtime (faster there). */

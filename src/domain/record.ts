@@ -93,6 +93,8 @@ export function recordValue(record: StoredIntent): Record<string, unknown> {
 
 /** Where the request's text goes in the record whose `R` {@link recordSha256Of} computes. */
 const REQUEST = {};
+/** {@link REQUEST}'s bytes for one call at a time (none awaits): no map made per record. */
+const requestText = new Map<unknown, Uint8Array>();
 
 /**
  * `R` of the record of {@link renderIntent} (without `now`): SHA-256 of its
@@ -101,9 +103,12 @@ const REQUEST = {};
 export function recordSha256Of(record: StoredIntent, canonical: CanonicalRequest): string {
   const value = recordHead(record, canonical.attrs, undefined);
   value.request = REQUEST;
-  return recordSha256OfCanonical(
-    canonicalViewOfParsed(value, new Map([[REQUEST, canonical.bytes]])),
-  );
+  requestText.set(REQUEST, canonical.bytes);
+  try {
+    return recordSha256OfCanonical(canonicalViewOfParsed(value, requestText));
+  } finally {
+    requestText.delete(REQUEST);
+  }
 }
 
 /** Every member of the record but `request`, in the order the record shows them. */
