@@ -90,7 +90,7 @@ export class KvStore implements Store {
     });
     this.#staged = {
       ...base,
-      staged: (versionstamp, events) => this.#sequencer.staged(versionstamp, events),
+      staged: (versionstamp) => this.#sequencer.staged(versionstamp),
       lanes: this.#lanes,
       contended: options.metrics?.contended,
       failed: () => this.#sequencer.kick(),
