@@ -90,7 +90,7 @@ export class KvStore implements Store {
     });
     this.#staged = {
       ...base,
-      staged: (versionstamp) => this.#sequencer.staged(versionstamp),
+      staged: (versionstamp, events) => this.#sequencer.staged(versionstamp, events),
       lanes: this.#lanes,
       contended: options.metrics?.contended,
       failed: () => this.#sequencer.kick(),

@@ -10,6 +10,7 @@ import type { Feed, Head } from "./feed.ts";
 import { encodeIndex, encodeIndexedHead, nextVersionstamp, type StagedRef } from "./index_codec.ts";
 import { keys } from "./keys.ts";
 import { delay } from "../timing.ts";
+import { ClockCache } from "../clock_cache.ts";
 import { decodeLease, encodeLease } from "./values_codec.ts";
 
 /** Staged events older than this are moved by whoever finds them, whoever holds the lease. */
@@ -25,6 +26,8 @@ export const WATCH_MS = 500;
 const CONFIRM_MS = 100;
 /** Staged blocks one move reads, at most (one read, one snapshot). */
 const LIST_LIMIT = 64;
+/** Own staged events remembered for this process's listeners, at most. */
+const OWN_REMEMBERED = 4_096;
 
 /** What the sequencer works with. */
 export interface SequencerOptions {
@@ -58,6 +61,8 @@ export class Sequencer {
   #ownSince: number | undefined;
   /** Staged blocks known moved: every versionstamp up to this one. */
   #movedThrough = "";
+  /** Events this process staged, by versionstamp, until moved: told without decoding. */
+  readonly #own = new ClockCache<StoredEvent[]>(OWN_REMEMBERED);
   #running: Promise<void> | undefined;
   /** True while another process holds the lease and this one leaves its events to it. */
   #othersMove = false;
@@ -94,12 +99,13 @@ export class Sequencer {
     }
   }
 
-  /** Told by a commit of this process that staged events under `versionstamp`. */
-  staged(versionstamp: string): void {
+  /** Told by a commit of this process that staged `events` under `versionstamp`. */
+  staged(versionstamp: string, events: StoredEvent[]): void {
     // Told late: a move already carried it (its listing saw the commit before this did).
     if (versionstamp <= this.#movedThrough) return;
     if (versionstamp > this.#ownLatest) this.#ownLatest = versionstamp;
     this.#ownSince ??= this.#o.now().getTime();
+    if (this.#o.feed.hasOwnEventListeners) this.#own.set(versionstamp, events);
     this.kick();
   }
 
@@ -266,6 +272,9 @@ export class Sequencer {
   #movedUpTo(through: string): void {
     if (through <= this.#movedThrough) return;
     this.#movedThrough = through;
+    for (const versionstamp of [...this.#own.keys()]) {
+      if (versionstamp <= through) this.#own.delete(versionstamp);
+    }
     if (!this.#ownWaiting) this.#ownSince = undefined;
     for (const waiter of this.#waiters) if (waiter.through <= through) waiter.done();
   }
@@ -322,14 +331,10 @@ export class Sequencer {
     return listed;
   }
 
-  /**
-   * The events of moved blocks, for this process's listeners, decoded from
-   * the values the move listed: about 2 µs an event, less than keeping the
-   * staged events alive from their commit to their move cost the collector.
-   */
+  /** The events of moved blocks, for this process's listeners: remembered, or decoded. */
   #eventsOf(moving: readonly Listed[]): StoredEvent[] {
     if (!this.#o.feed.hasOwnEventListeners) return [];
-    return moving.flatMap((m) => decodeStaged(m.value));
+    return moving.flatMap((m) => this.#own.get(m.ref.versionstamp) ?? decodeStaged(m.value));
   }
 
   /** Lets the lease go, if this process holds it, so that another may take it at once. */

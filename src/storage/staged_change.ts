@@ -60,7 +60,7 @@ export async function changeStaged(
       op.set(key, encodeStagedPointer(0));
       op.set(keys.staged(ctx.kv.commitVersionstamp()), encodeStaged([event], ctx.now().getTime()));
       const result = await ctx.commit(() => op.commit());
-      if (result.ok) ctx.staged(result.versionstamp);
+      if (result.ok) ctx.staged(result.versionstamp, [event]);
       else ctx.failed?.();
       return result.ok;
     };

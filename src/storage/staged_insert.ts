@@ -31,8 +31,8 @@ export interface StagedContext {
   now: () => Date;
   /** Runs a commit (retried while locked, its outcome recorded): `CommitLog.run`. */
   commit: <T>(write: () => Promise<T>) => Promise<T>;
-  /** Told of each commit that staged events: its versionstamp (the staged key's). */
-  staged: (versionstamp: string) => void;
+  /** Told of each commit that staged events: its versionstamp (the staged key's) and the events. */
+  staged: (versionstamp: string, events: StoredEvent[]) => void;
   /** Keeps this process's commits of one document's counts apart. */
   lanes: Lanes;
   /** Told when a write gives up under contention (for metrics). */
@@ -157,7 +157,7 @@ async function commitGroup(ctx: StagedContext, g: Group): Promise<void> {
     const result = await ctx.commit(() => op.commit());
     if (result.ok) {
       members.forEach((i, k) => results[i] = { outcome: "created", intent: events[k].intent });
-      ctx.staged(result.versionstamp);
+      ctx.staged(result.versionstamp, events);
       open = open.filter((i) => results[i] === undefined);
       attempts = contendedAttempts(ctx.contended);
       continue;

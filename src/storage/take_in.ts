@@ -106,7 +106,7 @@ export async function takeInEarlier(ctx: StagedContext): Promise<number> {
     const result = await ctx.commit(() => op.commit());
     // Another process took some of them in first: it goes on with the block.
     if (!result.ok) return taken;
-    ctx.staged(result.versionstamp);
+    ctx.staged(result.versionstamp, carried);
     taken += count;
   }
   return taken;

@@ -320,7 +320,7 @@ Deno.test("a commit that lands while a listing runs is not taken for moved: its 
       const first = await listing(0);
       // Meanwhile this process stages an event; its mover's listing (after the commit) is held too.
       const events = [staged("landed")];
-      sequencer.staged(await stage(kv, events));
+      sequencer.staged(await stage(kv, events), events);
       const second = await listing(1);
       first.resolve();
       await look;
@@ -353,14 +353,14 @@ Deno.test("a commit told to the sequencer after its move does not make this proc
     const early = [staged("early")];
     const versionstamp = await stage(kv, early);
     await sequencer.moveStale({ all: true });
-    sequencer.staged(versionstamp);
+    sequencer.staged(versionstamp, early);
     // Past STALE_MS since that notice, and past the one-second lease its move took.
     await sleep(1_200);
     // Another process holds the lease now: what this process stages next is left to it until it
     // waits longer than STALE_MS.
     await kv.set(keys.feedMover, encodeLease({ holder: "another", until: Date.now() + 60_000 }));
     const next = [staged("next")];
-    sequencer.staged(await stage(kv, next));
+    sequencer.staged(await stage(kv, next), next);
     await sleep(150);
     // Left to the holder: not in the feed yet.
     assert.equal((await new Feed(kv).freshHead()).position, 1);
