@@ -78,8 +78,6 @@ async function openEventStream(server: TestServer): Promise<{ ended: Promise<voi
 /** Submits fresh intents from `WORKERS` connections until the server stops answering. */
 function submitUntilStopped(server: TestServer, policyId: string) {
   const accepted = new Map<string, string>();
-  /** When each 201 arrived (performance.now()). */
-  const acceptedAt: number[] = [];
   const unexpected: string[] = [];
   const http = Deno.createHttpClient({});
   const worker = async () => {
@@ -101,14 +99,13 @@ function submitUntilStopped(server: TestServer, policyId: string) {
       if (text === null) return;
       if (response.status === 201) {
         accepted.set(id, text);
-        acceptedAt.push(performance.now());
       } else if (response.status !== 503 || JSON.parse(text).code !== "unavailable") {
         unexpected.push(`${response.status} ${text}`);
       }
     }
   };
   const done = Promise.all(Array.from({ length: WORKERS }, worker)).finally(() => http.close());
-  return { accepted, acceptedAt, unexpected, done };
+  return { accepted, unexpected, done };
 }
 
 storeTest(
@@ -127,14 +124,18 @@ storeTest(
       const load = submitUntilStopped(server, policyId);
       while (load.accepted.size < 200) await sleep(20);
 
-      const signalled = performance.now();
       const { code, ms } = await server.terminate("SIGTERM");
       assert.equal(code, 0, server.stderr());
       assert.ok(ms < BOUND_MS + EXIT_SLACK_MS, `exited ${Math.round(ms)} ms after SIGTERM`);
       assert.match(server.stderr(), /every request was answered/);
       await load.done;
-      // Submissions in flight at the signal were answered, not cut.
-      assert.ok(load.acceptedAt.some((at) => at > signalled), "no 201 came after the signal");
+      // Submissions in flight at the signal were answered, not cut: every 201 the server wrote
+      // reached its client (whether any was in flight at that moment is up to the machine).
+      const lines = server.stdout().trim().split("\n").map((line) => JSON.parse(line));
+      const written = lines.filter((line) =>
+        line.method === "POST" && line.path === "/intents" && line.status === 201
+      );
+      assert.equal(written.length, load.accepted.size, "a 201 written was not received");
       await stream.ended;
       assert.deepEqual(load.unexpected, []);
 
@@ -148,7 +149,6 @@ storeTest(
         assert.equal(JSON.parse(body).code, "unavailable");
       }
       // The log was flushed: a line for each stalled client's 503.
-      const lines = server.stdout().trim().split("\n").map((line) => JSON.parse(line));
       assert.ok(lines.filter((line) => line.status === 503).length >= 1, "the 503s are logged");
 
       server = await startServer({ env, kvPath });
