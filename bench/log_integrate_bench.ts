@@ -12,7 +12,7 @@
 import { join } from "node:path";
 import { canonicalBytesWithin } from "@intents/protocol/jcs";
 import type { NewIntent } from "../src/domain/intent.ts";
-import { eventEntry, integrateStep } from "../src/log/integrate.ts";
+import { integrateStep, readEntries } from "../src/log/integrate.ts";
 import { KvStore } from "../src/storage/kv_store.ts";
 import { TYPICAL_POLICY, TYPICAL_SIGNER, typicalRequest } from "./_typical_request.ts";
 
@@ -63,10 +63,8 @@ async function entriesOf(path: string): Promise<Uint8Array[]> {
   const kv = await Deno.openKv(path);
   const store = new KvStore(kv);
   const entries: Uint8Array[] = [];
-  for (;;) {
-    const events = await store.readEvents({ after: entries.length, limit: 500 });
-    if (events.length === 0) break;
-    entries.push(...events.map(eventEntry));
+  for (let read; (read = await readEntries(store, entries.length, 500)) !== null;) {
+    entries.push(...read.entries);
   }
   kv.close();
   return entries;

@@ -289,9 +289,7 @@ export class WitnessSubmitter {
       for (const s of note.signatures) lines.set(`${s.name}+${s.keyId}`, signatureLine(s));
       const cosignatures = new Map(round.cosigned);
       // What another holder gathered for the same checkpoint stays.
-      if (
-        held !== null && sameTree(held, checkpoint)
-      ) {
+      if (held !== null && sameTree(held, checkpoint)) {
         for (const s of parseSignedNote(held.text).signatures) {
           const key = `${s.name}+${s.keyId}`;
           if (!lines.has(key) && !cosignatures.has(key)) cosignatures.set(key, signatureLine(s));
