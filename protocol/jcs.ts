@@ -3,7 +3,7 @@
  * (docs/interface.md §3), written by one writer for the service and its
  * clients alike. Strings and numbers are written as `JSON.stringify` writes
  * them, which is what RFC 8785 §3.2.2 prescribes; members are sorted by
- * UTF-16 code units (`Array#sort`'s own order, §3.2.3). The writer walks the
+ * UTF-16 code units (the order of `<` on strings and of `Array#sort`, §3.2.3). The writer walks the
  * value with an explicit stack, so any depth is safe.
  *
  * {@link canonicalJson} first checks that the value is plain JSON, because
@@ -254,9 +254,24 @@ function frameOf(value: object): Frame {
   if (Array.isArray(value)) {
     return { container: value, names: null, next: 0, count: value.length, written: 0 };
   }
-  const names = Object.keys(value).sort();
+  const names = sortedNames(Object.keys(value));
   const container = value as Record<string, unknown>;
   return { container, names, next: 0, count: names.length, written: 0 };
+}
+
+/** Objects this small are sorted in place by insertion: `Array#sort` copies its array first. */
+const SMALL_OBJECT = 16;
+
+/** `names` sorted by UTF-16 code units (what `<` on strings compares), in place. */
+function sortedNames(names: string[]): string[] {
+  if (names.length > SMALL_OBJECT) return names.sort();
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i];
+    let j = i - 1;
+    for (; j >= 0 && names[j] > name; j--) names[j + 1] = names[j];
+    names[j + 1] = name;
+  }
+  return names;
 }
 
 /**

@@ -31,6 +31,13 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const BOM = 0xfeff;
 
+/**
+ * The member names an object has shown so far: a list while there are at
+ * most {@link SHORT_NAMES} (cheaper to make and search than a set), then a set.
+ */
+type Names = string[] | Set<string>;
+const SHORT_NAMES = 16;
+
 /** A scan failure at a UTF-16 index; converted to a byte offset by the caller. */
 export class ScanError {
   constructor(readonly index: number, readonly reason: string, readonly hint?: string) {}
@@ -55,7 +62,7 @@ export class JsonScan {
   run(maxDepth: number): void {
     const text = this.text;
     const length = text.length;
-    const stack: (Set<string> | null)[] = [];
+    const stack: (Names | null)[] = [];
     let i = this.skip(0);
     if (text.charCodeAt(0) === BOM) throw new ScanError(0, "byte order mark is not allowed");
 
@@ -68,7 +75,7 @@ export class JsonScan {
         if (text.charCodeAt(i) === CLOSE_BRACE) {
           i++;
         } else {
-          const names = new Set<string>();
+          const names: string[] = [];
           i = this.memberName(i, names);
           stack.push(names);
           continue;
@@ -107,7 +114,12 @@ export class JsonScan {
         c = text.charCodeAt(i);
         if (c === COMMA) {
           i = this.skip(i + 1);
-          if (names !== null) i = this.memberName(i, names);
+          if (names !== null) {
+            i = this.memberName(i, names);
+            if (Array.isArray(names) && names.length > SHORT_NAMES) {
+              stack[stack.length - 1] = new Set(names);
+            }
+          }
           break;
         }
         if (names === null ? c === CLOSE_BRACKET : c === CLOSE_BRACE) {
@@ -125,7 +137,7 @@ export class JsonScan {
    * Scans `"name" :` at i, records the unescaped name in `names` (rejecting a
    * repeat), and returns the index of the member's value.
    */
-  memberName(i: number, names: Set<string>): number {
+  memberName(i: number, names: Names): number {
     const text = this.text;
     if (text.charCodeAt(i) !== QUOTE) {
       throw i >= text.length ? endOfInput(i) : new ScanError(i, "expected a member name");
@@ -134,8 +146,11 @@ export class JsonScan {
     // Names are compared after unescaping: "a" and "\u0061" are the same name.
     const raw = text.slice(i + 1, end - 1);
     const name = raw.includes("\\") ? JSON.parse(text.slice(i, end)) as string : raw;
-    if (names.has(name)) throw new ScanError(i, "duplicate member name");
-    names.add(name);
+    if (Array.isArray(names) ? names.includes(name) : names.has(name)) {
+      throw new ScanError(i, "duplicate member name");
+    }
+    if (Array.isArray(names)) names.push(name);
+    else names.add(name);
     const colon = this.skip(end);
     if (text.charCodeAt(colon) !== COLON) {
       throw colon >= text.length ? endOfInput(colon) : new ScanError(colon, "expected ':'");

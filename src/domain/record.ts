@@ -93,8 +93,13 @@ export function recordValue(record: StoredIntent): Record<string, unknown> {
 
 /** Where the request's text goes in the record whose `R` {@link recordSha256Of} computes. */
 const REQUEST = {};
-/** {@link REQUEST}'s bytes for one call at a time (none awaits): no map made per record. */
-const requestText = new Map<unknown, Uint8Array>();
+/**
+ * {@link REQUEST}'s bytes for one call at a time (none awaits): no map made
+ * per record, and its one entry kept (emptied, not deleted: a map that loses
+ * its last entry makes its table again).
+ */
+const NO_BYTES = new Uint8Array(0);
+const requestText = new Map<unknown, Uint8Array>([[REQUEST, NO_BYTES]]);
 
 /**
  * `R` of the record of {@link renderIntent} (without `now`): SHA-256 of its
@@ -107,7 +112,7 @@ export function recordSha256Of(record: StoredIntent, canonical: CanonicalRequest
   try {
     return recordSha256OfCanonical(canonicalViewOfParsed(value, requestText));
   } finally {
-    requestText.delete(REQUEST);
+    requestText.set(REQUEST, NO_BYTES);
   }
 }
 
