@@ -12,6 +12,7 @@ import { type ErrorCode, ServiceError } from "../errors.ts";
 import { Ed25519PublicKey } from "../crypto/ed25519.ts";
 import { P256PublicKey } from "../crypto/p256.ts";
 import { ClockCache } from "../clock_cache.ts";
+import { base58Bytes } from "./base58.ts";
 import type { Signers } from "./intent.ts";
 import { fieldPath } from "./validate.ts";
 
@@ -43,11 +44,9 @@ export function publicKeyCache(capacity: number = KEYS_CACHED): PublicKeyCache {
 
 /** Decodes base58 text or refuses it with `invalid_body` naming `path`. */
 export function decodeBase58(text: string, path: string): Uint8Array {
-  try {
-    return base58.decode(text);
-  } catch {
-    throw new ServiceError("invalid_body", `${path}: is not valid base58`);
-  }
+  const bytes = base58Bytes(text);
+  if (bytes === null) throw new ServiceError("invalid_body", `${path}: is not valid base58`);
+  return bytes;
 }
 
 function lengthProblem(curve: KeyCurve, length: number): string {
