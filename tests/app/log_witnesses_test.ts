@@ -30,6 +30,7 @@ import { buildGoVerifier, HAS_GO, runGoVerifier, startGoWitness } from "../suppo
 import type { AppHarness } from "../support/in_process.ts";
 import { withApp } from "../support/in_process.ts";
 import { sleep } from "../support/time.ts";
+import { freeQuietPort } from "../support/ports.ts";
 
 const ORIGIN = "witness.test/intents";
 const { signerKey: LOG_SIGNING_KEY, verifierKey: LOG_KEY } = generateNoteKey(ORIGIN);
@@ -174,9 +175,7 @@ Deno.test("with a quorum, the served checkpoint is the newest that many witnesse
     { port: 0, hostname: "127.0.0.1", onListen: () => {} },
     () => new Response("unknown log origin\n", { status: 404 }),
   );
-  const closed = Deno.listen({ port: 0, hostname: "127.0.0.1" });
-  const closedPort = (closed.addr as Deno.NetAddr).port;
-  closed.close();
+  const closedPort = freeQuietPort();
   const others = [
     {
       prefix: `http://127.0.0.1:${stranger.addr.port}`,

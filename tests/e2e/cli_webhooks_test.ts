@@ -11,14 +11,7 @@ import { newPayload } from "../support/fixtures.ts";
 import { type ProcessHarness, withProcess } from "../support/process.ts";
 import { LOCAL_WEBHOOKS, settled } from "../support/webhooks.ts";
 import { sleep } from "../support/time.ts";
-
-/** A port nothing listens on now. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
+import { freeQuietPort } from "../support/ports.ts";
 
 /** `deno task cli webhooks listen` as a process, its output read as it comes. */
 function listen(port: number, secret: string) {
@@ -60,7 +53,7 @@ async function submit(h: ProcessHarness, template: string) {
 Deno.test("the webhooks commands manage an endpoint, and listen verifies and prints deliveries", async () => {
   await withProcess({ env: LOCAL_WEBHOOKS }, async (h) => {
     const env = { INTENTS_URL: h.url, ADMIN_TOKEN: h.adminToken };
-    const port = freePort();
+    const port = freeQuietPort();
     const url = `http://127.0.0.1:${port}/hook`;
     const added = await cli(
       ["webhooks", "add", url, "--events", "intent.accepted", "--description", "dev", "--json"],
@@ -143,7 +136,7 @@ Deno.test("the webhooks commands manage an endpoint, and listen verifies and pri
 
 Deno.test("webhooks listen refuses a delivery that does not verify, and the service sends it again", async () => {
   await withProcess({ env: { ...LOCAL_WEBHOOKS, WEBHOOK_RETRY_SCHEDULE_MS: "200" } }, async (h) => {
-    const port = freePort();
+    const port = freeQuietPort();
     const endpoint = await h.client.webhooks.add({ url: `http://127.0.0.1:${port}/` });
     // Listening with another endpoint's secret.
     const receiver = listen(port, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");

@@ -28,6 +28,7 @@ import { bodyOf, ed25519Signer, type FeedEvent, newSigned } from "../support/gov
 import { startServer, type TestServer } from "../support/server.ts";
 import { needsKvConnect, newTestStore } from "../support/stores.ts";
 import { sleep } from "../support/time.ts";
+import { quietPort } from "../support/ports.ts";
 
 const ORIGIN = "e2e.test/intents";
 const { signerKey: LOG_SIGNING_KEY, verifierKey: LOG_KEY } = generateNoteKey(ORIGIN);
@@ -55,7 +56,7 @@ function spawnWitness(kvFile: string, port: number): Promise<SpawnedServer> {
 async function startWitness(kvFile: string, port?: number): Promise<SpawnedServer> {
   const by = performance.now() + 10_000;
   for (;;) {
-    const tried = port ?? 20_000 + Math.floor(Math.random() * 12_000);
+    const tried = port ?? quietPort();
     try {
       return await spawnWitness(kvFile, tried);
     } catch (error) {

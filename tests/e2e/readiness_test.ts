@@ -13,7 +13,7 @@ import { generateEd25519Key, IntentsClient, signVariantB } from "../../client/mo
 import { startServer, type TestServer } from "../support/server.ts";
 import { holdWriteLock } from "../support/sqlite_lock.ts";
 import { fillDisk, withTmpfs } from "../support/tmpfs.ts";
-import { sleep } from "../support/time.ts";
+import { until } from "../support/time.ts";
 
 const key = generateEd25519Key();
 
@@ -64,10 +64,10 @@ async function assertRefused(
     message: `the service cannot store this now (${reason}); try again later`,
     code: "unavailable",
   });
-  await sleep(50); // the log is written in batches
-  const line = server.stdout().trim().split("\n").map((text) => JSON.parse(text))
-    .find((entry) => entry.request_id === requestId);
-  assert.ok(line, "no log line for the refused submission");
+  // The log is written in batches: its line comes a moment later (whole once its newline is in).
+  const lineOf = () => server.stdout().split("\n").slice(0, -1).find((t) => t.includes(requestId!));
+  await until(() => lineOf() !== undefined, 5_000, "the refused submission's log line");
+  const line = JSON.parse(lineOf()!);
   assert.equal(line.status, 503);
   assert.match(line.error, cause);
 }

@@ -9,14 +9,7 @@ import assert from "node:assert/strict";
 import { deliverOnce, type Resolver } from "../../src/delivery/deliver.ts";
 import { BODY, HEADERS, local, noConnect, resolver } from "../support/deliver.ts";
 import { sleep } from "../support/time.ts";
-
-/** A port nothing listens on. */
-function closedPort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
-}
+import { freeQuietPort } from "../support/ports.ts";
 
 /** A receiver on 127.0.0.1 that answers by path: `/status/NNN` answers NNN. */
 function statusReceiver() {
@@ -206,7 +199,7 @@ Deno.test("deliverOnce's time limit covers the name's resolution and a receiver 
 });
 
 Deno.test("deliverOnce fails with connection when nothing listens, or the name does not resolve", async () => {
-  const closed = await deliverOnce(local(`http://127.0.0.1:${closedPort()}/`));
+  const closed = await deliverOnce(local(`http://127.0.0.1:${freeQuietPort()}/`));
   assert.deepEqual([closed.status, closed.error], [null, "connection"]);
   const failing: Resolver = () => Promise.reject(new Deno.errors.NotFound("no such name"));
   const unknown = await deliverOnce(
