@@ -41,7 +41,7 @@ function limitHeaders(response: Response) {
 
 Deno.test("an address over its limit is 429 before anything else; every answer says what is left", async () => {
   // One request a second, bursts of two.
-  await withApp({ env: { RATE_LIMIT_PER_ADDRESS: "1" } }, async (h) => {
+  await withApp({ env: { RATE_LIMIT_PER_ADDRESS: "1" }, limitClock: () => 0 }, async (h) => {
     const template = await h.newTemplate();
     const key = generateEd25519Key();
     const good = () => signVariantA(newPayload(template), key);
@@ -106,7 +106,7 @@ Deno.test("an address over its limit is 429 before anything else; every answer s
 
 Deno.test("who a client is: an IPv6 /64, an IPv4-mapped address, X-Forwarded-For behind trusted proxies", async () => {
   const env = { RATE_LIMIT_PER_ADDRESS: "1", TRUSTED_PROXIES: "10.0.0.0/8, 2001:db8:ffff::1" };
-  await withApp({ env }, async (h) => {
+  await withApp({ env, limitClock: () => 0 }, async (h) => {
     const spend = async (address: string, headers: Record<string, string> = {}) => {
       const response = await submitFrom(h, address, "{", { ...json, ...headers });
       await response.body?.cancel();
@@ -157,7 +157,7 @@ Deno.test("with both rates 0 nothing is limited and no header is sent", async ()
 
 Deno.test("a key over its limit is 429 once its signature verified; only what is stored spends", async () => {
   const env = { RATE_LIMIT_PER_ADDRESS: "1000", RATE_LIMIT_PER_SIGNER: "1" };
-  await withApp({ env }, async (h) => {
+  await withApp({ env, limitClock: () => 0 }, async (h) => {
     const template = await h.newTemplate();
     const key = generateEd25519Key();
     const other = generateEd25519Key();
@@ -194,7 +194,7 @@ Deno.test("a key over its limit is 429 once its signature verified; only what is
 });
 
 Deno.test("approvals and rejections spend the key's budget; its 429 comes after the signature, before 403", async () => {
-  await withApp({ env: { RATE_LIMIT_PER_SIGNER: "1" } }, async (h) => {
+  await withApp({ env: { RATE_LIMIT_PER_SIGNER: "1" }, limitClock: () => 0 }, async (h) => {
     // Each intent has an author of its own: authors spend their budgets too.
     const authors = [ed25519Signer(), ed25519Signer(), ed25519Signer(), ed25519Signer()];
     const [approver, outsider, third] = [ed25519Signer(), ed25519Signer(), ed25519Signer()];
