@@ -11,7 +11,7 @@ import { readBody } from "../../src/http/read_body.ts";
 import { ServiceError } from "../../src/errors.ts";
 import { errorResponse } from "../../src/http/respond.ts";
 import { InFlightRequests, stopServing } from "../../src/http/shutdown.ts";
-import { sleep } from "../support/time.ts";
+import { sleep, until } from "../support/time.ts";
 
 const encoder = new TextEncoder();
 
@@ -66,8 +66,8 @@ async function rawClient(port: number, text: string) {
 
 /** Waits until `seen()` matches `pattern`, at most `ms`; returns what was seen. */
 async function waitFor(seen: () => string, pattern: RegExp, ms = 2000): Promise<string> {
-  const until = performance.now() + ms;
-  while (!pattern.test(seen()) && performance.now() < until) {
+  const deadline = performance.now() + ms;
+  while (!pattern.test(seen()) && performance.now() < deadline) {
     await sleep(10);
   }
   return seen();
@@ -80,7 +80,11 @@ Deno.test("stopServing answers a client stalled in its body with 503 and stops w
     "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789",
   );
   const idle = await rawClient(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-  await sleep(100);
+  await until(
+    () => inFlight.count === 1 && /^HTTP\/1\.1 200 /.test(idle.seen()),
+    5_000,
+    "the stalled request in flight, the idle one answered",
+  );
   try {
     const stopped = await stopServing({ server, stopping, deadlines, inFlight, timeoutMs: 30_000 });
     assert.deepEqual(stopped, { drained: true, unanswered: 0 });
@@ -103,8 +107,7 @@ Deno.test("stopServing waits for a running request, and leaves one that outlives
   const released = new Promise<void>((resolve) => release = resolve);
   const { server, stopping, deadlines, inFlight, port } = serve(released);
   const waiting = await rawClient(port, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
-  await sleep(100);
-  assert.equal(inFlight.count, 1);
+  await until(() => inFlight.count === 1, 5_000, "the request in flight");
   try {
     const stopped = await stopServing({ server, stopping, deadlines, inFlight, timeoutMs: 300 });
     assert.deepEqual(stopped, { drained: false, unanswered: 1 });
