@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { runServerExpectingExit, startServer, tempKvPath } from "../support/server.ts";
 import { auditIntents } from "../support/audit.ts";
 import { spawnServer } from "../../testing/spawn_server.ts";
-import { sleep } from "../support/time.ts";
+import { until } from "../support/time.ts";
 import { generateNoteKey } from "../../protocol/log/note.ts";
 
 const MALFORMED: [string, string][] = [
@@ -103,9 +103,12 @@ Deno.test("generates an ADMIN_TOKEN when unset, prints it once to stderr, and it
     });
     assert.equal(wrong.status, 401);
     await wrong.body?.cancel();
-    // Wait for the log lines, then check the token never reaches stdout.
-    await sleep(200);
-    assert.ok(server.stdout().includes('"status":200'), `no log line yet: ${server.stdout()}`);
+    // Wait for both log lines (written in batches), then check the token never reaches stdout.
+    await until(
+      () => server.stdout().includes('"status":200') && server.stdout().includes('"status":401'),
+      5_000,
+      "the two requests' log lines",
+    );
     assert.ok(!server.stdout().includes(token));
   } finally {
     await server.stop();
