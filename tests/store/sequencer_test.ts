@@ -343,11 +343,14 @@ Deno.test("a commit told to the sequencer after its move does not make this proc
   const kv = await Deno.openKv(":memory:");
   try {
     await fenceHead(kv);
+    // The sequencer's clock: ahead of the wall clock by `skew`, or standing at `stopped`.
+    let skew = 0;
+    let stopped: number | undefined;
     const sequencer = new Sequencer({
       kv,
       feed: new Feed(kv),
       commit: retryWhileLocked,
-      now: () => new Date(),
+      now: () => new Date(stopped ?? Date.now() + skew),
     });
     // Moved (a listing saw the commit) before the commit's own answer told the sequencer.
     const early = [staged("early")];
@@ -355,12 +358,13 @@ Deno.test("a commit told to the sequencer after its move does not make this proc
     await sequencer.moveStale({ all: true });
     sequencer.staged(versionstamp, early);
     // Past STALE_MS since that notice, and past the one-second lease its move took.
-    await sleep(1_200);
+    skew = 1_200;
     // Another process holds the lease now: what this process stages next is left to it until it
-    // waits longer than STALE_MS.
-    await kv.set(keys.feedMover, encodeLease({ holder: "another", until: Date.now() + 60_000 }));
+    // waits longer than STALE_MS, which it never does here (the clock stands still from now on).
+    stopped = Date.now() + skew;
+    await kv.set(keys.feedMover, encodeLease({ holder: "another", until: stopped + 60_000 }));
     const next = [staged("next")];
-    sequencer.staged(await stage(kv, next), next);
+    sequencer.staged(await stage(kv, next, stopped), next);
     await sleep(150);
     // Left to the holder: not in the feed yet.
     assert.equal((await new Feed(kv).freshHead()).position, 1);
