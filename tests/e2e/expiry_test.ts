@@ -58,11 +58,12 @@ storeTest(
       const policy = await addGoverned(
         h,
         "policy",
-        authorizationOf([e1, e2], 2, { approval_window_s: 1 }),
+        // Two seconds: the listings below come before the deadline on a busy machine too.
+        authorizationOf([e1, e2], 2, { approval_window_s: 2 }),
       );
       const start = await feedEnd(h.url, h.server.adminToken);
       const { signed, record, deadline } = await pendingIntent(h, policy, e1);
-      assert.equal(deadline, Date.parse(record.received_at) + 1000);
+      assert.equal(deadline, Date.parse(record.received_at) + 2000);
       assert.ok((await listed(h, "pending")).includes(signed.id));
       assert.ok(!(await listed(h, "expired")).includes(signed.id));
 
@@ -163,7 +164,7 @@ storeTest(
         const policy = await addGoverned(
           h,
           "policy",
-          authorizationOf([e1, e2], 2, { approval_window_s: 2 }),
+          authorizationOf([e1, e2], 2, { approval_window_s: 3 }),
         );
         const token = h.server.adminToken;
         const start = await feedEnd(survivor.url, token);
