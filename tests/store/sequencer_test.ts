@@ -344,13 +344,12 @@ Deno.test("a commit told to the sequencer after its move does not make this proc
   try {
     await fenceHead(kv);
     // The sequencer's clock: ahead of the wall clock by `skew`, or standing at `stopped`.
-    let skew = 0;
-    let stopped: number | undefined;
+    const clock: { skew: number; stopped?: number } = { skew: 0 };
     const sequencer = new Sequencer({
       kv,
       feed: new Feed(kv),
       commit: retryWhileLocked,
-      now: () => new Date(stopped ?? Date.now() + skew),
+      now: () => new Date(clock.stopped ?? Date.now() + clock.skew),
     });
     // Moved (a listing saw the commit) before the commit's own answer told the sequencer.
     const early = [staged("early")];
@@ -358,10 +357,10 @@ Deno.test("a commit told to the sequencer after its move does not make this proc
     await sequencer.moveStale({ all: true });
     sequencer.staged(versionstamp, early);
     // Past STALE_MS since that notice, and past the one-second lease its move took.
-    skew = 1_200;
+    clock.skew = 1_200;
     // Another process holds the lease now: what this process stages next is left to it until it
     // waits longer than STALE_MS, which it never does here (the clock stands still from now on).
-    stopped = Date.now() + skew;
+    const stopped = clock.stopped = Date.now() + clock.skew;
     await kv.set(keys.feedMover, encodeLease({ holder: "another", until: stopped + 60_000 }));
     const next = [staged("next")];
     sequencer.staged(await stage(kv, next, stopped), next);
