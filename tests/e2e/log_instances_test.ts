@@ -213,14 +213,15 @@ Deno.test({
       consumer.catch(() => {});
 
       // 400 intents in waves of 25 every 300 ms, over the three instances; the witness is
-      // stopped once it cosigned a checkpoint the consumer trusts (or after 4 s), and started
+      // stopped once it cosigned a checkpoint the consumer trusts (or after 10 s), and started
       // again, on its port and its state, 1.5 s later.
       const signer = ed25519Signer();
       const statuses: number[] = [];
       const port = witness.port;
       let trustedBeforeStop = 0;
       const witnessDown = (async () => {
-        const by = performance.now() + 4_000;
+        // Most often within a second; a busy machine's first trusted checkpoint may come later.
+        const by = performance.now() + 10_000;
         while (found.sizes.length === 0 && performance.now() < by) await sleep(50);
         trustedBeforeStop = found.sizes.at(-1) ?? 0;
         await witness.stop();
