@@ -15,7 +15,7 @@ const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 const DIGITS = new Int8Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) DIGITS[ALPHABET.charCodeAt(i)] = i;
 
-/** Limbs for texts up to 256 characters (two digits fit a limb's 16 bits and more). */
+/** Limbs for texts up to 256 characters: a step of two digits (58² < 2¹⁶) adds at most one. */
 const scratch = new Uint32Array(130);
 
 /**

@@ -10,10 +10,9 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { generateEd25519Key, IntentsClient, signVariantB } from "../../client/mod.ts";
-import { startServer, type TestServer } from "../support/server.ts";
+import { logLineOf, startServer, type TestServer } from "../support/server.ts";
 import { holdWriteLock } from "../support/sqlite_lock.ts";
 import { fillDisk, withTmpfs } from "../support/tmpfs.ts";
-import { until } from "../support/time.ts";
 
 const key = generateEd25519Key();
 
@@ -64,12 +63,9 @@ async function assertRefused(
     message: `the service cannot store this now (${reason}); try again later`,
     code: "unavailable",
   });
-  // The log is written in batches: its line comes a moment later (whole once its newline is in).
-  const lineOf = () => server.stdout().split("\n").slice(0, -1).find((t) => t.includes(requestId!));
-  await until(() => lineOf() !== undefined, 5_000, "the refused submission's log line");
-  const line = JSON.parse(lineOf()!);
+  const line = await logLineOf(server, requestId!);
   assert.equal(line.status, 503);
-  assert.match(line.error, cause);
+  assert.match(String(line.error), cause);
 }
 
 async function policyOf(server: TestServer, text: string): Promise<string> {

@@ -8,24 +8,9 @@ import assert from "node:assert/strict";
 import { generateEd25519Key, signVariantA } from "../../client/mod.ts";
 import { expectCreated, newPayload, streamOf } from "../support/fixtures.ts";
 import { type ProcessHarness, withProcess } from "../support/process.ts";
-import { sleep } from "../support/time.ts";
+import { logLineOf } from "../support/server.ts";
 
 const MAX_BODY_BYTES = 2048;
-
-async function waitForLogLine(
-  h: ProcessHarness,
-  requestId: string,
-): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    for (const line of h.server.stdout().split("\n")) {
-      if (!line.includes(requestId)) continue;
-      return JSON.parse(line);
-    }
-    if (Date.now() > deadline) throw new Error(`no log line for ${requestId}`);
-    await sleep(50);
-  }
-}
 
 /** Requests answered every way the edge answers: 201, 400, 404, 405, 413 (declared and streamed), 415. */
 async function answersOfEveryKind(h: ProcessHarness): Promise<void> {
@@ -75,8 +60,8 @@ Deno.test("the request log: one JSON line per request on stdout", async (t) => {
         body: "x",
       });
       await bad.body?.cancel();
-      const first = await waitForLogLine(h, ids[0]);
-      const second = await waitForLogLine(h, ids[1]);
+      const first = await logLineOf(h.server, ids[0]);
+      const second = await logLineOf(h.server, ids[1]);
       for (const line of [first, second]) {
         for (const member of ["time", "request_id", "method", "path", "status", "duration_ms"]) {
           assert.ok(member in line, `log line lacks ${member}`);
@@ -96,7 +81,7 @@ Deno.test("the request log: one JSON line per request on stdout", async (t) => {
       // The log line of a request with a generated id carries that id.
       const gen = await h.fetch("/healthz");
       await gen.body?.cancel();
-      await waitForLogLine(h, gen.headers.get("x-request-id")!);
+      await logLineOf(h.server, gen.headers.get("x-request-id")!);
     });
 
     await t.step("every stdout line is one JSON object", () => {

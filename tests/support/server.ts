@@ -7,6 +7,7 @@
 
 import { join } from "node:path";
 import { serverCommand, type SpawnedServer, spawnServer } from "../../testing/spawn_server.ts";
+import { until } from "./time.ts";
 
 /** The admin token of a server started without one. */
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -96,4 +97,17 @@ export async function runServerExpectingExit(
     signal: AbortSignal.timeout(20_000),
   }).output();
   return { code: output.code, stderr: new TextDecoder().decode(output.stderr) };
+}
+
+/**
+ * The server's request log line for `requestId`, once it is written whole
+ * (the log goes out in batches: a moment after the answer).
+ */
+export async function logLineOf(
+  server: Pick<TestServer, "stdout">,
+  requestId: string,
+): Promise<Record<string, unknown>> {
+  const line = () => server.stdout().split("\n").slice(0, -1).find((t) => t.includes(requestId));
+  await until(() => line() !== undefined, 5_000, `the log line of ${requestId}`);
+  return JSON.parse(line()!);
 }

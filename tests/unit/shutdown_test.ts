@@ -11,7 +11,7 @@ import { readBody } from "../../src/http/read_body.ts";
 import { ServiceError } from "../../src/errors.ts";
 import { errorResponse } from "../../src/http/respond.ts";
 import { InFlightRequests, stopServing } from "../../src/http/shutdown.ts";
-import { sleep, until } from "../support/time.ts";
+import { until } from "../support/time.ts";
 
 const encoder = new TextEncoder();
 
@@ -64,15 +64,6 @@ async function rawClient(port: number, text: string) {
   return { conn, closed, seen: () => all };
 }
 
-/** Waits until `seen()` matches `pattern`, at most `ms`; returns what was seen. */
-async function waitFor(seen: () => string, pattern: RegExp, ms = 2000): Promise<string> {
-  const deadline = performance.now() + ms;
-  while (!pattern.test(seen()) && performance.now() < deadline) {
-    await sleep(10);
-  }
-  return seen();
-}
-
 Deno.test("stopServing answers a client stalled in its body with 503 and stops without waiting for it to leave", async () => {
   const { server, stopping, deadlines, inFlight, port } = serve(Promise.resolve());
   const stalled = await rawClient(
@@ -92,8 +83,12 @@ Deno.test("stopServing answers a client stalled in its body with 503 and stops w
     // The idle keep-alive connection was answered, then closed by the server.
     assert.match(await idle.closed, /^HTTP\/1\.1 200 /);
     // The stalled client was answered; its connection may stay open until it leaves.
-    const answer = await waitFor(stalled.seen, /"code":"unavailable"/);
-    assert.match(answer, /^HTTP\/1\.1 503 [^]*connection: close[^]*"code":"unavailable"/i);
+    await until(
+      () => /"code":"unavailable"/.test(stalled.seen()),
+      2_000,
+      "the stalled client's 503",
+    );
+    assert.match(stalled.seen(), /^HTTP\/1\.1 503 [^]*connection: close[^]*"code":"unavailable"/i);
   } finally {
     stalled.conn.close();
     await stalled.closed;
