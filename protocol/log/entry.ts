@@ -95,35 +95,40 @@ export function writeEntryOfRecordSha256(
   recordSha256: string,
 ): number {
   checkEntryParts(type, recordSha256);
-  if (!PLAIN_TYPE.test(type)) {
+  const tail = entryTail(type);
+  if (tail === undefined) {
     const text = entryText(type, recordSha256);
     const { read, written } = utf8.encodeInto(text, bytes.subarray(at, at + room));
     return read === text.length ? written : 0;
   }
-  // The text below is ASCII (R is base64url, the type needs no escape): written byte for byte,
-  // without a string or a view made per entry.
-  const length = ENTRY_HEAD.length + recordSha256.length + ENTRY_MIDDLE.length + type.length +
-    ENTRY_TAIL.length;
+  // The text is ASCII (R is base64url, the type needs no escape): its fixed parts copied as
+  // bytes, R written byte for byte, without a string or a view made per entry.
+  const length = ENTRY_HEAD.length + recordSha256.length + tail.length;
   if (length > room || at + length > bytes.length) return 0;
-  let to = at;
-  to = writeAscii(bytes, to, ENTRY_HEAD);
-  to = writeAscii(bytes, to, recordSha256);
-  to = writeAscii(bytes, to, ENTRY_MIDDLE);
-  to = writeAscii(bytes, to, type);
-  writeAscii(bytes, to, ENTRY_TAIL);
+  bytes.set(ENTRY_HEAD, at);
+  let to = at + ENTRY_HEAD.length;
+  for (let i = 0; i < recordSha256.length; i++) bytes[to++] = recordSha256.charCodeAt(i);
+  bytes.set(tail, to);
   return length;
 }
 
-/** The entry's text around `R` and the type (see {@link entryText}). */
-const ENTRY_HEAD = '{"record_sha256":"';
-const ENTRY_MIDDLE = '","type":"';
-const ENTRY_TAIL = '"}';
+/** The entry's bytes before `R`. */
+const ENTRY_HEAD = utf8.encode('{"record_sha256":"');
 /** A type that JSON writes as itself between quotes, in ASCII. */
 const PLAIN_TYPE = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
+/** The entry's bytes after `R` by plain type (the event types: a handful), made once each. */
+const entryTails = new Map<string, Uint8Array>();
+/** At most this many types' tails are kept (any more are made per call). */
+const ENTRY_TAILS_KEPT = 32;
 
-function writeAscii(bytes: Uint8Array, at: number, text: string): number {
-  for (let i = 0; i < text.length; i++) bytes[at + i] = text.charCodeAt(i);
-  return at + text.length;
+/** The entry's bytes after `R` for a plain type, or undefined for a type JSON escapes. */
+function entryTail(type: string): Uint8Array | undefined {
+  const kept = entryTails.get(type);
+  if (kept !== undefined) return kept;
+  if (!PLAIN_TYPE.test(type)) return undefined;
+  const tail = utf8.encode(`","type":"${type}"}`);
+  if (entryTails.size < ENTRY_TAILS_KEPT) entryTails.set(type, tail);
+  return tail;
 }
 
 /** The entry's JCS text (see {@link entryOfRecordSha256}), of parts already checked. */

@@ -13,7 +13,7 @@
  */
 
 import type { IntentEvent } from "../domain/intent.ts";
-import { isRecordSha256, writeEntryOfRecordSha256 } from "@intents/protocol/log/entry";
+import { writeEntryOfRecordSha256 } from "@intents/protocol/log/entry";
 import { eventEntry } from "./integrate.ts";
 
 /** The longest entry a slot holds (entries are about a hundred bytes). */
@@ -60,12 +60,22 @@ export class EntryTap {
 
   /**
    * Writes the event's entry at `at`, and returns its length (0 when it does
-   * not fit): from its stored `R` into the buffer, else made by
-   * {@link eventEntry} and copied.
+   * not fit): from its stored `R` into the buffer (which checks its form),
+   * else made by {@link eventEntry} and copied.
    */
   #write(event: IntentEvent, at: number): number {
-    if (isRecordSha256(event.recordSha256)) {
-      return writeEntryOfRecordSha256(this.#bytes, at, SLOT_BYTES, event.type, event.recordSha256);
+    if (event.recordSha256 !== undefined) {
+      try {
+        return writeEntryOfRecordSha256(
+          this.#bytes,
+          at,
+          SLOT_BYTES,
+          event.type,
+          event.recordSha256,
+        );
+      } catch {
+        // A malformed `R`: the entry is made from the record, as for an event without one.
+      }
     }
     const entry = eventEntry(event);
     if (entry.length > SLOT_BYTES) return 0;

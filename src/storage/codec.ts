@@ -72,21 +72,28 @@ const everyFieldWritten: [Unwritten] extends [never] ? true : never = true;
 
 /**
  * The JSON of an event without its body: `{"type":…,"intent":{…}}`, the
- * record's fields as `StoredIntent` names them.
+ * record's fields as `StoredIntent` names them, in {@link META_FIELDS}' order
+ * (one `JSON.stringify`, which leaves out what is undefined).
  */
 function eventMeta(event: StoredEvent): string {
-  const intent = event.intent;
-  let text = `{"type":${JSON.stringify(event.type)},${event.first ? '"first":true,' : ""}${
-    event.recordSha256 ? `"recordSha256":${JSON.stringify(event.recordSha256)},` : ""
-  }"intent":{`;
-  let first = true;
-  for (const field of META_FIELDS) {
-    const value = intent[field];
-    if (value === undefined) continue;
-    text += `${first ? "" : ","}"${field}":${JSON.stringify(value)}`;
-    first = false;
-  }
-  return `${text}}}`;
+  const i = event.intent;
+  const intent: { [F in (typeof META_FIELDS)[number]]: StoredIntent[F] } = {
+    id: i.id,
+    variant: i.variant,
+    refId: i.refId,
+    authorship: i.authorship,
+    receivedAt: i.receivedAt,
+    position: i.position,
+    state: i.state,
+    approval: i.approval,
+    counted: i.counted,
+  };
+  return JSON.stringify({
+    type: event.type,
+    first: event.first ? true : undefined,
+    recordSha256: event.recordSha256 || undefined,
+    intent,
+  });
 }
 
 /** The byte ranges of a block's events: where each one's JSON and body lie. */
