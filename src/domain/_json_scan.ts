@@ -32,11 +32,18 @@ const CLOSE_BRACE = 0x7d;
 const BOM = 0xfeff;
 
 /**
- * The member names an object has shown so far: a list while there are at
- * most {@link SHORT_NAMES} (cheaper to make and search than a set), then a set.
+ * The member names of the objects open, as the scan keeps them to find a
+ * repeat: an object whose names are unescaped and at most
+ * {@link SHORT_NAMES} keeps them as ranges of the text (no string made), on
+ * one stack of `[start, end)` pairs shared by the open objects (a nested
+ * object's pairs sit above its parent's until it closes); any other object
+ * keeps its names, unescaped, in a set. The stack of containers holds, per
+ * object, where its pairs begin, or its set; per array, {@link ARRAY}.
  */
-type Names = string[] | Set<string>;
+type Names = number | Set<string>;
 const SHORT_NAMES = 16;
+/** An array on the stack of open containers. */
+const ARRAY = -1;
 
 /** A scan failure at a UTF-16 index; converted to a byte offset by the caller. */
 export class ScanError {
@@ -51,6 +58,10 @@ export class ScanError {
 export class JsonScan {
   /** Whether the text is compact so far: cleared as the scan finds otherwise. */
   compact = true;
+  /** The top of {@link RANGES} for this scan. */
+  #top = 0;
+  /** Whether the string last scanned holds an escape. */
+  #escaped = false;
 
   constructor(readonly text: string) {}
 
@@ -62,7 +73,7 @@ export class JsonScan {
   run(maxDepth: number): void {
     const text = this.text;
     const length = text.length;
-    const stack: (Names | null)[] = [];
+    const stack: Names[] = [];
     let i = this.skip(0);
     if (text.charCodeAt(0) === BOM) throw new ScanError(0, "byte order mark is not allowed");
 
@@ -75,9 +86,8 @@ export class JsonScan {
         if (text.charCodeAt(i) === CLOSE_BRACE) {
           i++;
         } else {
-          const names: string[] = [];
-          i = this.memberName(i, names);
-          stack.push(names);
+          stack.push(this.#top);
+          i = this.memberName(i, stack);
           continue;
         }
       } else if (c === OPEN_BRACKET) {
@@ -86,7 +96,7 @@ export class JsonScan {
         if (text.charCodeAt(i) === CLOSE_BRACKET) {
           i++;
         } else {
-          stack.push(null);
+          stack.push(ARRAY);
           continue;
         }
       } else if (c === QUOTE) {
@@ -111,46 +121,69 @@ export class JsonScan {
           return;
         }
         const names = stack[stack.length - 1];
+        const array = names === ARRAY;
         c = text.charCodeAt(i);
         if (c === COMMA) {
           i = this.skip(i + 1);
-          if (names !== null) {
-            i = this.memberName(i, names);
-            if (Array.isArray(names) && names.length > SHORT_NAMES) {
-              stack[stack.length - 1] = new Set(names);
-            }
-          }
+          if (!array) i = this.memberName(i, stack);
           break;
         }
-        if (names === null ? c === CLOSE_BRACKET : c === CLOSE_BRACE) {
+        if (array ? c === CLOSE_BRACKET : c === CLOSE_BRACE) {
+          // An object's ranges go with it: its parent's are on top again.
+          if (typeof names === "number" && !array) this.#top = names;
           stack.pop();
           i++;
           continue;
         }
         if (i >= length) throw endOfInput(i);
-        throw new ScanError(i, names === null ? "expected ',' or ']'" : "expected ',' or '}'");
+        throw new ScanError(i, array ? "expected ',' or ']'" : "expected ',' or '}'");
       }
     }
   }
 
   /**
-   * Scans `"name" :` at i, records the unescaped name in `names` (rejecting a
-   * repeat), and returns the index of the member's value.
+   * Scans `"name" :` at i, records the name for the object on top of
+   * `stack` (rejecting a repeat), and returns the index of the member's value.
    */
-  memberName(i: number, names: Names): number {
+  memberName(i: number, stack: Names[]): number {
     const text = this.text;
     if (text.charCodeAt(i) !== QUOTE) {
       throw i >= text.length ? endOfInput(i) : new ScanError(i, "expected a member name");
     }
+    this.#escaped = false;
     const end = this.string(i);
-    // Names are compared after unescaping: "a" and "\u0061" are the same name.
-    const raw = text.slice(i + 1, end - 1);
-    const name = raw.includes("\\") ? JSON.parse(text.slice(i, end)) as string : raw;
-    if (Array.isArray(names) ? names.includes(name) : names.has(name)) {
-      throw new ScanError(i, "duplicate member name");
+    const last = stack.length - 1;
+    let names = stack[last];
+    if (typeof names === "number") {
+      const count = (this.#top - names) / 2;
+      if (!this.#escaped && count < SHORT_NAMES) {
+        for (let k = names; k < this.#top; k += 2) {
+          if (sameText(text, RANGES[k], RANGES[k + 1], i + 1, end - 1)) {
+            throw new ScanError(i, "duplicate member name");
+          }
+        }
+        RANGES[this.#top++] = i + 1;
+        RANGES[this.#top++] = end - 1;
+        return this.#colon(end);
+      }
+      // An escaped name, or one name too many: this object's names go to a set.
+      const set = new Set<string>();
+      for (let k = names; k < this.#top; k += 2) set.add(text.slice(RANGES[k], RANGES[k + 1]));
+      this.#top = names;
+      stack[last] = names = set;
     }
-    if (Array.isArray(names)) names.push(name);
-    else names.add(name);
+    // Names are compared after unescaping: "a" and "\u0061" are the same name.
+    const name = this.#escaped
+      ? JSON.parse(text.slice(i, end)) as string
+      : text.slice(i + 1, end - 1);
+    if (names.has(name)) throw new ScanError(i, "duplicate member name");
+    names.add(name);
+    return this.#colon(end);
+  }
+
+  /** Scans the `:` after a member name ending at `end`; returns the index of the member's value. */
+  #colon(end: number): number {
+    const text = this.text;
     const colon = this.skip(end);
     if (text.charCodeAt(colon) !== COLON) {
       throw colon >= text.length ? endOfInput(colon) : new ScanError(colon, "expected ':'");
@@ -184,6 +217,7 @@ export class JsonScan {
   /** Scans the escape sequence at the backslash at i; returns the index after it. */
   escape(i: number): number {
     const text = this.text;
+    this.#escaped = true;
     const c = text.charCodeAt(i + 1);
     switch (c) {
       case 0x2f: // /
@@ -339,4 +373,18 @@ function loneSurrogate(i: number): ScanError {
 
 function endOfInput(i: number): ScanError {
   return new ScanError(i, "unexpected end of input");
+}
+
+/**
+ * The ranges of member names of the objects open ({@link Names}), shared by
+ * every scan (a scan runs to its end without a pause): at most
+ * {@link SHORT_NAMES} pairs an open object, so it stays small.
+ */
+const RANGES: number[] = [];
+
+/** Whether `text` holds the same characters at `[a, aEnd)` and `[b, bEnd)`. */
+function sameText(text: string, a: number, aEnd: number, b: number, bEnd: number): boolean {
+  if (aEnd - a !== bEnd - b) return false;
+  for (; a < aEnd; a++, b++) if (text.charCodeAt(a) !== text.charCodeAt(b)) return false;
+  return true;
 }

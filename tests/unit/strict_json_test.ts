@@ -401,6 +401,59 @@ Deno.test("parseStrictJson agrees with JSON.parse on random objects whose names 
   );
 });
 
+Deno.test("parseStrictJson finds a repeated name among plain and escaped ones, in nested objects", () => {
+  // Names written plain or escaped, in an object nested between its parent's members, a repeat
+  // put anywhere: short objects of plain names are compared as ranges of the text, others as
+  // strings; the parent's names are checked again after the child closes.
+  const escapeAll = (name: string) =>
+    Array.from(
+      { length: name.length },
+      (_, k) => "\\u" + name.charCodeAt(k).toString(16).padStart(4, "0"),
+    ).join("");
+  const member = fc.tuple(fc.string({ unit: "binary", maxLength: 4 }), fc.boolean());
+  const write = ([name, escaped]: [string, boolean]) =>
+    `${escaped && name !== "" ? `"${escapeAll(name)}"` : JSON.stringify(name)}:0`;
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(member, { selector: ([name]) => name, maxLength: 24 }),
+      fc.uniqueArray(member, { selector: ([name]) => name, minLength: 1, maxLength: 20 }),
+      fc.nat(),
+      fc.nat(),
+      fc.boolean(),
+      fc.option(fc.tuple(fc.boolean(), fc.nat(), fc.nat(), fc.boolean())),
+      (childMembers, parentMembers, splitAt, childAt, childFirst, repeat) => {
+        const child = childMembers.map(write);
+        const parent = parentMembers.map(write);
+        if (repeat) {
+          // A repeat of a name already there, in the child or in the parent.
+          const [inChild, which, where, escaped] = repeat;
+          const names = inChild ? childMembers : parentMembers;
+          const list = inChild ? child : parent;
+          if (names.length > 0) {
+            const [name] = names[which % names.length];
+            list.splice(where % (list.length + 1), 0, write([name, escaped]));
+          }
+        }
+        const split = splitAt % (parent.length + 1);
+        const childText = `{${child.join(",")}}`;
+        const nested = childFirst ? `[${childText}]` : childText;
+        const text = `{${
+          [...parent.slice(0, split), `"child${childAt}":${nested}`, ...parent.slice(split)]
+            .join(",")
+        }}`;
+        const childRepeats = new Set(child.map((m) => JSON.parse(m.slice(0, m.lastIndexOf(":")))))
+          .size < child.length;
+        const parentNames = parent.map((m) => JSON.parse(m.slice(0, m.lastIndexOf(":"))));
+        const parentRepeats = new Set([...parentNames, `child${childAt}`]).size <
+          parentNames.length + 1;
+        if (childRepeats || parentRepeats) assertRejected(text, /duplicate member name/);
+        else assert.deepStrictEqual(parseStrictJson(utf8(text)), JSON.parse(text));
+      },
+    ),
+    { numRuns: 500 },
+  );
+});
+
 Deno.test("parseStrictJson reads every JCS vector input as JSON.parse does", needsVectors(), () => {
   const names = [...Deno.readDirSync(`${vectorsDir()}/jcs/input`)].map((e) => e.name).sort();
   assert.ok(names.length >= 6, "the six JCS inputs are present");
