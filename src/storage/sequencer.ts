@@ -331,18 +331,10 @@ export class Sequencer {
     return listed;
   }
 
-  /**
-   * The events of moved blocks, for this process's listeners: remembered
-   * (and forgotten now: they are told once), or decoded.
-   */
+  /** The events of moved blocks, for this process's listeners: remembered, or decoded. */
   #eventsOf(moving: readonly Listed[]): StoredEvent[] {
     if (!this.#o.feed.hasOwnEventListeners) return [];
-    return moving.flatMap(({ ref: { versionstamp }, value }) => {
-      const own = this.#own.get(versionstamp);
-      if (own === undefined) return decodeStaged(value);
-      this.#own.delete(versionstamp);
-      return own;
-    });
+    return moving.flatMap((m) => this.#own.get(m.ref.versionstamp) ?? decodeStaged(m.value));
   }
 
   /** Lets the lease go, if this process holds it, so that another may take it at once. */
