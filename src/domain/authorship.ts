@@ -25,7 +25,6 @@ import type {
 } from "./signature.ts";
 import type { Authorship } from "./intent.ts";
 import type { SignedBy } from "./governance.ts";
-import { signatureMaterial } from "./signature_digest.ts";
 
 /** What the verifiers need besides the signature: the passkey policy, and one thread's caches. */
 export interface VerifyContext {
@@ -118,7 +117,15 @@ function checkSignerKey(sig: DecodedMultisig, keyId: string, signersPath: string
 
 /** Who made one verified signature, and what identifies the signature. */
 function signedBy(sig: DecodedEd25519 | DecodedPasskey): SignedBy {
-  return { keyId: sig.keyId, kind: sig.kind, path: sig.path, material: signatureMaterial(sig) };
+  const { keyId, path, signature } = sig;
+  return sig.kind === "Ed25519" ? { kind: "Ed25519", keyId, path, signature } : {
+    kind: "Passkey",
+    keyId,
+    path,
+    signature,
+    authenticatorData: sig.authenticatorData,
+    clientData: sig.clientData,
+  };
 }
 
 /**

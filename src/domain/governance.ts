@@ -20,7 +20,7 @@ import type {
 } from "./intent.ts";
 import { parseJsonBody } from "./strict_json.ts";
 import { decodeSigners, type PublicKeyCache } from "./public_keys.ts";
-import { signatureDigest } from "./signature_digest.ts";
+import { signatureDigest, signatureMaterial, type SignatureParts } from "./signature_digest.ts";
 import { AuthorizationSchema, DEFAULT_APPROVAL_WINDOW_S, RulesSchema } from "./schemas.ts";
 import { compileRules } from "./rules/compile.ts";
 import { validate } from "./validate.ts";
@@ -169,15 +169,15 @@ export function ruledQuorum(doc: DocumentContent): Quorum | null {
   return quorum?.rules ? quorum : null;
 }
 
-/** A signature of a submission or a decision: the signer's key id and kind. */
-export interface SignedBy {
-  keyId: string;
-  kind: "Ed25519" | "Passkey";
+/**
+ * A signature of a submission or a decision: the signer's key id and kind,
+ * and what identifies the signature (`signature_digest.ts`: its digest, made
+ * where a document keeps it, recognises it sent again).
+ */
+export type SignedBy = SignatureParts & {
   /** Where the signature sits in the request, for messages. */
   path: string;
-  /** What identifies the signature (`signature_digest.ts`): its digest recognises it sent again. */
-  material: Uint8Array;
-}
+};
 
 /** The refusal of a signature whose key the governing document does not name. */
 export function signerNotAuthorized(path: string, ruled = false): ServiceError {
@@ -199,10 +199,10 @@ export function approvalsOf(
   quorum: Quorum,
   signed: readonly SignedBy[],
 ): Omit<ApprovalEntry, "at">[] {
-  return signed.map(({ keyId, kind, path, material }) => {
-    const signer = quorum.signers.get(keyId);
-    if (!signer) throw signerNotAuthorized(path);
-    return { key: signer.keyText, kind, sig: signatureDigest(material) };
+  return signed.map((by) => {
+    const signer = quorum.signers.get(by.keyId);
+    if (!signer) throw signerNotAuthorized(by.path);
+    return { key: signer.keyText, kind: by.kind, sig: signatureDigest(signatureMaterial(by)) };
   });
 }
 

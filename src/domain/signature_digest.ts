@@ -10,6 +10,15 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { base64urlnopad } from "@scure/base";
 import type { DecodedEd25519, DecodedPasskey } from "./signature.ts";
 
+/**
+ * What identifies one verified signature: its kind, its key id and its
+ * bytes, and for a passkey its authenticator data and client data (a
+ * decoded signature has them; so has what verification reports of one).
+ */
+export type SignatureParts =
+  | Pick<DecodedEd25519, "kind" | "keyId" | "signature">
+  | Pick<DecodedPasskey, "kind" | "keyId" | "signature" | "authenticatorData" | "clientData">;
+
 const encoder = new TextEncoder();
 
 /**
@@ -39,10 +48,10 @@ function framed(parts: readonly (string | Uint8Array)[]): Uint8Array {
  * by its length: its kind, its key id (the point, so a passkey key sent
  * compressed or uncompressed with the same assertion is the same signature)
  * and its signature bytes, and for a passkey its authenticator data and
- * client data. Cheap to make where the signature is verified (any thread);
- * hashed by {@link signatureDigest} only where a digest is kept.
+ * client data. Made and hashed by {@link signatureDigest} only where a
+ * digest is kept (a governed document's approvals and rejections).
  */
-export function signatureMaterial(sig: DecodedEd25519 | DecodedPasskey): Uint8Array {
+export function signatureMaterial(sig: SignatureParts): Uint8Array {
   const parts: (string | Uint8Array)[] = [sig.kind, sig.keyId, sig.signature];
   if (sig.kind === "Passkey") parts.push(sig.authenticatorData, sig.clientData);
   return framed(parts);

@@ -90,7 +90,12 @@ function quorumOf(weights: Record<string, number>, threshold: number, windowS = 
 Deno.test("a key the document does not name is signer_not_authorized, naming where it signed", () => {
   const quorum = quorumOf({ a: 1 }, 1);
   const signed = [
-    { keyId: "b", kind: "Ed25519" as const, path: "signature.Ed25519", material: new Uint8Array() },
+    {
+      keyId: "b",
+      kind: "Ed25519" as const,
+      path: "signature.Ed25519",
+      signature: new Uint8Array(),
+    },
   ];
   assert.throws(() => approvalsOf(quorum, signed), {
     name: "ServiceError",

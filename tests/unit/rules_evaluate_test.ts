@@ -37,12 +37,15 @@ function quorumOf(rules: Rules, extra: Record<string, unknown> = {}): Quorum {
 }
 
 /** A signature by `keyId` of `kind`, as verification reports it. */
-const by = (keyId: string, kind: "Ed25519" | "Passkey" = "Ed25519"): SignedBy => ({
-  keyId,
-  kind,
-  path: "signature",
-  material: new Uint8Array(1),
-});
+const by = (keyId: string, kind: "Ed25519" | "Passkey" = "Ed25519"): SignedBy =>
+  kind === "Ed25519" ? { keyId, kind, path: "signature", signature: new Uint8Array(1) } : {
+    keyId,
+    kind,
+    path: "signature",
+    signature: new Uint8Array(1),
+    authenticatorData: new Uint8Array(37),
+    clientData: "{}",
+  };
 
 interface Run {
   signed?: SignedBy[] | null;
