@@ -23,7 +23,7 @@ import { decodePublicKey, type PublicKeyCache } from "./public_keys.ts";
 import { signedObject } from "./record.ts";
 import { ApprovalBodySchema } from "./schemas.ts";
 import { type DecodedEd25519, type DecodedPasskey, decodeSignature } from "./signature.ts";
-import { signatureDigest, signatureMaterial } from "./signature_digest.ts";
+import { signatureDigest } from "./signature_digest.ts";
 import type { IntentChange, Store } from "./store.ts";
 import { validate } from "./validate.ts";
 import { approvalsView, expiry, noSuchIntent } from "./approve.ts";
@@ -170,7 +170,7 @@ async function decideIntent(
   if (id === null) throw noSuchIntent();
   const found = await deps.store.getIntent(id);
   if (!found?.approval) throw noSuchIntent();
-  const digest = signatureDigest(signatureMaterial(signature));
+  const digest = signatureDigest(signature);
   const { keyId } = signature;
   if (isRepeat(found, decision, digest)) {
     return { view: approvalsView(found, deps.now()), outcome: "repeated", keyId };

@@ -20,7 +20,7 @@ import type {
 } from "./intent.ts";
 import { parseJsonBody } from "./strict_json.ts";
 import { decodeSigners, type PublicKeyCache } from "./public_keys.ts";
-import { signatureDigest, signatureMaterial, type SignatureParts } from "./signature_digest.ts";
+import { signatureDigest, type SignatureParts } from "./signature_digest.ts";
 import { AuthorizationSchema, DEFAULT_APPROVAL_WINDOW_S, RulesSchema } from "./schemas.ts";
 import { compileRules } from "./rules/compile.ts";
 import { validate } from "./validate.ts";
@@ -202,7 +202,7 @@ export function approvalsOf(
   return signed.map((by) => {
     const signer = quorum.signers.get(by.keyId);
     if (!signer) throw signerNotAuthorized(by.path);
-    return { key: signer.keyText, kind: by.kind, sig: signatureDigest(signatureMaterial(by)) };
+    return { key: signer.keyText, kind: by.kind, sig: signatureDigest(by) };
   });
 }
 

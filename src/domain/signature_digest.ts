@@ -64,9 +64,9 @@ export function signatureMaterial(sig: SignatureParts): Uint8Array {
  *
  * @example
  * ```ts ignore
- * const digest = signatureDigest(signatureMaterial(decoded));
+ * const digest = signatureDigest(decoded);
  * ```
  */
-export function signatureDigest(material: Uint8Array): string {
-  return base64urlnopad.encode(sha256(material));
+export function signatureDigest(sig: SignatureParts): string {
+  return base64urlnopad.encode(sha256(signatureMaterial(sig)));
 }

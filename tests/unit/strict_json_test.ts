@@ -375,14 +375,17 @@ Deno.test("parseStrictJson agrees with JSON.parse on random JSON values", () => 
   );
 });
 
+/** A member name written with every UTF-16 unit as a `\u` escape. */
+function escapeAll(name: string): string {
+  return Array.from(
+    { length: name.length },
+    (_, k) => "\\u" + name.charCodeAt(k).toString(16).padStart(4, "0"),
+  ).join("");
+}
+
 Deno.test("parseStrictJson agrees with JSON.parse on random objects whose names are escaped", () => {
   // Escaping every name exercises unescaping in the duplicate check; up to 40 names, both ways
   // the scan keeps them (a list while short, then a set).
-  const escapeAll = (name: string) =>
-    Array.from(
-      { length: name.length },
-      (_, k) => "\\u" + name.charCodeAt(k).toString(16).padStart(4, "0"),
-    ).join("");
   fc.assert(
     fc.property(
       fc.dictionary(fc.string({ unit: "binary" }), fc.integer(), { maxKeys: 40 }),
@@ -405,11 +408,6 @@ Deno.test("parseStrictJson finds a repeated name among plain and escaped ones, i
   // Names written plain or escaped, in an object nested between its parent's members, a repeat
   // put anywhere: short objects of plain names are compared as ranges of the text, others as
   // strings; the parent's names are checked again after the child closes.
-  const escapeAll = (name: string) =>
-    Array.from(
-      { length: name.length },
-      (_, k) => "\\u" + name.charCodeAt(k).toString(16).padStart(4, "0"),
-    ).join("");
   const member = fc.tuple(fc.string({ unit: "binary", maxLength: 4 }), fc.boolean());
   const write = ([name, escaped]: [string, boolean]) =>
     `${escaped && name !== "" ? `"${escapeAll(name)}"` : JSON.stringify(name)}:0`;
