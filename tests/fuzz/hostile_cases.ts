@@ -24,7 +24,7 @@ import { type Seed, seedArb } from "./valid_bodies.ts";
 // and raw literal text such as `1e400`.
 
 /** An object node: its members in order, duplicates allowed. */
-class Obj {
+export class Obj {
   constructor(readonly entries: [string, Node][]) {}
 }
 
@@ -46,6 +46,18 @@ function toTree(value: unknown): Node {
     return new Obj(Object.entries(value).map(([k, v]) => [k, toTree(v)]));
   }
   return value as Node;
+}
+
+/**
+ * A deep copy of `node`. Mutations insert copies, so a tree never holds one
+ * node twice: the constants of the arbitraries (an empty object, an empty
+ * array) and values fast-check replays while shrinking stay as generated, and
+ * no "add" can put an object inside itself.
+ */
+function copyOf(node: Node): Node {
+  if (node instanceof Obj) return new Obj(node.entries.map(([k, v]) => [k, copyOf(v)]));
+  if (Array.isArray(node)) return node.map(copyOf);
+  return node;
 }
 
 function render(node: Node): string {
@@ -274,17 +286,17 @@ export function mutate(valid: VariantABody | VariantBBody, c: HostileCase): Muta
       if (all.length === 0) continue;
       const slot = all[m.at % all.length];
       if (m.op === "delete") deleteSlot(slot);
-      else setSlot(slot, m.with);
+      else setSlot(slot, copyOf(m.with));
     } else {
       const objs = objects(root);
       const obj = objs[m.at % objs.length];
       if (m.op === "add") {
-        obj.entries.push([m.name, m.with]);
+        obj.entries.push([m.name, copyOf(m.with)]);
       } else if (m.op === "rename" && obj.entries.length > 0) {
         obj.entries[m.at % obj.entries.length][0] = m.name;
       } else if (m.op === "duplicate" && obj.entries.length > 0) {
         const [key, value] = obj.entries[m.at % obj.entries.length];
-        obj.entries.push([key, value]);
+        obj.entries.push([key, copyOf(value)]);
       }
     }
   }
