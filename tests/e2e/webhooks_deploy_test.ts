@@ -78,7 +78,7 @@ for (const version of [undefined, DEPLOY_DENO]) {
         `on ${on}, under Deploy's socket rule (${how}), an HTTPS endpoint on 443 gets every event`,
       ignore: !HAS_OPENSSL,
       async fn() {
-        const receiver = startTlsReceiver({ cert: certs!.cert, key: certs!.key });
+        const receiver = await startTlsReceiver({ cert: certs!.cert, key: certs!.key });
         const env = {
           WEBHOOKS_ALLOW_HTTP: "false",
           WEBHOOKS_ALLOW_PRIVATE: "true",
@@ -114,7 +114,7 @@ for (const version of [undefined, DEPLOY_DENO]) {
       `on ${on}, under Deploy's socket rule, a name resolving to loopback is refused: no connection`,
     ignore: !HAS_OPENSSL,
     async fn() {
-      const receiver = startTlsReceiver({ cert: certs!.cert, key: certs!.key });
+      const receiver = await startTlsReceiver({ cert: certs!.cert, key: certs!.key });
       const env = {
         WEBHOOKS_ALLOW_HTTP: "false",
         WEBHOOKS_ALLOW_PRIVATE: "false",

@@ -22,6 +22,7 @@ import {
   startReceiver,
 } from "../support/webhooks.ts";
 import { sleep } from "../support/time.ts";
+import { freeQuietPort } from "../support/ports.ts";
 
 /** A server on `store` whose retries wait `schedule` (ms each) and attempts time out after 1 s. */
 function withRetries(
@@ -186,12 +187,12 @@ storeTest(
   "the failure after the last retry disables an endpoint (failing); refused connections count",
   async (store) => {
     const receiver = startReceiver();
-    const closed = startReceiver();
-    await closed.close();
+    // A port below the ephemeral range that nothing listens on: no parallel test's listener takes it.
+    const closedUrl = `http://127.0.0.1:${freeQuietPort()}/hook`;
     try {
       await withRetries(store, [100, 100], async (h, submit) => {
-        // Nothing listens at the closed receiver's port: each attempt is a connection error.
-        const endpoint = await h.client.webhooks.add({ url: closed.url });
+        // Nothing listens there: each attempt is a connection error.
+        const endpoint = await h.client.webhooks.add({ url: closedUrl });
         await submit();
         for (let i = 0; (await h.client.webhooks.get(endpoint.id)).status === "active"; i++) {
           assert.ok(i < 100, "not disabled within 5 s");

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { KvStore } from "../../src/storage/kv_store.ts";
-import { Sequencer } from "../../src/storage/sequencer.ts";
+import { Sequencer, STALE_MS, WATCH_MS } from "../../src/storage/sequencer.ts";
 import { Feed } from "../../src/storage/feed.ts";
 import { encodeStaged, type StoredEvent } from "../../src/storage/codec.ts";
 import { keys } from "../../src/storage/keys.ts";
@@ -131,7 +131,10 @@ async function eventsWithin(store: KvStore, ms: number) {
 Deno.test("events staged by a process that is gone are moved by another's watch once they wait too long", async () => {
   await withFile(async (path) => {
     const [kvGone, kvReader] = [await Deno.openKv(path), await Deno.openKv(path)];
-    const reader = new KvStore(kvReader);
+    // The reader's clock stands still until the test moves it: "fresh" holds however slow the
+    // machine is between the staging and the first look.
+    let clockMs = Date.now();
+    const reader = new KvStore(kvReader, { now: () => new Date(clockMs) });
     try {
       const ref = await plainTemplate(reader);
       reader.start();
@@ -140,12 +143,14 @@ Deno.test("events staged by a process that is gone are moved by another's watch 
         keys.feedMover,
         new TextEncoder().encode(JSON.stringify({ holder: "gone", until: Date.now() + 60_000 })),
       );
-      await stage(kvGone, [staged("orphan-1"), staged("orphan-2")]);
+      await stage(kvGone, [staged("orphan-1"), staged("orphan-2")], clockMs);
       kvGone.close();
-      // Fresh: they are left to the holder for now.
+      // Fresh: they are left to the holder for now, a look of the watch later too.
+      await sleep(WATCH_MS + 100);
       assert.deepEqual(await reader.readEvents({ after: 0, limit: 10 }), []);
-      // The reader only reads: the watch moves them, within the feed's bound.
-      const events = await eventsWithin(reader, 2_000);
+      // Past STALE_MS: the reader only reads, and its watch moves them.
+      clockMs += STALE_MS + 100;
+      const events = await eventsWithin(reader, 5_000);
       assert.deepEqual(events.map((e) => e.intent.id), ["orphan-1", "orphan-2"]);
       // The reader's own writes go in after them.
       const [own] = await reader.insertIntents([{ intent: smallIntent("own", ref), ref }]);

@@ -43,17 +43,41 @@ export interface TlsReceiver {
 
 const decoder = new TextDecoder();
 
-/** Starts a receiver that answers `HTTP/1.1 204 No Content` unless told otherwise. */
-export function startTlsReceiver(
+/**
+ * Holds a lock on a fixed port across the test processes: the files that
+ * listen on 443 run in parallel, and the second would find it taken (or get
+ * the other's deliveries). Released by closing the file.
+ */
+async function portLock(port: number): Promise<Deno.FsFile> {
+  const path = `${Deno.env.get("TMPDIR") ?? "/tmp"}/intents-test-port-${port}.lock`;
+  const file = await Deno.open(path, { read: true, write: true, create: true });
+  await file.lock(true);
+  return file;
+}
+
+/**
+ * Starts a receiver that answers `HTTP/1.1 204 No Content` unless told
+ * otherwise; on a fixed port (443 unless told), once no other test process
+ * holds that port.
+ */
+export async function startTlsReceiver(
   options: { cert: string; key: string; hostname?: string; port?: number },
-): TlsReceiver {
-  const listener = Deno.listenTls({
-    hostname: options.hostname ?? "127.0.0.1",
-    port: options.port ?? 443,
-    cert: options.cert,
-    key: options.key,
-    alpnProtocols: ["http/1.1"],
-  });
+): Promise<TlsReceiver> {
+  const port = options.port ?? 443;
+  const lock = port === 0 ? null : await portLock(port);
+  let listener: Deno.TlsListener;
+  try {
+    listener = Deno.listenTls({
+      hostname: options.hostname ?? "127.0.0.1",
+      port,
+      cert: options.cert,
+      key: options.key,
+      alpnProtocols: ["http/1.1"],
+    });
+  } catch (error) {
+    lock?.close();
+    throw error;
+  }
   const connections: SeenConnection[] = [];
   const requests: SeenRequest[] = [];
   const open = new Set<Deno.TlsConn>();
@@ -136,6 +160,7 @@ export function startTlsReceiver(
         }
       }
       await accepting;
+      lock?.close();
     },
   };
 }

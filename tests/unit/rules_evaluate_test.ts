@@ -243,7 +243,8 @@ Deno.test("matches is RE2: a hostile pattern on a 25,000-character field answers
   const start = performance.now();
   for (let i = 0; i < 5; i++) apply(rules, { intent: { memo } });
   const each = (performance.now() - start) / 5;
-  assert.ok(each < 100, `${each} ms per evaluation`);
+  // A backtracking engine takes longer than the test's life; a loaded machine's pause, less than this.
+  assert.ok(each < 1_000, `${each} ms per evaluation`);
 });
 
 Deno.test("matches in its global form: matches(s, p), RE2 as the method", () => {

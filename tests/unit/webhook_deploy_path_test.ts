@@ -27,7 +27,7 @@ const DEPLOY_REFUSAL =
 
 /** Runs `fn` with a receiver on 127.0.0.1:443 (or `port`), closed afterwards. */
 async function withReceiver(fn: (receiver: TlsReceiver) => Promise<void>, port = 443) {
-  const receiver = startTlsReceiver({ cert: certs!.cert, key: certs!.key, port });
+  const receiver = await startTlsReceiver({ cert: certs!.cert, key: certs!.key, port });
   try {
     await fn(receiver);
   } finally {
