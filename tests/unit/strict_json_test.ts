@@ -7,43 +7,9 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import canonicalize from "canonicalize";
 import { canonicalBytes, canonicalJson } from "@intents/protocol/jcs";
-import { parseStrictJson, readStrictJson, StrictJsonError } from "../../src/domain/strict_json.ts";
+import { parseStrictJson, readStrictJson } from "../../src/domain/strict_json.ts";
+import { assertAccepted, assertRejected, utf8 } from "../support/strict_json.ts";
 import { needsVectors, readVectorBytes, vectorsDir } from "../support/vectors.ts";
-
-const utf8 = (text: string) => new TextEncoder().encode(text);
-
-/** Parses `text` strictly and checks the result is exactly JSON.parse's. */
-function assertAccepted(text: string | Uint8Array): unknown {
-  const bytes = typeof text === "string" ? utf8(text) : text;
-  const value = parseStrictJson(bytes);
-  assert.deepStrictEqual(value, JSON.parse(new TextDecoder().decode(bytes)));
-  return value;
-}
-
-/** Asserts the strict reader refuses the input, optionally at `offset`; returns the error. */
-function assertRejected(
-  input: string | Uint8Array,
-  reason: RegExp,
-  offset?: number,
-  options?: { maxDepth?: number },
-): StrictJsonError {
-  const bytes = typeof input === "string" ? utf8(input) : input;
-  let caught: unknown;
-  try {
-    parseStrictJson(bytes, options);
-  } catch (error) {
-    caught = error;
-  }
-  assert.ok(caught instanceof StrictJsonError, `expected a StrictJsonError, got ${caught}`);
-  assert.ok(caught instanceof SyntaxError);
-  assert.match(caught.message, /^Cannot parse JSON at byte \d+: /);
-  assert.match(caught.message, reason);
-  if (offset !== undefined) {
-    assert.equal(caught.offset, offset, caught.message);
-    assert.ok(caught.message.startsWith(`Cannot parse JSON at byte ${offset}: `));
-  }
-  return caught;
-}
 
 Deno.test("parseStrictJson accepts ordinary JSON exactly as JSON.parse reads it", () => {
   const accepted = [
@@ -355,98 +321,6 @@ Deno.test("parseStrictJson error messages never echo the input", () => {
     assert.ok(!error.message.includes("SECRET"), error.message);
     assert.match(error.message, /^Cannot parse JSON at byte \d+: [a-z][^"]*$/);
   }
-});
-
-Deno.test("parseStrictJson agrees with JSON.parse on random JSON values", () => {
-  // Every number JSON.stringify writes is accepted, large integers included.
-  const values = fc.oneof(
-    fc.jsonValue({ maxDepth: 6 }),
-    fc.jsonValue({ maxDepth: 6, stringUnit: "binary" }),
-  );
-  fc.assert(
-    fc.property(values, fc.boolean(), (value, pretty) => {
-      const text = pretty ? JSON.stringify(value, null, "\t") : JSON.stringify(value);
-      assert.deepStrictEqual(parseStrictJson(utf8(text)), JSON.parse(text));
-    }),
-    { numRuns: 300 },
-  );
-});
-
-/** A member name written with every UTF-16 unit as a `\u` escape. */
-function escapeAll(name: string): string {
-  return Array.from(
-    { length: name.length },
-    (_, k) => "\\u" + name.charCodeAt(k).toString(16).padStart(4, "0"),
-  ).join("");
-}
-
-Deno.test("parseStrictJson agrees with JSON.parse on random objects whose names are escaped", () => {
-  // Escaping every name exercises unescaping in the duplicate check; up to 40 names, both ways
-  // the scan keeps them (a list while short, then a set).
-  fc.assert(
-    fc.property(
-      fc.dictionary(fc.string({ unit: "binary" }), fc.integer(), { maxKeys: 40 }),
-      (record) => {
-        const text = "{" +
-          Object.entries(record).map(([k, v]) => `"${escapeAll(k)}":${v}`).join(",") + "}";
-        assert.deepStrictEqual(parseStrictJson(utf8(text)), JSON.parse(text));
-        if (Object.keys(record).length > 0) {
-          const [name] = Object.keys(record);
-          const repeated = text.slice(0, -1) + `,${JSON.stringify(name)}:0}`;
-          assertRejected(repeated, /duplicate member name/);
-        }
-      },
-    ),
-    { numRuns: 300 },
-  );
-});
-
-Deno.test("parseStrictJson finds a repeated name among plain and escaped ones, in nested objects", () => {
-  // Names written plain or escaped, in an object nested between its parent's members, a repeat
-  // put anywhere: short objects of plain names are compared as ranges of the text, others as
-  // strings; the parent's names are checked again after the child closes.
-  const member = fc.tuple(fc.string({ unit: "binary", maxLength: 4 }), fc.boolean());
-  const write = ([name, escaped]: [string, boolean]) =>
-    `${escaped && name !== "" ? `"${escapeAll(name)}"` : JSON.stringify(name)}:0`;
-  fc.assert(
-    fc.property(
-      fc.uniqueArray(member, { selector: ([name]) => name, maxLength: 24 }),
-      fc.uniqueArray(member, { selector: ([name]) => name, minLength: 1, maxLength: 20 }),
-      fc.nat(),
-      fc.nat(),
-      fc.boolean(),
-      fc.option(fc.tuple(fc.boolean(), fc.nat(), fc.nat(), fc.boolean())),
-      (childMembers, parentMembers, splitAt, childAt, childFirst, repeat) => {
-        const child = childMembers.map(write);
-        const parent = parentMembers.map(write);
-        if (repeat) {
-          // A repeat of a name already there, in the child or in the parent.
-          const [inChild, which, where, escaped] = repeat;
-          const names = inChild ? childMembers : parentMembers;
-          const list = inChild ? child : parent;
-          if (names.length > 0) {
-            const [name] = names[which % names.length];
-            list.splice(where % (list.length + 1), 0, write([name, escaped]));
-          }
-        }
-        const split = splitAt % (parent.length + 1);
-        const childText = `{${child.join(",")}}`;
-        const nested = childFirst ? `[${childText}]` : childText;
-        const text = `{${
-          [...parent.slice(0, split), `"child${childAt}":${nested}`, ...parent.slice(split)]
-            .join(",")
-        }}`;
-        const childRepeats = new Set(child.map((m) => JSON.parse(m.slice(0, m.lastIndexOf(":")))))
-          .size < child.length;
-        const parentNames = parent.map((m) => JSON.parse(m.slice(0, m.lastIndexOf(":"))));
-        const parentRepeats = new Set([...parentNames, `child${childAt}`]).size <
-          parentNames.length + 1;
-        if (childRepeats || parentRepeats) assertRejected(text, /duplicate member name/);
-        else assert.deepStrictEqual(parseStrictJson(utf8(text)), JSON.parse(text));
-      },
-    ),
-    { numRuns: 500 },
-  );
 });
 
 Deno.test("parseStrictJson reads every JCS vector input as JSON.parse does", needsVectors(), () => {
