@@ -52,32 +52,21 @@ export function decodePointer(value: unknown): IntentPointer | null {
   return ok ? p as IntentPointer : null;
 }
 
-/** The record's fields an event's JSON holds: all but the body, in this order. */
-const META_FIELDS = [
-  "id",
-  "variant",
-  "refId",
-  "authorship",
-  "receivedAt",
-  "position",
-  "state",
-  "approval",
-  "counted",
-] as const;
-
-/** A field of the record that {@link META_FIELDS} forgot: none may be (a type error otherwise). */
-type Unwritten = Exclude<keyof StoredIntent, "body" | (typeof META_FIELDS)[number]>;
-// deno-lint-ignore no-unused-vars
-const everyFieldWritten: [Unwritten] extends [never] ? true : never = true;
+/**
+ * The record's fields an event's JSON holds: all but the body, each named,
+ * so that a field added to `StoredIntent` and not written here is a type
+ * error (its value may be undefined: then it is left out).
+ */
+type MetaFields = { [F in Exclude<keyof StoredIntent, "body">]: StoredIntent[F] };
 
 /**
  * The JSON of an event without its body: `{"type":…,"intent":{…}}`, the
- * record's fields as `StoredIntent` names them, in {@link META_FIELDS}' order
- * (one `JSON.stringify`, which leaves out what is undefined).
+ * record's fields as `StoredIntent` names them (one `JSON.stringify`, which
+ * leaves out what is undefined).
  */
 function eventMeta(event: StoredEvent): string {
   const i = event.intent;
-  const intent: { [F in (typeof META_FIELDS)[number]]: StoredIntent[F] } = {
+  const intent: MetaFields = {
     id: i.id,
     variant: i.variant,
     refId: i.refId,

@@ -22,6 +22,7 @@ import {
   type DocKind,
   ed25519Signer,
   expectApproval,
+  expectMediaTypeThenSize,
   getApprovals,
   getRecord,
   newSigned,
@@ -73,18 +74,12 @@ storeTest("rejections: every refusal in order, each before the next", async (sto
 
     await t.step("415 before 413 before 400 before 404", async () => {
       const good = JSON.stringify({ signature: await e2.reject(pending) });
-      const huge = `{"signature":${" ".repeat(40_000)}`;
+      await expectMediaTypeThenSize(
+        (id, body, type) => postRejection(h, id, body, type),
+        [unknownId, pending.id],
+        good,
+      );
       for (const id of [unknownId, pending.id]) {
-        for (const type of ["text/plain", ""]) {
-          for (const sent of [good, huge]) {
-            await expectError(
-              await postRejection(h, id, sent, type),
-              415,
-              "unsupported_media_type",
-            );
-          }
-        }
-        await expectError(await postRejection(h, id, huge), 413, "payload_too_large");
         for (const [body, code] of [["{", "invalid_json"], ["{}", "invalid_body"]]) {
           await expectError(await postRejection(h, id, body), 400, code);
         }

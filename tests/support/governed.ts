@@ -172,6 +172,30 @@ export function postRejection(
   });
 }
 
+/**
+ * The edge's order on a decision route (`post`: {@link postApproval} or
+ * {@link postRejection}) for each of `ids`: a media type other than JSON is
+ * 415 whatever the body, even one past `MAX_BODY_BYTES` (32768) that is not
+ * JSON past its start; that body sent as JSON is 413.
+ *
+ * @param good a valid decision's body, as sent.
+ */
+export async function expectMediaTypeThenSize(
+  post: (id: string, body: string, contentType?: string) => Promise<Response>,
+  ids: readonly string[],
+  good: string,
+): Promise<void> {
+  const huge = `{"signature":${" ".repeat(40_000)}`;
+  for (const id of ids) {
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", ""]) {
+      for (const sent of [good, huge]) {
+        await expectError(await post(id, sent, type), 415, "unsupported_media_type");
+      }
+    }
+    await expectError(await post(id, huge), 413, "payload_too_large");
+  }
+}
+
 /** Rejects with `signer` and returns the 200 view. */
 export async function reject(
   h: Harness,
